@@ -1,0 +1,77 @@
+// One engine interface, two backends: the CPU engine (OpenMP; the reference and the fallback
+// when there is no GPU) and the CUDA engine (the fast path). Both step the same FdtdOperator on
+// the same memory layout and are held to each other by the tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vem/fdtd_operator.h"
+
+namespace vem {
+
+enum class Backend { automatic, cpu, cuda };
+const char* backend_name(Backend b);
+Backend backend_from_name(const std::string& name);  // "auto", "cpu", "cuda"
+
+// Probe record: values[p][s] is probe p after step s+1; times from probe_time().
+struct ProbeRecord {
+  std::vector<std::string> names;
+  std::vector<Component> components;
+  std::vector<std::vector<float>> values;
+};
+
+// Called every `callback_interval` steps with (steps done so far in this run, steps asked);
+// returning false stops the run at that step boundary (the fields stay consistent).
+using StepCallback = std::function<bool(int done, int total)>;
+
+class FdtdEngine {
+ public:
+  virtual ~FdtdEngine() = default;
+  virtual std::string backend() const = 0;  // "cpu" or "cuda:<device name>"
+
+  // Advance `steps` leap-frog steps. Returns the number of steps done (< steps if aborted).
+  int run(int steps, const StepCallback& callback = {}, int callback_interval = 100);
+
+  int steps_completed() const { return steps_; }
+  double time_of_e() const { return steps_ * op_.dt(); }  // E is at this time, H half a step before
+  const FdtdOperator& op() const { return op_; }
+
+  // Host copy of one component: (nx+1)(ny+1)(nz+1) values, x fastest, at sample index (i,j,k)
+  // (positions in yee_grid.h); samples outside the component's range are 0.
+  virtual std::vector<float> field(Component c) const = 0;
+  // Overwrites one component from the same compact layout (initial conditions, tests).
+  virtual void set_field(Component c, const std::vector<float>& values) = 0;
+
+  ProbeRecord probes() const;
+  // Time at which probe samples of step s (1-based) were taken: s dt for E, (s - 1/2) dt for H.
+  double probe_time(Component c, int step) const;
+
+  // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
+  // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).
+  double field_energy() const;
+
+ protected:
+  explicit FdtdEngine(const FdtdOperator& op) : op_(op) {}
+  virtual void do_steps(int n) = 0;                        // advance n steps, record probes
+  virtual std::vector<float> probe_values() const = 0;     // [step][probe], steps_ rows
+
+  const FdtdOperator& op_;
+  int steps_ = 0;
+};
+
+// Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,
+// otherwise CPU (warning text in *warning when given). cuda with no usable device throws.
+std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend,
+                                        int device_index = 0, std::string* warning = nullptr);
+
+// True when the library was built with CUDA and a device can be used; *why says why not.
+bool cuda_available(std::string* why = nullptr);
+
+// Largest material table (entries) the CUDA engine keeps in constant memory.
+constexpr int kConstantTableCapacity = 1024;
+
+}  // namespace vem

@@ -1,0 +1,102 @@
+#include "vem/fdtd_engine.h"
+
+#include <algorithm>
+
+#include "cpu/fdtd_engine_cpu.h"
+#include "vem/error.h"
+
+namespace vem {
+
+// Implemented in cuda/fdtd_engine_cuda.cu, or in cuda/cuda_absent.cpp when built without CUDA.
+std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator& op, int device_index);
+bool cuda_device_usable(std::string* why);
+
+const char* backend_name(Backend b) {
+  switch (b) {
+    case Backend::automatic: return "auto";
+    case Backend::cpu: return "cpu";
+    case Backend::cuda: return "cuda";
+  }
+  return "?";
+}
+
+Backend backend_from_name(const std::string& name) {
+  for (auto b : {Backend::automatic, Backend::cpu, Backend::cuda})
+    if (name == backend_name(b)) return b;
+  fail("unknown backend '", name, "' (expected auto, cpu or cuda)");
+}
+
+bool cuda_available(std::string* why) { return cuda_device_usable(why); }
+
+std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend, int device_index,
+                                        std::string* warning) {
+  switch (backend) {
+    case Backend::cpu:
+      return std::make_unique<FdtdEngineCpu>(op);
+    case Backend::cuda:
+      return make_cuda_engine(op, device_index);
+    case Backend::automatic: {
+      std::string why;
+      if (cuda_device_usable(&why)) return make_cuda_engine(op, device_index);
+      if (warning) *warning = "no usable CUDA device (" + why + "); running on the CPU engine";
+      return std::make_unique<FdtdEngineCpu>(op);
+    }
+  }
+  fail("unknown backend");
+}
+
+int FdtdEngine::run(int steps, const StepCallback& callback, int callback_interval) {
+  if (steps < 0) fail("number of steps ", steps, " must be >= 0");
+  if (callback_interval < 1) callback_interval = 1;
+  int done = 0;
+  while (done < steps) {
+    const int n = std::min(callback_interval, steps - done);
+    do_steps(n);
+    done += n;
+    steps_ += n;
+    if (callback && !callback(done, steps)) break;
+  }
+  return done;
+}
+
+ProbeRecord FdtdEngine::probes() const {
+  ProbeRecord r;
+  const auto& ps = op_.probes();
+  const std::vector<float> raw = probe_values();
+  const std::size_t np = ps.size();
+  for (std::size_t p = 0; p < np; ++p) {
+    r.names.push_back(ps[p].probe.name);
+    r.components.push_back(ps[p].probe.component);
+    std::vector<float> v(steps_);
+    for (int s = 0; s < steps_; ++s) v[s] = raw[std::size_t(s) * np + p];
+    r.values.push_back(std::move(v));
+  }
+  return r;
+}
+
+double FdtdEngine::probe_time(Component c, int step) const {
+  return is_electric(c) ? step * op_.dt() : (step - 0.5) * op_.dt();
+}
+
+double FdtdEngine::field_energy() const {
+  const YeeGrid& g = op_.grid();
+  const double volume = g.dx * g.dy * g.dz;
+  double total = 0;
+  for (int ci = 0; ci < 6; ++ci) {
+    const Component c = static_cast<Component>(ci);
+    const std::vector<float> f = field(c);
+    const double base = is_electric(c) ? kEps0 : kMu0;
+    double sum = 0;
+#pragma omp parallel for reduction(+ : sum)
+    for (int k = op_.range_lo(c, 2); k <= op_.range_hi(c, 2); ++k)
+      for (int j = op_.range_lo(c, 1); j <= op_.range_hi(c, 1); ++j)
+        for (int i = op_.range_lo(c, 0); i <= op_.range_hi(c, 0); ++i) {
+          const double v = f[i + (g.nx + 1) * (j + std::size_t(g.ny + 1) * k)];
+          sum += op_.relative_constitutive_at(c, i, j, k) * v * v;
+        }
+    total += 0.5 * base * sum * volume;
+  }
+  return total;
+}
+
+}  // namespace vem

@@ -1,0 +1,38 @@
+// The CPU engine: plain OpenMP loops over the shared padded layout (field_layout.h). It is the
+// readable reference for the update equations of fdtd_operator.h and the fallback without a GPU.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "vem/fdtd_engine.h"
+
+namespace vem {
+
+class FdtdEngineCpu final : public FdtdEngine {
+ public:
+  explicit FdtdEngineCpu(const FdtdOperator& op);
+  std::string backend() const override { return "cpu"; }
+  std::vector<float> field(Component c) const override;
+  void set_field(Component c, const std::vector<float>& values) override;
+
+ protected:
+  void do_steps(int n) override;
+  std::vector<float> probe_values() const override { return probe_buf_; }
+
+ private:
+  template <class Coef> void step_once(const Coef& coef, int step);
+  template <class Coef> void bulk_e(int c, const Coef& coef);
+  template <class Coef> void bulk_h(int c, const Coef& coef);
+  template <class Coef> void cpml_e(std::size_t slab, const Coef& coef);
+  template <class Coef> void cpml_h(std::size_t slab, const Coef& coef);
+  void apply_sources(bool electric, int step);
+  void fill_h_ghosts();
+  void copy_periodic_e_planes();
+
+  std::array<std::vector<float>, 6> f_;
+  std::vector<std::array<std::vector<float>, 2>> psi_e_, psi_h_;  // per CPML slab
+  std::vector<float> probe_buf_;
+};
+
+}  // namespace vem

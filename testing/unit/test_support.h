@@ -1,0 +1,30 @@
+// Helpers shared by the unit tests: running a test on each backend, skipping CUDA visibly when no
+// device is usable (CI has no GPU).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "vem/fdtd_engine.h"
+
+namespace vem_test {
+
+// Use in a test body: VEM_REQUIRE_BACKEND(backend); skips with the reason when CUDA is absent.
+#define VEM_REQUIRE_BACKEND(b)                                                         \
+  do {                                                                                 \
+    std::string vem_why_;                                                              \
+    if ((b) == vem::Backend::cuda && !vem::cuda_available(&vem_why_))                  \
+      GTEST_SKIP() << "CUDA backend not tested here: " << vem_why_;                    \
+  } while (0)
+
+inline std::string backend_param_name(const testing::TestParamInfo<vem::Backend>& info) {
+  return vem::backend_name(info.param);
+}
+
+#define VEM_INSTANTIATE_BACKENDS(Suite)                                                 \
+  INSTANTIATE_TEST_SUITE_P(Backends, Suite,                                            \
+                           testing::Values(vem::Backend::cpu, vem::Backend::cuda),     \
+                           vem_test::backend_param_name)
+
+}  // namespace vem_test
