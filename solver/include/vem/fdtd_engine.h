@@ -63,10 +63,18 @@ class FdtdEngine {
   int steps_ = 0;
 };
 
+// Tuning knobs of the CUDA engine (ignored by the CPU engine). Zero / automatic = the defaults
+// chosen by measurement (testing/benchmarks/results/).
+struct EngineTuning {
+  int block_x = 0, block_y = 0;  // threads per block of the bulk kernels (block_x multiple of 32)
+  enum class TablePlacement { automatic, constant, global } table = TablePlacement::automatic;
+};
+
 // Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,
 // otherwise CPU (warning text in *warning when given). cuda with no usable device throws.
 std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend,
-                                        int device_index = 0, std::string* warning = nullptr);
+                                        int device_index = 0, std::string* warning = nullptr,
+                                        const EngineTuning& tuning = {});
 
 // True when the library was built with CUDA and a device can be used; *why says why not.
 bool cuda_available(std::string* why = nullptr);

@@ -8,7 +8,8 @@
 namespace vem {
 
 // Implemented in cuda/fdtd_engine_cuda.cu, or in cuda/cuda_absent.cpp when built without CUDA.
-std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator& op, int device_index);
+std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator& op, int device_index,
+                                             const EngineTuning& tuning);
 bool cuda_device_usable(std::string* why);
 
 const char* backend_name(Backend b) {
@@ -29,15 +30,15 @@ Backend backend_from_name(const std::string& name) {
 bool cuda_available(std::string* why) { return cuda_device_usable(why); }
 
 std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend, int device_index,
-                                        std::string* warning) {
+                                        std::string* warning, const EngineTuning& tuning) {
   switch (backend) {
     case Backend::cpu:
       return std::make_unique<FdtdEngineCpu>(op);
     case Backend::cuda:
-      return make_cuda_engine(op, device_index);
+      return make_cuda_engine(op, device_index, tuning);
     case Backend::automatic: {
       std::string why;
-      if (cuda_device_usable(&why)) return make_cuda_engine(op, device_index);
+      if (cuda_device_usable(&why)) return make_cuda_engine(op, device_index, tuning);
       if (warning) *warning = "no usable CUDA device (" + why + "); running on the CPU engine";
       return std::make_unique<FdtdEngineCpu>(op);
     }

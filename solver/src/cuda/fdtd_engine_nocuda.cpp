@@ -4,7 +4,7 @@
 
 namespace vem {
 
-std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator&, int) {
+std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator&, int, const EngineTuning&) {
   fail("the CUDA backend was requested, but VoxelEM was built without CUDA (VEM_ENABLE_CUDA=OFF)");
 }
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build VoxelEM with CUDA (sm_90), run the whole GoogleTest suite
+# (the CUDA tests run there instead of skipping), then the benchmarks. Logs and JSON go to $OUT
+# (the device tool brings them back); copy the JSON to testing/benchmarks/results/ and commit.
+# Usage: bash scripts/device_check.sh <commit> [tests|bench|all] [bench args...]
+set -uo pipefail
+OUT=${OUT:-/tmp/vem-device-out}
+mkdir -p "$OUT"
+COMMIT=${1:-unknown}
+WHAT=${2:-all}
+shift 2 || true
+BUILD=build-device
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1 || true
+if ! { cmake -G Ninja -S . -B $BUILD -DVEM_BUILD_PLUGIN=OFF -DCMAKE_BUILD_TYPE=Release > "$OUT/configure.log" 2>&1 &&
+       ninja -C $BUILD > "$OUT/build.log" 2>&1; }; then
+  tail -40 "$OUT/configure.log" "$OUT/build.log"
+  exit 1
+fi
+grep -E "registers|spill" "$OUT/build.log" | head -40 > "$OUT/ptxas.txt" || true
+rc=0
+if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+  (cd $BUILD && ctest --output-on-failure -j8 --timeout 900 > "$OUT/ctest.log" 2>&1) || rc=1
+  grep -E "relative L2|dB|rel|Passed|Failed|tests passed|SKIPPED" "$OUT/ctest.log" | tail -60
+  tail -15 "$OUT/ctest.log"
+fi
+if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
+  ./$BUILD/testing/benchmarks/bench_fdtd "$OUT/bench_fdtd.json" "$COMMIT" "$@" > "$OUT/bench_fdtd.md" 2> "$OUT/bench_fdtd.log" || rc=1
+  cat "$OUT/bench_fdtd.md"
+fi
+exit $rc

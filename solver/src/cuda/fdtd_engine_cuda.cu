@@ -1,0 +1,593 @@
+// The CUDA engine: the same update equations as the CPU engine (fdtd_operator.h), on the same
+// padded layout (field_layout.h), arranged for the memory system of the GPU:
+//  - bulk kernels map one thread to an (i,j) column and march in z (the xy-mapping of
+//    Demir & Elsherbeni), keeping the z-neighbour of the previous plane in registers, so each
+//    field value is loaded from DRAM once per kernel; the x- and y-neighbours come from L1/L2
+//    (rows of the same block and the plane just read);
+//  - the x pitch is a multiple of 32 floats with sample 0 on a 32-byte boundary (coalesced);
+//  - indexed materials read one 16-bit index per sample and look the six coefficients up in a
+//    table held in constant memory (up to kConstantTableCapacity entries) or global memory;
+//  - CPML corrections run only over the CPML slabs (cost proportional to their volume).
+// Every launch is checked (cuda_check.h).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "common/engine_common.h"
+#include "cuda/cuda_check.h"
+#include "vem/error.h"
+#include "vem/fdtd_engine.h"
+
+namespace vem {
+
+bool cuda_device_usable(std::string* why);
+
+namespace {
+
+__constant__ float c_table[kConstantTableCapacity * 12];
+const void* g_constant_table_owner = nullptr;  // engine whose table is in c_table
+
+struct FieldPtrs {
+  float* f[6];
+};
+
+struct GridParams {
+  int nx, ny, nz;
+  int sy, sz, origin;
+  float inv_d[3];
+  int lo[6][3], hi[6][3];  // update ranges (fdtd_operator.h)
+};
+
+// Coefficient access policies ------------------------------------------------------------
+struct ConstantTable {
+  const std::uint16_t* __restrict__ index;
+  __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, int o, int key) const { return c_table[key + 2 * c]; }
+  __device__ __forceinline__ float b(int c, int o, int key) const { return c_table[key + 2 * c + 1]; }
+};
+struct GlobalTable {
+  const std::uint16_t* __restrict__ index;
+  const float* __restrict__ table;
+  __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, int o, int key) const { return __ldg(table + key + 2 * c); }
+  __device__ __forceinline__ float b(int c, int o, int key) const { return __ldg(table + key + 2 * c + 1); }
+};
+struct CoefficientArrays {
+  const float* __restrict__ arr[12];
+  __device__ __forceinline__ int key(int) const { return 0; }
+  __device__ __forceinline__ float a(int c, int o, int) const { return __ldg(arr[2 * c] + o); }
+  __device__ __forceinline__ float b(int c, int o, int) const { return __ldg(arr[2 * c + 1] + o); }
+};
+
+__device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
+// Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
+template <class Coef>
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > g.nx || j > g.ny) return;
+  const bool ex = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]);
+  const bool ey = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]);
+  const bool ez = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]);
+  if (!ex && !ey && !ez) return;
+  const int k0 = min(min(g.lo[0][2], g.lo[1][2]), g.lo[2][2]);
+  const int k1 = max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2]);
+  float* __restrict__ Ex = F.f[0];
+  float* __restrict__ Ey = F.f[1];
+  float* __restrict__ Ez = F.f[2];
+  const float* __restrict__ Hx = F.f[3];
+  const float* __restrict__ Hy = F.f[4];
+  const float* __restrict__ Hz = F.f[5];
+  const int sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  int o = g.origin + i + j * sy + k0 * sz;
+  float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k-1 (ghost plane at k0 = 0)
+  for (int k = k0; k <= k1; ++k, o += sz) {
+    const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
+    const int key = coef.key(o);
+    if (ex && in(k, g.lo[0][2], g.hi[0][2]))
+      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz);
+    if (ey && in(k, g.lo[1][2], g.hi[1][2]))
+      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx);
+    if (ez && in(k, g.lo[2][2], g.hi[2][2]))
+      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy);
+    hx_m = hx;
+    hy_m = hy;
+  }
+}
+
+// Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
+template <class Coef>
+__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > g.nx || j > g.ny) return;
+  const bool hx = in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
+  const bool hy = in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
+  const bool hz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
+  if (!hx && !hy && !hz) return;
+  const float* __restrict__ Ex = F.f[0];
+  const float* __restrict__ Ey = F.f[1];
+  const float* __restrict__ Ez = F.f[2];
+  float* __restrict__ Hx = F.f[3];
+  float* __restrict__ Hy = F.f[4];
+  float* __restrict__ Hz = F.f[5];
+  const int sy = g.sy, sz = g.sz, nz = g.nz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  int o = g.origin + i + j * sy;
+  float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, reused from the previous iteration
+  for (int k = 0; k <= nz; ++k, o += sz) {
+    const bool more = k < nz;
+    const float ex_p = more ? Ex[o + sz] : 0.0f;
+    const float ey_p = more ? Ey[o + sz] : 0.0f;
+    const float ez = Ez[o];
+    const int key = coef.key(o);
+    if (hx && more)
+      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
+    if (hy && more)
+      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
+    if (hz)
+      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
+    ex_k = ex_p;
+    ey_k = ey_p;
+  }
+}
+
+// CPML correction over one slab (fdtd_operator.h); one thread per sample of the slab's box.
+struct SlabParams {
+  int axis;
+  int o[3], d[3];   // box origin and extent (see PsiBox)
+  const float* b;   // profile along axis (E- or H-type positions)
+  const float* c;
+  const float* kinv;
+  float* psi[2];
+  int comp[2];      // component updated (0..5) for q = 0, 1
+  int src[2];       // field differentiated along axis
+  float sign[2];
+  float inv_d;
+  bool electric;
+};
+
+template <class Coef>
+__global__ void cpml_correct(FieldPtrs F, GridParams g, SlabParams s, Coef coef) {
+  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long total = (long long)s.d[0] * s.d[1] * s.d[2];
+  if (t >= total) return;
+  const int li = int(t % s.d[0]);
+  const int lj = int((t / s.d[0]) % s.d[1]);
+  const int lk = int(t / ((long long)s.d[0] * s.d[1]));
+  const int idx3[3] = {s.o[0] + li, s.o[1] + lj, s.o[2] + lk};
+  const int x = idx3[s.axis];
+  const int o = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  const int sa = s.axis == 0 ? 1 : (s.axis == 1 ? g.sy : g.sz);
+  const int key = coef.key(o);
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int c = s.comp[q];
+    if (!in(idx3[0], g.lo[c][0], g.hi[c][0]) || !in(idx3[1], g.lo[c][1], g.hi[c][1]) ||
+        !in(idx3[2], g.lo[c][2], g.hi[c][2]))
+      continue;
+    const float* S = F.f[s.src[q]];
+    const float dF = s.electric ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
+    float p = s.psi[q][t];
+    p = s.b[x] * p + s.c[x] * dF;
+    s.psi[q][t] = p;
+    F.f[c][o] += s.sign[q] * coef.b(c, o, key) * ((s.kinv[x] - 1.0f) * dF + p);
+  }
+}
+
+// Ghost H samples for PMC (mirror, opposite sign) and periodic (wrap) faces of axis a.
+__global__ void fill_h_ghosts(FieldPtrs F, GridParams g, int a, int lo_type, int hi_type) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int b = (a + 1) % 3, d = (a + 2) % 3;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = blockIdx.y * blockDim.y + threadIdx.y;
+  if (u > n[b] || v > n[d]) return;
+  int idx3[3];
+  idx3[a] = 0; idx3[b] = u; idx3[d] = v;
+  const int s[3] = {1, g.sy, g.sz};
+  const int sa = s[a];
+  const int o0 = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  const int oN = o0 + n[a] * sa;
+  for (int q = 1; q <= 2; ++q) {
+    float* H = F.f[3 + (a + q) % 3];
+    if (lo_type == int(BoundaryType::pmc)) H[o0 - sa] = -H[o0];
+    if (lo_type == int(BoundaryType::periodic)) H[o0 - sa] = H[oN - sa];
+    if (hi_type == int(BoundaryType::pmc)) H[oN] = -H[oN - sa];
+    if (hi_type == int(BoundaryType::periodic)) H[oN] = H[o0];
+  }
+}
+
+// Periodic axis a: tangential E on node plane N equals plane 0.
+__global__ void copy_periodic_e(FieldPtrs F, GridParams g, int a) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int b = (a + 1) % 3, d = (a + 2) % 3;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = blockIdx.y * blockDim.y + threadIdx.y;
+  if (u > n[b] || v > n[d]) return;
+  int idx3[3];
+  idx3[a] = 0; idx3[b] = u; idx3[d] = v;
+  const int s[3] = {1, g.sy, g.sz};
+  const int o0 = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  for (int q = 1; q <= 2; ++q) {
+    float* E = F.f[(a + q) % 3];
+    E[o0 + n[a] * s[a]] = E[o0];
+  }
+}
+
+constexpr int kMaxPointUpdates = 16;
+struct PointUpdates {
+  int count;
+  int field[kMaxPointUpdates];
+  int offset[kMaxPointUpdates];
+  float value[kMaxPointUpdates];
+  int set[kMaxPointUpdates];  // 1: overwrite (hard source), 0: add (soft source)
+};
+
+__global__ void apply_point_updates(FieldPtrs F, PointUpdates u) {
+  const int t = threadIdx.x;
+  if (t >= u.count) return;
+  float* p = F.f[u.field[t]] + u.offset[t];
+  *p = u.set[t] ? u.value[t] : *p + u.value[t];
+}
+
+__global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const int* __restrict__ offset,
+                              int count, float* __restrict__ out) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < count) out[t] = F.f[field[t]][offset[t]];
+}
+
+// RAII device buffer.
+template <class T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { if (ptr) cudaFree(ptr); }
+  void allocate(std::size_t n, const char* what) {
+    if (ptr) { cudaFree(ptr); ptr = nullptr; }
+    count = n;
+    if (n == 0) return;
+    const cudaError_t e = cudaMalloc(&ptr, n * sizeof(T));
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      std::size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      ptr = nullptr;
+      fail("CUDA out of memory allocating ", what, ": ", n * sizeof(T), " bytes requested, ",
+           free_b, " bytes free of ", total_b, " (", cudaGetErrorString(e), ")");
+    }
+  }
+  void upload(const T* host, std::size_t n) {
+    VEM_CUDA_CHECK(cudaMemcpy(ptr, host, n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void zero() { if (count) VEM_CUDA_CHECK(cudaMemset(ptr, 0, count * sizeof(T))); }
+};
+
+}  // namespace
+
+class FdtdEngineCuda final : public FdtdEngine {
+ public:
+  FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
+  ~FdtdEngineCuda() override {
+    if (g_constant_table_owner == this) g_constant_table_owner = nullptr;
+  }
+  std::string backend() const override { return "cuda:" + device_name_; }
+  std::vector<float> field(Component c) const override;
+  void set_field(Component c, const std::vector<float>& values) override;
+
+ protected:
+  void do_steps(int n) override;
+  std::vector<float> probe_values() const override;
+
+ private:
+  template <class Coef> void step_once(const Coef& coef, int step);
+  void push_point_updates(bool electric, int step);
+
+  int device_;
+  std::string device_name_;
+  dim3 block_;
+  bool constant_table_ = false;
+  GridParams g_{};
+  FieldPtrs F_{};
+  DeviceArray<float> fields_[6];
+  DeviceArray<std::uint16_t> index_;
+  DeviceArray<float> table_;
+  DeviceArray<float> coef_[12];
+  struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
+  AxisProfile profile_[3];
+  struct SlabState { SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
+  std::vector<std::unique_ptr<SlabState>> slabs_;
+  DeviceArray<int> probe_field_, probe_offset_;
+  DeviceArray<float> probe_buf_;
+  std::size_t probe_capacity_steps_ = 0;
+};
+
+FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
+    : FdtdEngine(op), device_(device) {
+  int count = 0;
+  VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (device < 0 || device >= count)
+    fail("CUDA device index ", device, " is out of range: ", count, " device(s) present");
+  VEM_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop;
+  VEM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  device_name_ = prop.name;
+
+  const std::int64_t need = op.device_bytes();
+  std::size_t free_b = 0, total_b = 0;
+  VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (need > std::int64_t(free_b))
+    fail("the grid ", op.grid().nx, " x ", op.grid().ny, " x ", op.grid().nz, " needs ", need,
+         " bytes of GPU memory; device ", device, " (", device_name_, ") has ", free_b,
+         " bytes free of ", total_b);
+
+  const FieldLayout& L = op.layout();
+  const YeeGrid& gr = op.grid();
+  g_.nx = gr.nx; g_.ny = gr.ny; g_.nz = gr.nz;
+  g_.sy = int(L.sy); g_.sz = int(L.sz); g_.origin = int(L.origin);
+  g_.inv_d[0] = float(1.0 / gr.dx); g_.inv_d[1] = float(1.0 / gr.dy); g_.inv_d[2] = float(1.0 / gr.dz);
+  for (int c = 0; c < 6; ++c)
+    for (int a = 0; a < 3; ++a) {
+      g_.lo[c][a] = op.range_lo(Component(c), a);
+      g_.hi[c][a] = op.range_hi(Component(c), a);
+    }
+
+  for (int c = 0; c < 6; ++c) {
+    fields_[c].allocate(L.size, "field arrays");
+    fields_[c].zero();
+    F_.f[c] = fields_[c].ptr;
+  }
+  if (op.material_mode() == MaterialMode::indexed) {
+    index_.allocate(L.size, "material index array");
+    index_.upload(op.index_array().data(), L.size);
+    const auto& t = op.coefficient_table();
+    using TP = EngineTuning::TablePlacement;
+    const bool fits = op.material_count() <= std::size_t(kConstantTableCapacity);
+    if (tuning.table == TP::constant && !fits)
+      fail("material table of ", op.material_count(), " entries does not fit constant memory (",
+           kConstantTableCapacity, " entries)");
+    constant_table_ = tuning.table == TP::constant || (tuning.table == TP::automatic && fits);
+    table_.allocate(t.size(), "material coefficient table");
+    table_.upload(t.data(), t.size());
+  } else {
+    for (int q = 0; q < 12; ++q) {
+      coef_[q].allocate(L.size, "coefficient arrays");
+      coef_[q].upload(op.coefficient_arrays()[q].data(), L.size);
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
+    const CpmlProfile& p = op.cpml_profile(a);
+    AxisProfile& d = profile_[a];
+    auto up = [](DeviceArray<float>& dst, const std::vector<float>& src) {
+      dst.allocate(src.size(), "CPML profiles");
+      dst.upload(src.data(), src.size());
+    };
+    up(d.b_e, p.b_e); up(d.c_e, p.c_e); up(d.kinv_e, p.kinv_e);
+    up(d.b_h, p.b_h); up(d.c_h, p.c_h); up(d.kinv_h, p.kinv_h);
+  }
+  const int n[3] = {gr.nx, gr.ny, gr.nz};
+  for (const CpmlSlab& s : op.cpml_slabs()) {
+    auto st = std::make_unique<SlabState>();
+    const int a = s.axis;
+    for (int electric = 0; electric < 2; ++electric) {
+      const PsiBox box(s, electric, n);
+      SlabParams& sp = electric ? st->e : st->h;
+      sp.axis = a;
+      sp.electric = electric;
+      for (int ax = 0; ax < 3; ++ax) { sp.o[ax] = box.o[ax]; sp.d[ax] = box.d[ax]; }
+      sp.inv_d = g_.inv_d[a];
+      const AxisProfile& pr = profile_[a];
+      sp.b = electric ? pr.b_e.ptr : pr.b_h.ptr;
+      sp.c = electric ? pr.c_e.ptr : pr.c_h.ptr;
+      sp.kinv = electric ? pr.kinv_e.ptr : pr.kinv_h.ptr;
+      // Same component / source / sign assignment as FdtdEngineCpu::cpml_e / cpml_h.
+      if (electric) {
+        sp.comp[0] = (a + 2) % 3; sp.src[0] = 3 + (a + 1) % 3; sp.sign[0] = 1.0f;
+        sp.comp[1] = (a + 1) % 3; sp.src[1] = 3 + (a + 2) % 3; sp.sign[1] = -1.0f;
+      } else {
+        sp.comp[0] = 3 + (a + 1) % 3; sp.src[0] = (a + 2) % 3; sp.sign[0] = 1.0f;
+        sp.comp[1] = 3 + (a + 2) % 3; sp.src[1] = (a + 1) % 3; sp.sign[1] = -1.0f;
+      }
+      DeviceArray<float>* psi = electric ? st->psi_e : st->psi_h;
+      for (int q = 0; q < 2; ++q) {
+        psi[q].allocate(box.size(), "CPML psi arrays");
+        psi[q].zero();
+        sp.psi[q] = psi[q].ptr;
+      }
+      (electric ? st->ne : st->nh) = std::int64_t(box.size());
+    }
+    slabs_.push_back(std::move(st));
+  }
+  const auto& probes = op.probes();
+  if (!probes.empty()) {
+    std::vector<int> pf, po;
+    for (const auto& p : probes) { pf.push_back(int(p.probe.component)); po.push_back(int(p.offset)); }
+    probe_field_.allocate(pf.size(), "probe tables");
+    probe_field_.upload(pf.data(), pf.size());
+    probe_offset_.allocate(po.size(), "probe tables");
+    probe_offset_.upload(po.data(), po.size());
+  }
+  // Block shape of the bulk kernels: 32 x 8 measured best on H100 (testing/benchmarks/results).
+  block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 8, 1);
+  if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
+    fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
+  VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void FdtdEngineCuda::push_point_updates(bool electric, int step) {
+  const double dt = op_.dt();
+  PointUpdates u{};
+  auto flush = [&]() {
+    if (u.count == 0) return;
+    apply_point_updates<<<1, kMaxPointUpdates>>>(F_, u);
+    VEM_CUDA_CHECK_LAUNCH("apply_point_updates");
+    u.count = 0;
+  };
+  for (const auto& s : op_.sources()) {
+    if (s.electric != electric) continue;
+    const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
+    double t;  // same source times as the CPU engine
+    switch (s.kind) {
+      case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
+      case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
+      case PointSource::Kind::magnetic_current: t = step * dt; break;
+      default: t = (step + 0.5) * dt; break;
+    }
+    const double w = s.waveform.value(t);
+    for (int a = 0; a < 3; ++a) {
+      if (!s.active[a]) continue;
+      if (u.count == kMaxPointUpdates) flush();
+      u.field[u.count] = (electric ? 0 : 3) + a;
+      u.offset[u.count] = int(s.offset[a]);
+      u.value[u.count] = float(s.scale[a] * w);
+      u.set[u.count] = hard ? 1 : 0;
+      ++u.count;
+    }
+  }
+  flush();
+}
+
+template <class Coef>
+void FdtdEngineCuda::step_once(const Coef& coef, int step) {
+  const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y, 1);
+  const auto& bc = op_.setup().boundaries;
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+
+  update_h_bulk<<<grid, block_>>>(F_, g_, coef);
+  VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
+  for (auto& s : slabs_) {
+    if (s->nh == 0) continue;
+    cpml_correct<<<unsigned((s->nh + 255) / 256), 256>>>(F_, g_, s->h, coef);
+    VEM_CUDA_CHECK_LAUNCH("cpml_correct (H)");
+  }
+  push_point_updates(false, step);
+  for (int a = 0; a < 3; ++a) {
+    const BoundaryType lo = bc.face[2 * a], hi = bc.face[2 * a + 1];
+    const bool any = lo == BoundaryType::pmc || lo == BoundaryType::periodic ||
+                     hi == BoundaryType::pmc || hi == BoundaryType::periodic;
+    if (!any) continue;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+    fill_h_ghosts<<<pg, pb>>>(F_, g_, a, int(lo), int(hi));
+    VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
+  }
+
+  update_e_bulk<<<grid, block_>>>(F_, g_, coef);
+  VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
+  for (auto& s : slabs_) {
+    if (s->ne == 0) continue;
+    cpml_correct<<<unsigned((s->ne + 255) / 256), 256>>>(F_, g_, s->e, coef);
+    VEM_CUDA_CHECK_LAUNCH("cpml_correct (E)");
+  }
+  push_point_updates(true, step);
+  for (int a = 0; a < 3; ++a) {
+    if (bc.face[2 * a] != BoundaryType::periodic) continue;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+    copy_periodic_e<<<pg, pb>>>(F_, g_, a);
+    VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
+  }
+  const int np = int(op_.probes().size());
+  if (np > 0) {
+    gather_probes<<<(np + 127) / 128, 128>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,
+                                           probe_buf_.ptr + std::size_t(step) * np);
+    VEM_CUDA_CHECK_LAUNCH("gather_probes");
+  }
+}
+
+void FdtdEngineCuda::do_steps(int n) {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  const std::size_t np = op_.probes().size();
+  if (np > 0 && std::size_t(steps_ + n) > probe_capacity_steps_) {
+    const std::size_t cap = std::max<std::size_t>(steps_ + n, 2 * probe_capacity_steps_);
+    DeviceArray<float> bigger;
+    bigger.allocate(cap * np, "probe record");
+    if (steps_ > 0)
+      VEM_CUDA_CHECK(cudaMemcpy(bigger.ptr, probe_buf_.ptr, std::size_t(steps_) * np * sizeof(float),
+                                cudaMemcpyDeviceToDevice));
+    std::swap(bigger.ptr, probe_buf_.ptr);
+    std::swap(bigger.count, probe_buf_.count);
+    probe_capacity_steps_ = cap;
+  }
+  if (op_.material_mode() == MaterialMode::indexed) {
+    if (constant_table_) {
+      if (g_constant_table_owner != this) {
+        const auto& t = op_.coefficient_table();
+        VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table, t.data(), t.size() * sizeof(float)));
+        g_constant_table_owner = this;
+      }
+      const ConstantTable coef{index_.ptr};
+      for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    } else {
+      const GlobalTable coef{index_.ptr, table_.ptr};
+      for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    }
+  } else {
+    CoefficientArrays coef;
+    for (int q = 0; q < 12; ++q) coef.arr[q] = coef_[q].ptr;
+    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+  }
+  VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::vector<float> FdtdEngineCuda::probe_values() const {
+  const std::size_t count = std::size_t(steps_) * op_.probes().size();
+  std::vector<float> out(count);
+  if (count) {
+    VEM_CUDA_CHECK(cudaSetDevice(device_));
+    VEM_CUDA_CHECK(cudaMemcpy(out.data(), probe_buf_.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+  return out;
+}
+
+std::vector<float> FdtdEngineCuda::field(Component c) const {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  std::vector<float> host(op_.layout().size);
+  VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+  return compact_from_layout(op_, c, host.data());
+}
+
+void FdtdEngineCuda::set_field(Component c, const std::vector<float>& values) {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  std::vector<float> host(op_.layout().size);
+  VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+  layout_from_compact(op_, c, values, host.data());
+  VEM_CUDA_CHECK(cudaMemcpy(fields_[int(c)].ptr, host.data(), host.size() * sizeof(float),
+                            cudaMemcpyHostToDevice));
+}
+
+std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator& op, int device_index,
+                                             const EngineTuning& tuning) {
+  std::string why;
+  if (!cuda_device_usable(&why)) fail("the CUDA backend was requested but ", why);
+  return std::make_unique<FdtdEngineCuda>(op, device_index, tuning);
+}
+
+bool cuda_device_usable(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "no CUDA device is present";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace vem
