@@ -19,7 +19,7 @@ fi
 grep -E "registers|spill" "$OUT/build.log" | head -40 > "$OUT/ptxas.txt" || true
 rc=0
 if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
-  (cd $BUILD && ctest --output-on-failure -j8 --timeout 900 > "$OUT/ctest.log" 2>&1) || rc=1
+  (cd $BUILD && OMP_NUM_THREADS=2 ctest --output-on-failure -j8 --timeout 900 > "$OUT/ctest.log" 2>&1) || rc=1
   grep -E "relative L2|dB|rel|Passed|Failed|tests passed|SKIPPED" "$OUT/ctest.log" | tail -60
   tail -15 "$OUT/ctest.log"
 fi

@@ -120,7 +120,7 @@ double slab_fraction(const FdtdOperator& op) {
 
 struct Result {
   std::string engine, mode, table;
-  int n, bx, by, steps;
+  int n, bx, by, chunk, steps;
   double seconds, mcells, bytes_per_cell, gbs, fraction;
 };
 
@@ -154,6 +154,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   res.n = op.grid().nx;
   res.bx = tuning.block_x ? tuning.block_x : 32;
   res.by = tuning.block_y ? tuning.block_y : 8;
+  res.chunk = tuning.z_chunk ? tuning.z_chunk : 64;
   res.steps = steps;
   res.seconds = s;
   res.mcells = steps * cells / s / 1e6;
@@ -161,7 +162,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   res.gbs = res.mcells * 1e6 * bpc / 1e9;
   res.fraction = copy_gbs > 0 && backend == Backend::cuda ? res.gbs / copy_gbs : 0;
   std::cerr << res.engine << " " << res.mode << " " << res.table << " n=" << res.n << " block " << res.bx << "x"
-            << res.by << ": " << res.mcells << " Mcells/s, " << res.gbs << " GB/s\n";
+            << res.by << " chunk " << res.chunk << ": " << res.mcells << " Mcells/s, " << res.gbs << " GB/s\n";
   return res;
 }
 
@@ -182,28 +183,35 @@ int main(int argc, char** argv) {
   std::vector<int> sizes;
   for (int n : {64, 128, 256, 384, 512})
     if (n <= max_n) sizes.push_back(n);
-  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
-    for (int n : sizes) {
-      const FdtdOperator op(make_setup(n, mode));
-      if (gpu) results.push_back(time_engine(op, Backend::cuda, {}, 1.0, copy));
-      if (n <= cpu_max_n) results.push_back(time_engine(op, Backend::cpu, {}, 2.0, copy));
-    }
-  }
-  // Tuning sweep at the largest size: block shapes, table placement.
+  // Tuning sweep first, at the largest size (indexed materials): block shape x z-chunk, then
+  // table placement. The fastest configuration is used for the size/mode table below.
+  EngineTuning best;
   if (gpu && !sizes.empty()) {
     const FdtdOperator op(make_setup(sizes.back(), MaterialMode::indexed));
-    const int shapes[][2] = {{32, 2}, {32, 4}, {32, 8}, {32, 16}, {64, 2}, {64, 4}, {64, 8}, {128, 1}, {128, 2}, {128, 4}, {256, 1}};
-    for (auto& sh : shapes) {
-      EngineTuning t;
-      t.block_x = sh[0];
-      t.block_y = sh[1];
-      results.push_back(time_engine(op, Backend::cuda, t, 0.5, copy));
-      results.back().engine = "cuda-sweep";
+    const int shapes[][2] = {{32, 4}, {32, 8}, {64, 4}, {128, 2}, {128, 4}};
+    double best_rate = 0;
+    for (int chunk : {1, 8, 16, 32, 64, 128, 1024}) {
+      for (auto& sh : shapes) {
+        EngineTuning t;
+        t.block_x = sh[0];
+        t.block_y = sh[1];
+        t.z_chunk = chunk;
+        results.push_back(time_engine(op, Backend::cuda, t, 0.4, copy));
+        results.back().engine = "cuda-sweep";
+        if (results.back().mcells > best_rate) { best_rate = results.back().mcells; best = t; }
+      }
     }
-    EngineTuning t;
+    EngineTuning t = best;
     t.table = EngineTuning::TablePlacement::global;
     results.push_back(time_engine(op, Backend::cuda, t, 1.0, copy));
     results.back().engine = "cuda-sweep";
+  }
+  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+    for (int n : sizes) {
+      const FdtdOperator op(make_setup(n, mode));
+      if (gpu) results.push_back(time_engine(op, Backend::cuda, best, 1.0, copy));
+      if (n <= cpu_max_n) results.push_back(time_engine(op, Backend::cpu, {}, 2.0, copy));
+    }
   }
 
   const std::time_t now = std::time(nullptr);
@@ -216,7 +224,7 @@ int main(int argc, char** argv) {
   for (std::size_t r = 0; r < results.size(); ++r) {
     const Result& x = results[r];
     js << "    {\"engine\": \"" << x.engine << "\", \"material_mode\": \"" << x.mode << "\", \"table\": \"" << x.table
-       << "\", \"n\": " << x.n << ", \"block\": [" << x.bx << ", " << x.by << "], \"steps\": " << x.steps
+       << "\", \"n\": " << x.n << ", \"block\": [" << x.bx << ", " << x.by << "], \"z_chunk\": " << x.chunk << ", \"steps\": " << x.steps
        << ", \"seconds\": " << x.seconds << ", \"mcells_per_s\": " << x.mcells
        << ", \"bytes_per_cell_step\": " << x.bytes_per_cell << ", \"achieved_GBps\": " << x.gbs
        << ", \"fraction_of_copy_bw\": " << x.fraction << "}" << (r + 1 < results.size() ? "," : "") << "\n";
@@ -224,11 +232,11 @@ int main(int argc, char** argv) {
   js << "  ]\n}\n";
 
   // Markdown table on stdout.
-  std::cout << "| engine | materials | table | n | block | Mcells/s | B/cell-step | GB/s | of copy BW |\n"
-               "|---|---|---|---|---|---|---|---|---|\n";
+  std::cout << "| engine | materials | table | n | block | z-chunk | Mcells/s | B/cell-step | GB/s | of copy BW |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Result& x : results)
     std::cout << "| " << x.engine << " | " << x.mode << " | " << x.table << " | " << x.n << "^3 | " << x.bx << "x"
-              << x.by << " | " << std::fixed << std::setprecision(0) << x.mcells << " | " << std::setprecision(1)
+              << x.by << " | " << (x.engine == "cpu" ? std::string("-") : std::to_string(x.chunk)) << " | " << std::fixed << std::setprecision(0) << x.mcells << " | " << std::setprecision(1)
               << x.bytes_per_cell << " | " << std::setprecision(0) << x.gbs << " | " << std::setprecision(2)
               << x.fraction << " |\n";
   std::cout << "\ncopy bandwidth (D2D, read+write): " << std::setprecision(0) << copy << " GB/s on " << device << "\n";

@@ -67,6 +67,9 @@ class FdtdEngine {
 // chosen by measurement (testing/benchmarks/results/).
 struct EngineTuning {
   int block_x = 0, block_y = 0;  // threads per block of the bulk kernels (block_x multiple of 32)
+  // z planes each thread of the bulk kernels marches over (registers carry the z-neighbour);
+  // 1 is one thread per sample (the paper's xyz-mapping), >= nz+1 one thread per column.
+  int z_chunk = 0;
   enum class TablePlacement { automatic, constant, global } table = TablePlacement::automatic;
 };
 

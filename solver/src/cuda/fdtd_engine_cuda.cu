@@ -69,7 +69,7 @@ __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v 
 
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 template <class Coef>
-__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef) {
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -77,8 +77,10 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef) {
   const bool ey = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]);
   const bool ez = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]);
   if (!ex && !ey && !ez) return;
-  const int k0 = min(min(g.lo[0][2], g.lo[1][2]), g.lo[2][2]);
-  const int k1 = max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2]);
+  // This thread marches over the z-chunk blockIdx.z of `chunk` planes.
+  const int kfirst = min(min(g.lo[0][2], g.lo[1][2]), g.lo[2][2]);
+  const int k0 = kfirst + int(blockIdx.z) * chunk;
+  const int k1 = min(max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2]), k0 + chunk - 1);
   float* __restrict__ Ex = F.f[0];
   float* __restrict__ Ey = F.f[1];
   float* __restrict__ Ez = F.f[2];
@@ -88,7 +90,7 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef) {
   const int sy = g.sy, sz = g.sz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   int o = g.origin + i + j * sy + k0 * sz;
-  float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k-1 (ghost plane at k0 = 0)
+  float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k0-1 (ghost plane when k0 = 0)
   for (int k = k0; k <= k1; ++k, o += sz) {
     const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
     const int key = coef.key(o);
@@ -105,7 +107,7 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef) {
 
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
 template <class Coef>
-__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef) {
+__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -121,9 +123,11 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef) {
   float* __restrict__ Hz = F.f[5];
   const int sy = g.sy, sz = g.sz, nz = g.nz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  int o = g.origin + i + j * sy;
+  const int k0 = int(blockIdx.z) * chunk;
+  const int k1 = min(nz, k0 + chunk - 1);
+  int o = g.origin + i + j * sy + k0 * sz;
   float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, reused from the previous iteration
-  for (int k = 0; k <= nz; ++k, o += sz) {
+  for (int k = k0; k <= k1; ++k, o += sz) {
     const bool more = k < nz;
     const float ex_p = more ? Ex[o + sz] : 0.0f;
     const float ey_p = more ? Ey[o + sz] : 0.0f;
@@ -296,6 +300,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   int device_;
   std::string device_name_;
   dim3 block_;
+  int chunk_ = 64;  // z planes per thread in the bulk kernels
   bool constant_table_ = false;
   GridParams g_{};
   FieldPtrs F_{};
@@ -419,6 +424,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   }
   // Block shape of the bulk kernels: 32 x 8 measured best on H100 (testing/benchmarks/results).
   block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 8, 1);
+  chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 64;
   if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -459,11 +465,12 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
 
 template <class Coef>
 void FdtdEngineCuda::step_once(const Coef& coef, int step) {
-  const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y, 1);
+  const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y,
+                  (g_.nz + 1 + chunk_ - 1) / chunk_);
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
 
-  update_h_bulk<<<grid, block_>>>(F_, g_, coef);
+  update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
   for (auto& s : slabs_) {
     if (s->nh == 0) continue;
@@ -482,7 +489,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
 
-  update_e_bulk<<<grid, block_>>>(F_, g_, coef);
+  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
   for (auto& s : slabs_) {
     if (s->ne == 0) continue;
