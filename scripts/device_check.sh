@@ -27,4 +27,15 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   ./$BUILD/testing/benchmarks/bench_fdtd "$OUT/bench_fdtd.json" "$COMMIT" "$@" > "$OUT/bench_fdtd.md" 2> "$OUT/bench_fdtd.log" || rc=1
   cat "$OUT/bench_fdtd.md"
 fi
+if [ "$WHAT" = profile ]; then
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  if [ -x "$NCU" ]; then
+    "$NCU" --kernel-name regex:"update_|cpml" --launch-skip 0 --launch-count 16 \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
+      ./$BUILD/testing/benchmarks/bench_fdtd profile "$@" > "$OUT/ncu.txt" 2>&1 || rc=1
+    grep -E "update_|cpml|duration|dram__|lts__|warps_active" "$OUT/ncu.txt" | head -120
+  else
+    echo "ncu not found"
+  fi
+fi
 exit $rc

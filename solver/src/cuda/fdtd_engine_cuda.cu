@@ -144,46 +144,45 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   }
 }
 
-// CPML correction over one slab (fdtd_operator.h); one thread per sample of the slab's box.
+// CPML correction over one slab (fdtd_operator.h), templated on the slab axis and on E/H so all
+// indexing is resolved at compile time; a 3D launch over the slab's psi box (x fastest).
 struct SlabParams {
-  int axis;
   int o[3], d[3];   // box origin and extent (see PsiBox)
-  const float* b;   // profile along axis (E- or H-type positions)
+  const float* b;   // profile along the axis (E- or H-type positions)
   const float* c;
   const float* kinv;
   float* psi[2];
-  int comp[2];      // component updated (0..5) for q = 0, 1
-  int src[2];       // field differentiated along axis
-  float sign[2];
   float inv_d;
-  bool electric;
 };
 
-template <class Coef>
+template <int A, bool ELECTRIC, class Coef>
 __global__ void cpml_correct(FieldPtrs F, GridParams g, SlabParams s, Coef coef) {
-  const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const long long total = (long long)s.d[0] * s.d[1] * s.d[2];
-  if (t >= total) return;
-  const int li = int(t % s.d[0]);
-  const int lj = int((t / s.d[0]) % s.d[1]);
-  const int lk = int(t / ((long long)s.d[0] * s.d[1]));
-  const int idx3[3] = {s.o[0] + li, s.o[1] + lj, s.o[2] + lk};
-  const int x = idx3[s.axis];
-  const int o = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
-  const int sa = s.axis == 0 ? 1 : (s.axis == 1 ? g.sy : g.sz);
+  const int li = blockIdx.x * blockDim.x + threadIdx.x;
+  const int lj = blockIdx.y * blockDim.y + threadIdx.y;
+  const int lk = blockIdx.z;
+  if (li >= s.d[0] || lj >= s.d[1]) return;
+  const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
+  const int x = A == 0 ? i : (A == 1 ? j : k);
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const int sa = A == 0 ? 1 : (A == 1 ? g.sy : g.sz);
+  const int t = li + s.d[0] * (lj + s.d[1] * lk);
   const int key = coef.key(o);
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+  // Same component / source / sign assignment as FdtdEngineCpu::cpml_e / cpml_h.
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
-    const int c = s.comp[q];
-    if (!in(idx3[0], g.lo[c][0], g.hi[c][0]) || !in(idx3[1], g.lo[c][1], g.hi[c][1]) ||
-        !in(idx3[2], g.lo[c][2], g.hi[c][2]))
+    const int comp = ELECTRIC ? (q == 0 ? (A + 2) % 3 : (A + 1) % 3) : 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3);
+    const int src = ELECTRIC ? 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3) : (q == 0 ? (A + 2) % 3 : (A + 1) % 3);
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    if (!in(i, g.lo[comp][0], g.hi[comp][0]) || !in(j, g.lo[comp][1], g.hi[comp][1]) ||
+        !in(k, g.lo[comp][2], g.hi[comp][2]))
       continue;
-    const float* S = F.f[s.src[q]];
-    const float dF = s.electric ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
+    const float* S = F.f[src];
+    const float dF = ELECTRIC ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
     float p = s.psi[q][t];
-    p = s.b[x] * p + s.c[x] * dF;
+    p = b * p + c * dF;
     s.psi[q][t] = p;
-    F.f[c][o] += s.sign[q] * coef.b(c, o, key) * ((s.kinv[x] - 1.0f) * dF + p);
+    F.f[comp][o] += sign * coef.b(comp, o, key) * (km1 * dF + p);
   }
 }
 
@@ -310,7 +309,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> coef_[12];
   struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
   AxisProfile profile_[3];
-  struct SlabState { SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
+  struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
+  template <bool ELECTRIC, class Coef> void launch_cpml(const SlabState& s, const Coef& coef);
   std::vector<std::unique_ptr<SlabState>> slabs_;
   DeviceArray<int> probe_field_, probe_offset_;
   DeviceArray<float> probe_buf_;
@@ -384,25 +384,16 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   for (const CpmlSlab& s : op.cpml_slabs()) {
     auto st = std::make_unique<SlabState>();
     const int a = s.axis;
+    st->axis = a;
     for (int electric = 0; electric < 2; ++electric) {
       const PsiBox box(s, electric, n);
       SlabParams& sp = electric ? st->e : st->h;
-      sp.axis = a;
-      sp.electric = electric;
       for (int ax = 0; ax < 3; ++ax) { sp.o[ax] = box.o[ax]; sp.d[ax] = box.d[ax]; }
       sp.inv_d = g_.inv_d[a];
       const AxisProfile& pr = profile_[a];
       sp.b = electric ? pr.b_e.ptr : pr.b_h.ptr;
       sp.c = electric ? pr.c_e.ptr : pr.c_h.ptr;
       sp.kinv = electric ? pr.kinv_e.ptr : pr.kinv_h.ptr;
-      // Same component / source / sign assignment as FdtdEngineCpu::cpml_e / cpml_h.
-      if (electric) {
-        sp.comp[0] = (a + 2) % 3; sp.src[0] = 3 + (a + 1) % 3; sp.sign[0] = 1.0f;
-        sp.comp[1] = (a + 1) % 3; sp.src[1] = 3 + (a + 2) % 3; sp.sign[1] = -1.0f;
-      } else {
-        sp.comp[0] = 3 + (a + 1) % 3; sp.src[0] = (a + 2) % 3; sp.sign[0] = 1.0f;
-        sp.comp[1] = 3 + (a + 2) % 3; sp.src[1] = (a + 1) % 3; sp.sign[1] = -1.0f;
-      }
       DeviceArray<float>* psi = electric ? st->psi_e : st->psi_h;
       for (int q = 0; q < 2; ++q) {
         psi[q].allocate(box.size(), "CPML psi arrays");
@@ -422,8 +413,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     probe_offset_.allocate(po.size(), "probe tables");
     probe_offset_.upload(po.data(), po.size());
   }
-  // Block shape of the bulk kernels: 32 x 8 measured best on H100 (testing/benchmarks/results).
-  block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 8, 1);
+  // Defaults measured on an H100 at 512^3 (testing/benchmarks/results/): 32 x 4 threads, 64-plane
+  // z-chunks (whole-column marching left the last wave nearly empty: 15.6 vs 18.5 Gcells/s).
+  block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 4, 1);
   chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 64;
   if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
@@ -463,6 +455,19 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
   flush();
 }
 
+template <bool ELECTRIC, class Coef>
+void FdtdEngineCuda::launch_cpml(const SlabState& s, const Coef& coef) {
+  const SlabParams& p = ELECTRIC ? s.e : s.h;
+  const dim3 block(32, 4, 1);
+  const dim3 grid((p.d[0] + 31) / 32, (p.d[1] + 3) / 4, p.d[2]);
+  switch (s.axis) {
+    case 0: cpml_correct<0, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
+    case 1: cpml_correct<1, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
+    default: cpml_correct<2, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
+  }
+  VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct (E)" : "cpml_correct (H)");
+}
+
 template <class Coef>
 void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y,
@@ -474,8 +479,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
   for (auto& s : slabs_) {
     if (s->nh == 0) continue;
-    cpml_correct<<<unsigned((s->nh + 255) / 256), 256>>>(F_, g_, s->h, coef);
-    VEM_CUDA_CHECK_LAUNCH("cpml_correct (H)");
+    launch_cpml<false>(*s, coef);
   }
   push_point_updates(false, step);
   for (int a = 0; a < 3; ++a) {
@@ -493,8 +497,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
   for (auto& s : slabs_) {
     if (s->ne == 0) continue;
-    cpml_correct<<<unsigned((s->ne + 255) / 256), 256>>>(F_, g_, s->e, coef);
-    VEM_CUDA_CHECK_LAUNCH("cpml_correct (E)");
+    launch_cpml<true>(*s, coef);
   }
   push_point_updates(true, step);
   for (int a = 0; a < 3; ++a) {
