@@ -17,6 +17,8 @@ struct Case {
   MaterialMode mode;
   EngineTuning::TablePlacement table;
   const char* name;
+  int prefetch = -1;
+  int z_chunk = 0;
 };
 
 FdtdSetup make_setup(MaterialMode mode, unsigned seed) {
@@ -88,6 +90,8 @@ TEST_P(CpuCudaAgreement, FieldsAgreeAfter1000Steps) {
   auto cpu = make_engine(op, Backend::cpu);
   EngineTuning tuning;
   tuning.table = c.table;
+  tuning.prefetch = c.prefetch;
+  tuning.z_chunk = c.z_chunk;
   auto gpu = make_engine(op, Backend::cuda, 0, nullptr, tuning);
   ASSERT_EQ(cpu->run(1000), 1000);
   ASSERT_EQ(gpu->run(1000), 1000);
@@ -111,7 +115,14 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(Case{MaterialMode::indexed, EngineTuning::TablePlacement::constant, "indexed_constant"},
                     Case{MaterialMode::indexed, EngineTuning::TablePlacement::global, "indexed_global"},
                     Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
-                         "coefficient_array"}),
+                         "coefficient_array"},
+                    // The kernel variants the benchmark sweeps must compute the same function.
+                    Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
+                         "indexed_prefetch_chunk7", 1, 7},
+                    Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
+                         "coefficient_array_prefetch_chunk1", 1, 1},
+                    Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
+                         "indexed_whole_column", 0, 1024}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // Same agreement with PMC faces (ghost mirroring) instead of periodic ones.

@@ -68,7 +68,9 @@ struct CoefficientArrays {
 __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
-template <class Coef>
+// PREFETCH: the loads of plane k+1 are issued before plane k is computed (register double
+// buffering: more bytes in flight per thread, more registers).
+template <class Coef, bool PREFETCH>
 __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
@@ -91,22 +93,38 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   int o = g.origin + i + j * sy + k0 * sz;
   float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k0-1 (ghost plane when k0 = 0)
+  // Plane values: own H, the x- and y-neighbours, and the material key.
+  float hx = 0, hy = 0, hz = 0, hz_jm = 0, hz_im = 0, hy_im = 0, hx_jm = 0;
+  int key = 0;
+  auto load = [&](int oo) {
+    hx = Hx[oo]; hy = Hy[oo]; hz = Hz[oo];
+    hz_jm = Hz[oo - sy]; hz_im = Hz[oo - 1]; hy_im = Hy[oo - 1]; hx_jm = Hx[oo - sy];
+    key = coef.key(oo);
+  };
+  if (PREFETCH && k0 <= k1) load(o);
   for (int k = k0; k <= k1; ++k, o += sz) {
-    const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
-    const int key = coef.key(o);
+    float chx, chy, chz, chz_jm, chz_im, chy_im, chx_jm;
+    int ckey;
+    if (PREFETCH) {
+      chx = hx; chy = hy; chz = hz; chz_jm = hz_jm; chz_im = hz_im; chy_im = hy_im; chx_jm = hx_jm; ckey = key;
+      if (k < k1) load(o + sz);
+    } else {
+      load(o);
+      chx = hx; chy = hy; chz = hz; chz_jm = hz_jm; chz_im = hz_im; chy_im = hy_im; chx_jm = hx_jm; ckey = key;
+    }
     if (ex && in(k, g.lo[0][2], g.hi[0][2]))
-      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz);
+      Ex[o] = coef.a(0, o, ckey) * Ex[o] + coef.b(0, o, ckey) * ((chz - chz_jm) * idy - (chy - hy_m) * idz);
     if (ey && in(k, g.lo[1][2], g.hi[1][2]))
-      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx);
+      Ey[o] = coef.a(1, o, ckey) * Ey[o] + coef.b(1, o, ckey) * ((chx - hx_m) * idz - (chz - chz_im) * idx);
     if (ez && in(k, g.lo[2][2], g.hi[2][2]))
-      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy);
-    hx_m = hx;
-    hy_m = hy;
+      Ez[o] = coef.a(2, o, ckey) * Ez[o] + coef.b(2, o, ckey) * ((chy - chy_im) * idx - (chx - chx_jm) * idy);
+    hx_m = chx;
+    hy_m = chy;
   }
 }
 
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
-template <class Coef>
+template <class Coef, bool PREFETCH>
 __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
@@ -127,20 +145,35 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int k1 = min(nz, k0 + chunk - 1);
   int o = g.origin + i + j * sy + k0 * sz;
   float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, reused from the previous iteration
+  // Plane values: E at k+1 (x, y), Ez, the x- and y-neighbours, and the material key.
+  float ex_p = 0, ey_p = 0, ez = 0, ez_jp = 0, ez_ip = 0, ey_ip = 0, ex_jp = 0;
+  int key = 0;
+  auto load = [&](int oo, bool more) {
+    ex_p = more ? Ex[oo + sz] : 0.0f;
+    ey_p = more ? Ey[oo + sz] : 0.0f;
+    ez = Ez[oo];
+    ez_jp = hx ? Ez[oo + sy] : 0.0f;
+    ez_ip = hy ? Ez[oo + 1] : 0.0f;
+    ey_ip = hz ? Ey[oo + 1] : 0.0f;
+    ex_jp = hz ? Ex[oo + sy] : 0.0f;
+    key = coef.key(oo);
+  };
+  if (PREFETCH && k0 <= k1) load(o, k0 < nz);
   for (int k = k0; k <= k1; ++k, o += sz) {
     const bool more = k < nz;
-    const float ex_p = more ? Ex[o + sz] : 0.0f;
-    const float ey_p = more ? Ey[o + sz] : 0.0f;
-    const float ez = Ez[o];
-    const int key = coef.key(o);
+    if (!PREFETCH) load(o, more);
+    const float cex_p = ex_p, cey_p = ey_p, cez = ez, cez_jp = ez_jp, cez_ip = ez_ip, cey_ip = ey_ip,
+                cex_jp = ex_jp;
+    const int ckey = key;
+    if (PREFETCH && k < k1) load(o + sz, k + 1 < nz);
     if (hx && more)
-      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
+      Hx[o] = coef.a(3, o, ckey) * Hx[o] - coef.b(3, o, ckey) * ((cez_jp - cez) * idy - (cey_p - ey_k) * idz);
     if (hy && more)
-      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
+      Hy[o] = coef.a(4, o, ckey) * Hy[o] - coef.b(4, o, ckey) * ((cex_p - ex_k) * idz - (cez_ip - cez) * idx);
     if (hz)
-      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
-    ex_k = ex_p;
-    ey_k = ey_p;
+      Hz[o] = coef.a(5, o, ckey) * Hz[o] - coef.b(5, o, ckey) * ((cey_ip - ey_k) * idx - (cex_jp - ex_k) * idy);
+    ex_k = cex_p;
+    ey_k = cey_p;
   }
 }
 
@@ -157,8 +190,15 @@ struct SlabParams {
 
 template <int A, bool ELECTRIC, class Coef>
 __global__ void cpml_correct(FieldPtrs F, GridParams g, SlabParams s, Coef coef) {
-  const int li = blockIdx.x * blockDim.x + threadIdx.x;
-  const int lj = blockIdx.y * blockDim.y + threadIdx.y;
+  int li, lj;
+  if (A == 0) {  // thin in x: a warp covers several rows (x, y flattened) instead of idling
+    const int u = blockIdx.x * blockDim.x + threadIdx.x;
+    li = u % s.d[0];
+    lj = u / s.d[0];
+  } else {
+    li = blockIdx.x * blockDim.x + threadIdx.x;
+    lj = blockIdx.y * blockDim.y + threadIdx.y;
+  }
   const int lk = blockIdx.z;
   if (li >= s.d[0] || lj >= s.d[1]) return;
   const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
@@ -300,6 +340,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::string device_name_;
   dim3 block_;
   int chunk_ = 64;  // z planes per thread in the bulk kernels
+  bool prefetch_ = false;
   bool constant_table_ = false;
   GridParams g_{};
   FieldPtrs F_{};
@@ -417,6 +458,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   // z-chunks (whole-column marching left the last wave nearly empty: 15.6 vs 18.5 Gcells/s).
   block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 4, 1);
   chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 64;
+  prefetch_ = tuning.prefetch == 1;
   if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -460,8 +502,9 @@ void FdtdEngineCuda::launch_cpml(const SlabState& s, const Coef& coef) {
   const SlabParams& p = ELECTRIC ? s.e : s.h;
   const dim3 block(32, 4, 1);
   const dim3 grid((p.d[0] + 31) / 32, (p.d[1] + 3) / 4, p.d[2]);
+  const dim3 flat_grid((p.d[0] * p.d[1] + 127) / 128, 1, p.d[2]);
   switch (s.axis) {
-    case 0: cpml_correct<0, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
+    case 0: cpml_correct<0, ELECTRIC><<<flat_grid, 128>>>(F_, g_, p, coef); break;
     case 1: cpml_correct<1, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
     default: cpml_correct<2, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
   }
@@ -475,7 +518,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
 
-  update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
+  if (prefetch_)
+    update_h_bulk<Coef, true><<<grid, block_>>>(F_, g_, coef, chunk_);
+  else
+    update_h_bulk<Coef, false><<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
   for (auto& s : slabs_) {
     if (s->nh == 0) continue;
@@ -493,7 +539,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
 
-  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
+  if (prefetch_)
+    update_e_bulk<Coef, true><<<grid, block_>>>(F_, g_, coef, chunk_);
+  else
+    update_e_bulk<Coef, false><<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
   for (auto& s : slabs_) {
     if (s->ne == 0) continue;
