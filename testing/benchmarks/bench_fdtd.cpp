@@ -154,7 +154,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   res.n = op.grid().nx;
   res.bx = tuning.block_x ? tuning.block_x : 32;
   res.by = tuning.block_y ? tuning.block_y : 4;
-  res.chunk = tuning.z_chunk ? tuning.z_chunk : 64;
+  res.chunk = tuning.z_chunk ? tuning.z_chunk : 1;
   res.steps = steps;
   res.seconds = s;
   res.mcells = steps * cells / s / 1e6;

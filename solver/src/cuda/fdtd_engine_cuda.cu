@@ -339,7 +339,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   int device_;
   std::string device_name_;
   dim3 block_;
-  int chunk_ = 64;  // z planes per thread in the bulk kernels
+  int chunk_ = 1;  // z planes per thread in the bulk kernels
   bool prefetch_ = false;
   bool constant_table_ = false;
   GridParams g_{};
@@ -454,10 +454,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     probe_offset_.allocate(po.size(), "probe tables");
     probe_offset_.upload(po.data(), po.size());
   }
-  // Defaults measured on an H100 at 512^3 (testing/benchmarks/results/): 32 x 4 threads, 64-plane
-  // z-chunks (whole-column marching left the last wave nearly empty: 15.6 vs 18.5 Gcells/s).
+  // Defaults measured on an H100 at 512^3 (testing/benchmarks/results/fdtd.md): 32 x 4 threads and
+  // z-chunks of 1 plane (21.2 Gcells/s; 64-plane marching 20.4, whole columns 17.0 - the last
+  // wave ran nearly empty; Hopper's L1/L2 serve the z-neighbour as well as registers do).
   block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 4, 1);
-  chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 64;
+  chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 1;
   prefetch_ = tuning.prefetch == 1;
   if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
