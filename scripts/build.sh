@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Configures and builds VoxelEM into ./build (CUDA when /usr/local/cuda/bin/nvcc exists, CPU-only
+# otherwise; the ParaView plugin when ParaView's development files are installed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${VEM_BUILD_DIR:-build}
+CUDA=OFF
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc > /dev/null; then CUDA=ON; fi
+PLUGIN=OFF
+if [ -f /usr/lib/x86_64-linux-gnu/cmake/paraview-5.11/ParaViewConfig.cmake ] || \
+   ls /usr/lib/*/cmake/paraview-*/ParaViewConfig.cmake > /dev/null 2>&1; then PLUGIN=ON; fi
+echo "build: CUDA engine ${CUDA}, ParaView plugin ${PLUGIN} -> ${BUILD}"
+cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DVEM_ENABLE_CUDA=$CUDA -DVEM_BUILD_PLUGIN=$PLUGIN
+cmake --build "$BUILD" -j "$(nproc)"

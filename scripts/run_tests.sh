@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Builds VoxelEM and runs the whole test suite with ctest. Without a GPU the CUDA tests skip
+# with a visible message (they run on the device machine: scripts/device_check.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/build.sh
+BUILD=${VEM_BUILD_DIR:-build}
+# One OpenMP thread per test process, as many test processes as cores: no oversubscription.
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+cd "$BUILD"
+ctest --output-on-failure -j "$(nproc)" --timeout 1200
