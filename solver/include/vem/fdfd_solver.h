@@ -1,0 +1,137 @@
+// Solving the scattered-field FDFD system A x = b (fdfd_operator.h) with a matrix-free Krylov
+// method, on the CPU (OpenMP; the reference and the fallback) or on a CUDA GPU (cuBLAS for the
+// BLAS-1 operations of the paper's baseline, or fused kernels).
+//
+// Methods
+//  - bicgstab: van der Vorst's BiCGSTAB as in the paper (two products with A per iteration),
+//    optionally with a right Jacobi (diagonal) preconditioner.
+//  - cocg: conjugate orthogonal CG (van der Vorst & Melissen 1990) on the complex-symmetric
+//    form diag(W eps) A (SC-PML symmetrization), one product with A per iteration; with jacobi,
+//    the diagonal of diag(W eps) A preconditions it. Needs no extra operator storage: the
+//    symmetrizer only weights the (unconjugated) inner products.
+// Both stop when the recursively updated residual satisfies ||b - A x||_2 <= tol ||b||_2 (the
+// norm of the unsymmetrized system, so every method is held to the same criterion). At the end
+// the true residual is recomputed on the host in double precision.
+//
+// Breakdown (rho, (r0, v), omega or (p, A p) vanishing relative to the vectors involved) is
+// detected and reported; the method restarts from the current iterate up to `max_restarts`
+// times. Without convergence the best iterate seen is returned, with a warning that gives the
+// residual it reached.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vem/fdfd_operator.h"
+#include "vem/fdfd_problem.h"
+#include "vem/fdtd_engine.h"  // Backend
+
+namespace vem {
+
+enum class FdfdPrecision { complex128, complex64 };
+enum class FdfdStorage { automatic, cas, cis };
+// Where the CIS tables live on the GPU: constant memory while they fit (kFdfdConstantBytes),
+// global memory beyond. The CPU ignores it.
+enum class FdfdTablePlacement { automatic, constant_memory, global_memory };
+enum class FdfdMethod { bicgstab, cocg };
+enum class FdfdPreconditioner { none, jacobi };
+// GPU BLAS-1 implementation: cublas = one cuBLAS call per vector operation (the paper);
+// fused = our kernels fusing the vector updates and reductions of one solver step.
+enum class FdfdBlas { cublas, fused };
+// GPU matrix-vector product: two_stage = the paper's H-stage kernel writing t (3N), then the
+// E-stage kernel; fused = one kernel that recomputes the four t values each E row needs
+// (no t array: less memory traffic, more arithmetic; neighbours come from the caches).
+enum class FdfdMatvec { two_stage, fused };
+
+const char* fdfd_name(FdfdPrecision v);
+const char* fdfd_name(FdfdStorage v);
+const char* fdfd_name(FdfdTablePlacement v);
+const char* fdfd_name(FdfdMethod v);
+const char* fdfd_name(FdfdPreconditioner v);
+const char* fdfd_name(FdfdBlas v);
+const char* fdfd_name(FdfdMatvec v);
+
+// Bytes of constant memory the CUDA backend reserves for the CIS tables.
+constexpr std::size_t kFdfdConstantBytes = 60 * 1024;
+
+struct FdfdSolverOptions {
+  Backend backend = Backend::automatic;
+  int device_index = 0;
+  FdfdPrecision precision = FdfdPrecision::complex128;
+  FdfdStorage storage = FdfdStorage::automatic;   // automatic: CIS when available, else CAS
+  FdfdTablePlacement tables = FdfdTablePlacement::automatic;
+  FdfdMethod method = FdfdMethod::bicgstab;
+  FdfdPreconditioner preconditioner = FdfdPreconditioner::none;
+  FdfdBlas blas = FdfdBlas::cublas;
+  FdfdMatvec matvec = FdfdMatvec::two_stage;
+  double tolerance = 1e-6;     // relative residual, in (0, 1)
+  int max_iterations = 20000;  // >= 1
+  int max_restarts = 5;        // after breakdowns
+  bool keep_history = true;
+  // Called every `progress_interval` iterations with (iteration, relative residual); returning
+  // false stops the solve (status stopped, best iterate returned).
+  std::function<bool(int, double)> progress;
+  int progress_interval = 50;
+};
+
+// Throws vem::Error for tolerance outside (0, 1), max_iterations < 1, negative restarts.
+void validate(const FdfdSolverOptions& o);
+
+enum class FdfdStatus { converged, max_iterations, breakdown, stopped };
+const char* fdfd_name(FdfdStatus v);
+
+struct FdfdSolveStats {
+  FdfdStatus status = FdfdStatus::max_iterations;
+  int iterations = 0;           // solver iterations (BiCGSTAB: 2 products each)
+  int matvecs = 0;              // products with A
+  int restarts = 0;             // after breakdowns
+  double relative_residual = 1; // recursive estimate at the returned iterate
+  double true_relative_residual = 1;  // ||b - A x|| / ||b||, recomputed in double on the host
+  std::vector<double> history;  // relative residual after each iteration (index 0: start = 1)
+  std::string message;          // breakdown / non-convergence / fallback explanation ("" if none)
+
+  // What ran.
+  std::string backend;          // "cpu (16 threads)" or "cuda:<device>"
+  FdfdPrecision precision = FdfdPrecision::complex128;
+  FdfdStorage storage = FdfdStorage::cas;          // resolved (never automatic)
+  FdfdTablePlacement tables = FdfdTablePlacement::global_memory;  // resolved, CIS on GPU only
+  FdfdMethod method = FdfdMethod::bicgstab;
+  FdfdPreconditioner preconditioner = FdfdPreconditioner::none;
+  FdfdBlas blas = FdfdBlas::fused;
+  FdfdMatvec matvec = FdfdMatvec::two_stage;
+  std::size_t h_table_entries = 0, e_table_entries = 0;  // CIS tables
+
+  // Cost.
+  double setup_seconds = 0;     // operator -> backend (coefficients, uploads)
+  double solve_seconds = 0;     // the iterations alone
+  double bytes_per_iteration = 0;  // by our count: every array touched once per kernel/call
+  double bytes_per_matvec = 0;
+  std::int64_t device_bytes = 0;   // memory the backend allocated for vectors and coefficients
+};
+
+// The solution: scattered E at the E samples, 3 N entries ([x | y | z] blocks of N, sample
+// (i,j,k) at i + nx (j + ny k); positions in yee_grid.h), V/m, e^{jwt} phasors.
+struct FdfdSolution {
+  std::vector<cdouble> e_scat;
+  FdfdSolveStats stats;
+  std::string warning;  // non-empty when the caller should be told something (not converged, ...)
+};
+
+// Builds the operator and solves. Throws vem::Error for bad input or an unusable backend.
+FdfdSolution solve_fdfd(const FdfdProblem& problem, const FdfdSolverOptions& options = {});
+// Same with an operator built beforehand (reuse across solver settings).
+FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options = {});
+
+// Derived fields (3 N entries each, layouts as above; H at H sample positions).
+struct FdfdFields {
+  std::vector<cdouble> e_scat, h_scat, e_total, h_total, e_inc, h_inc;
+};
+FdfdFields fdfd_fields(const FdfdOperator& op, const std::vector<cdouble>& e_scat);
+
+// True when the FDFD CUDA backend can run (built with CUDA and a device is usable).
+bool fdfd_cuda_available(std::string* why = nullptr);
+
+}  // namespace vem

@@ -1,0 +1,20 @@
+// Built instead of fdfd_cuda.cu when VEM_ENABLE_CUDA=OFF.
+#include "fdfd/fdfd_backend.h"
+#include "vem/error.h"
+
+namespace vem {
+namespace fdfd {
+
+BackendResult solve_cuda(const FdfdOperator&, const FdfdSolverOptions&, const HostVectors&,
+                         const KrylovParams&) {
+  fail("FDFD: the CUDA backend was requested, but VoxelEM was built without CUDA "
+       "(VEM_ENABLE_CUDA=OFF)");
+}
+
+bool cuda_usable(std::string* why) {
+  if (why) *why = "VoxelEM was built without CUDA";
+  return false;
+}
+
+}  // namespace fdfd
+}  // namespace vem
