@@ -7,8 +7,7 @@ BUILD=${VEM_BUILD_DIR:-build}
 CUDA=OFF
 if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc > /dev/null; then CUDA=ON; fi
 PLUGIN=OFF
-if [ -f /usr/lib/x86_64-linux-gnu/cmake/paraview-5.11/ParaViewConfig.cmake ] || \
-   ls /usr/lib/*/cmake/paraview-*/ParaViewConfig.cmake > /dev/null 2>&1; then PLUGIN=ON; fi
+if ls /usr/lib/*/cmake/paraview-*/paraview-config.cmake > /dev/null 2>&1; then PLUGIN=ON; fi
 echo "build: CUDA engine ${CUDA}, ParaView plugin ${PLUGIN} -> ${BUILD}"
 cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DVEM_ENABLE_CUDA=$CUDA -DVEM_BUILD_PLUGIN=$PLUGIN
 cmake --build "$BUILD" -j "$(nproc)"

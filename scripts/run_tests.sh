@@ -9,3 +9,8 @@ BUILD=${VEM_BUILD_DIR:-build}
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
 cd "$BUILD"
 ctest --output-on-failure -j "$(nproc)" --timeout 1200
+# Say plainly whether the CUDA tests ran or skipped (ctest only prints "Skipped").
+if [ -x testing/test_fdtd_smoke ]; then
+  ./testing/test_fdtd_smoke --gtest_filter='*cuda*' 2>&1 | grep -m1 -E "CUDA backend not tested|OK \]" |
+    sed 's/^/run_tests: /' || true
+fi
