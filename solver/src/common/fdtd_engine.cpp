@@ -87,11 +87,18 @@ double FdtdEngine::field_energy() const {
     const Component c = static_cast<Component>(ci);
     const std::vector<float> f = field(c);
     const double base = is_electric(c) ? kEps0 : kMu0;
+    // Along a periodic axis node plane N repeats plane 0: an H component's own-axis sample N
+    // (updated, equal to sample 0) must not be counted twice.
+    int hi[3];
+    for (int a = 0; a < 3; ++a) hi[a] = op_.range_hi(c, a);
+    const int own = axis_of(c);
+    if (!is_electric(c) && op_.setup().boundaries.face[2 * own] == BoundaryType::periodic)
+      hi[own] = g.n()[own] - 1;
     double sum = 0;
 #pragma omp parallel for reduction(+ : sum)
-    for (int k = op_.range_lo(c, 2); k <= op_.range_hi(c, 2); ++k)
-      for (int j = op_.range_lo(c, 1); j <= op_.range_hi(c, 1); ++j)
-        for (int i = op_.range_lo(c, 0); i <= op_.range_hi(c, 0); ++i) {
+    for (int k = op_.range_lo(c, 2); k <= hi[2]; ++k)
+      for (int j = op_.range_lo(c, 1); j <= hi[1]; ++j)
+        for (int i = op_.range_lo(c, 0); i <= hi[0]; ++i) {
           const double v = f[i + (g.nx + 1) * (j + std::size_t(g.ny + 1) * k)];
           sum += op_.relative_constitutive_at(c, i, j, k) * v * v;
         }
