@@ -13,6 +13,8 @@
 // Each DFT uses the true sample times: J at (n + 1/2) dt, E at s dt, H at (s - 1/2) dt
 // (source.h, fdtd_engine.h); positions are the Yee sample positions of yee_grid.h (source and
 // probe components sit at different points).
+// The dual case, a z-directed magnetic_current source (moment K l in V m, M sampled at n dt),
+// is held to the dual field: H_m(K l) = E_e(I l = K l) / eta^2, E_m(K l) = -H_e(I l = K l).
 // Tolerance 2 % (amplitude ratio and phase in radians) on every component carrying at least 30 %
 // of the field at its point, and 2 % of |E| (|H|) for the complex error of every component.
 // Expected error: numerical phase-velocity error of the Yee grid at 30 cells per wavelength,
@@ -58,18 +60,28 @@ cplx dipole_field(Component c, double x, double y, double z, double f) {
   return 0.0;
 }
 
-double dipole_vector_norm(bool electric, double x, double y, double z, double f) {
+// The same for a z-directed magnetic current moment K l (V m), by duality
+// (E, H, J, M, eps, mu) -> (H, -E, M, -J, mu, eps).
+cplx magnetic_dipole_field(Component c, double x, double y, double z, double f) {
+  const int a = axis_of(c);
+  if (is_electric(c)) return -dipole_field(static_cast<Component>(3 + a), x, y, z, f);
+  return dipole_field(static_cast<Component>(a), x, y, z, f) / (kEta0 * kEta0);
+}
+
+cplx exact_field(bool magnetic_source, Component c, double x, double y, double z, double f) {
+  return magnetic_source ? magnetic_dipole_field(c, x, y, z, f) : dipole_field(c, x, y, z, f);
+}
+
+double field_vector_norm(bool magnetic_source, bool electric, double x, double y, double z, double f) {
   double s = 0;
-  for (int a = 0; a < 3; ++a) s += std::norm(dipole_field(static_cast<Component>(a + (electric ? 0 : 3)), x, y, z, f));
+  for (int a = 0; a < 3; ++a)
+    s += std::norm(exact_field(magnetic_source, static_cast<Component>(a + (electric ? 0 : 3)), x, y, z, f));
   return std::sqrt(s);
 }
 
-}  // namespace
+struct P { const char* name; Component c; int di, dj, dk; };
 
-class FdtdDipole : public testing::TestWithParam<Backend> {};
-
-TEST_P(FdtdDipole, HertzianDipoleFieldMatchesAnalyticWithin2Percent) {
-  VEM_REQUIRE_BACKEND(GetParam());
+void check_dipole(Backend backend, bool magnetic, const std::vector<P>& pts) {
   const auto t_start = std::chrono::steady_clock::now();
   const double f = 10e9;  // 30 mm wavelength: 30 / 27 / 37.5 cells along x / y / z
   FdtdSetup s;
@@ -83,40 +95,29 @@ TEST_P(FdtdDipole, HertzianDipoleFieldMatchesAnalyticWithin2Percent) {
   }
   s.materials = {Material::vacuum()};
   PointSource src;
-  src.kind = PointSource::Kind::electric_current;
+  src.kind = magnetic ? PointSource::Kind::magnetic_current : PointSource::Kind::electric_current;
   src.i = 22; src.j = 22; src.k = 22;  // 12 cells of air to the low-side PMLs, probes on the high side
   src.direction = {0, 0, 1};
-  src.amplitude = 1e-3;                // A m
+  src.amplitude = magnetic ? 1.0 : 1e-3;  // V m or A m
   src.waveform = Waveform::differentiated_gaussian_for_bandwidth(20e9);
   s.sources = {src};
-  // Points (offsets in cells from the source sample): +x (theta = 90 deg), the xz diagonal
-  // (theta ~ 45 deg), a general direction, all at r ~ 30 mm; and an intermediate-zone point.
-  struct P { const char* name; Component c; int di, dj, dk; };
-  const P pts[] = {
-      {"+x Ez", Component::Ez, 30, 0, 0},     {"+x Hy", Component::Hy, 29, 0, 0},
-      {"xz Ex", Component::Ex, 21, 0, 26},    {"xz Ez", Component::Ez, 21, 0, 26},
-      {"xz Hy", Component::Hy, 21, 0, 26},
-      {"gen Ex", Component::Ex, 18, 13, 25},  {"gen Ey", Component::Ey, 18, 13, 25},
-      {"gen Ez", Component::Ez, 18, 13, 25},  {"gen Hx", Component::Hx, 18, 13, 25},
-      {"gen Hy", Component::Hy, 18, 13, 25},
-      {"near Ez", Component::Ez, 12, 8, 0},   {"near Hx", Component::Hx, 12, 8, 0},
-      {"near Hy", Component::Hy, 12, 8, 0}};
   for (const P& p : pts) s.probes.push_back({p.name, p.c, src.i + p.di, src.j + p.dj, src.k + p.dk});
   const ThreadsForGrid threads(s.grid.cell_count());  // one CPU thread (threads_util.h)
   FdtdOperator op(s);
-  auto eng = make_engine(op, GetParam());
+  auto eng = make_engine(op, backend);
   const int steps = 900;
   eng->run(steps, {}, 300);
   const double dt = op.dt();
   const ProbeRecord rec = eng->probes();
 
-  // DFT of the current moment at the times the engine samples it, (n + 1/2) dt.
+  // DFT of the current moment at the times the engine samples it: J at (n + 1/2) dt, M at n dt.
+  const double t_src = magnetic ? 0.0 : 0.5 * dt;
   std::vector<double> moment(steps);
-  for (int n = 0; n < steps; ++n) moment[n] = src.amplitude * src.waveform.value((n + 0.5) * dt);
-  const cplx m_f = dtft(moment, 0, steps, 0.5 * dt, dt, f);
+  for (int n = 0; n < steps; ++n) moment[n] = src.amplitude * src.waveform.value(t_src + n * dt);
+  const cplx m_f = dtft(moment, 0, steps, t_src, dt, f);
   ASSERT_GT(std::abs(m_f), 0.0);
 
-  const auto src_pos = s.grid.position(Component::Ez, src.i, src.j, src.k);
+  const auto src_pos = s.grid.position(magnetic ? Component::Hz : Component::Ez, src.i, src.j, src.k);
   double worst_amp = 0, worst_phase = 0, worst_vec = 0;
   for (std::size_t p = 0; p < s.probes.size(); ++p) {
     const Probe& pr = s.probes[p];
@@ -134,8 +135,8 @@ TEST_P(FdtdDipole, HertzianDipoleFieldMatchesAnalyticWithin2Percent) {
     const cplx fd = dtft(v, 0, steps, eng->probe_time(pr.component, 1), dt, f) / m_f;
     const auto pos = s.grid.position(pr.component, pr.i, pr.j, pr.k);
     const double x = pos[0] - src_pos[0], y = pos[1] - src_pos[1], z = pos[2] - src_pos[2];
-    const cplx ex = dipole_field(pr.component, x, y, z, f);
-    const double vec = dipole_vector_norm(is_electric(pr.component), x, y, z, f);
+    const cplx ex = exact_field(magnetic, pr.component, x, y, z, f);
+    const double vec = field_vector_norm(magnetic, is_electric(pr.component), x, y, z, f);
     const double amp_ratio = std::abs(fd) / std::abs(ex);
     const double phase = std::arg(fd / ex);
     const double vec_err = std::abs(fd - ex) / vec;
@@ -144,8 +145,8 @@ TEST_P(FdtdDipole, HertzianDipoleFieldMatchesAnalyticWithin2Percent) {
               << " mm: |F|/|exact| = " << amp_ratio << ", phase error " << phase
               << " rad, complex error / |field| = " << vec_err << (dominant ? "" : " (minor component)")
               << "\n";
-    RecordProperty(std::string("amp_ratio ") + pr.name, std::to_string(amp_ratio));
-    RecordProperty(std::string("phase_err_rad ") + pr.name, std::to_string(phase));
+    testing::Test::RecordProperty(std::string("amp_ratio ") + pr.name, std::to_string(amp_ratio));
+    testing::Test::RecordProperty(std::string("phase_err_rad ") + pr.name, std::to_string(phase));
     EXPECT_LT(vec_err, 0.02) << pr.name;
     worst_vec = std::max(worst_vec, vec_err);
     if (dominant) {
@@ -158,9 +159,40 @@ TEST_P(FdtdDipole, HertzianDipoleFieldMatchesAnalyticWithin2Percent) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
   std::cout << "  worst: amplitude " << worst_amp << ", phase " << worst_phase << " rad, complex "
             << worst_vec << "; " << secs << " s on " << eng->backend() << "\n";
-  RecordProperty("worst_amplitude_err", std::to_string(worst_amp));
-  RecordProperty("worst_phase_err_rad", std::to_string(worst_phase));
-  RecordProperty("worst_complex_err", std::to_string(worst_vec));
+  testing::Test::RecordProperty("worst_amplitude_err", std::to_string(worst_amp));
+  testing::Test::RecordProperty("worst_phase_err_rad", std::to_string(worst_phase));
+  testing::Test::RecordProperty("worst_complex_err", std::to_string(worst_vec));
+}
+
+}  // namespace
+
+class FdtdDipole : public testing::TestWithParam<Backend> {};
+
+// Points (offsets in cells from the source sample): +x (theta = 90 deg), the xz diagonal
+// (theta ~ 45 deg), a general direction, all at r ~ 30 mm; and an intermediate-zone point.
+TEST_P(FdtdDipole, HertzianDipoleFieldMatchesAnalyticWithin2Percent) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  check_dipole(GetParam(), false,
+               {{"+x Ez", Component::Ez, 30, 0, 0},    {"+x Hy", Component::Hy, 29, 0, 0},
+                {"xz Ex", Component::Ex, 21, 0, 26},   {"xz Ez", Component::Ez, 21, 0, 26},
+                {"xz Hy", Component::Hy, 21, 0, 26},   {"gen Ex", Component::Ex, 18, 13, 25},
+                {"gen Ey", Component::Ey, 18, 13, 25}, {"gen Ez", Component::Ez, 18, 13, 25},
+                {"gen Hx", Component::Hx, 18, 13, 25}, {"gen Hy", Component::Hy, 18, 13, 25},
+                {"near Ez", Component::Ez, 12, 8, 0},  {"near Hx", Component::Hx, 12, 8, 0},
+                {"near Hy", Component::Hy, 12, 8, 0}});
+}
+
+// The dual source: E and H exchange roles (E_phi; H_r, H_theta).
+TEST_P(FdtdDipole, MagneticCurrentDipoleFieldMatchesAnalyticWithin2Percent) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  check_dipole(GetParam(), true,
+               {{"+x Hz", Component::Hz, 30, 0, 0},    {"+x Ey", Component::Ey, 29, 0, 0},
+                {"xz Hx", Component::Hx, 21, 0, 26},   {"xz Hz", Component::Hz, 21, 0, 26},
+                {"xz Ey", Component::Ey, 21, 0, 26},   {"gen Hx", Component::Hx, 18, 13, 25},
+                {"gen Hy", Component::Hy, 18, 13, 25}, {"gen Hz", Component::Hz, 18, 13, 25},
+                {"gen Ex", Component::Ex, 18, 13, 25}, {"gen Ey", Component::Ey, 18, 13, 25},
+                {"near Hz", Component::Hz, 12, 8, 0},  {"near Ex", Component::Ex, 12, 8, 0},
+                {"near Ey", Component::Ey, 12, 8, 0}});
 }
 
 VEM_INSTANTIATE_BACKENDS(FdtdDipole);
