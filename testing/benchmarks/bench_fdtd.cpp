@@ -208,13 +208,13 @@ int main(int argc, char** argv) {
         if (results.back().mcells > best_rate) { best_rate = results.back().mcells; best = t; }
       }
     }
-    for (int pf : {0, 1}) {
-      for (int chunk : {32, 64}) {
+    for (int fused : {0, 1}) {
+      for (int chunk : {1, 64}) {
         EngineTuning t = best;
-        t.prefetch = pf;
+        t.cpml_in_bulk = fused;
         t.z_chunk = chunk;
         results.push_back(time_engine(op, Backend::cuda, t, 0.5, copy));
-        results.back().engine = pf ? "cuda-sweep-prefetch" : "cuda-sweep-plain";
+        results.back().engine = fused ? "cuda-sweep-cpml-in-bulk" : "cuda-sweep-cpml-slab-kernels";
         if (results.back().mcells > best_rate) { best_rate = results.back().mcells; best = t; }
       }
     }
