@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
     const FdtdOperator op(make_setup(sizes.back(), MaterialMode::indexed));
     const int shapes[][2] = {{32, 4}, {32, 8}, {64, 4}};
     double best_rate = 0;
-    for (int chunk : {1, 16, 64, 1024}) {
+    for (int chunk : {1, 8, 64, 1024}) {
       for (auto& sh : shapes) {
         EngineTuning t;
         t.block_x = sh[0];
@@ -205,16 +205,6 @@ int main(int argc, char** argv) {
         t.z_chunk = chunk;
         results.push_back(time_engine(op, Backend::cuda, t, 0.4, copy));
         results.back().engine = "cuda-sweep";
-        if (results.back().mcells > best_rate) { best_rate = results.back().mcells; best = t; }
-      }
-    }
-    for (int fused : {0, 1}) {
-      for (int chunk : {1, 64}) {
-        EngineTuning t = best;
-        t.cpml_in_bulk = fused;
-        t.z_chunk = chunk;
-        results.push_back(time_engine(op, Backend::cuda, t, 0.5, copy));
-        results.back().engine = fused ? "cuda-sweep-cpml-in-bulk" : "cuda-sweep-cpml-slab-kernels";
         if (results.back().mcells > best_rate) { best_rate = results.back().mcells; best = t; }
       }
     }

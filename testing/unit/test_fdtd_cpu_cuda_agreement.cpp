@@ -17,7 +17,6 @@ struct Case {
   MaterialMode mode;
   EngineTuning::TablePlacement table;
   const char* name;
-  int cpml_in_bulk = 1;
   int z_chunk = 0;
 };
 
@@ -90,7 +89,6 @@ TEST_P(CpuCudaAgreement, FieldsAgreeAfter1000Steps) {
   auto cpu = make_engine(op, Backend::cpu);
   EngineTuning tuning;
   tuning.table = c.table;
-  tuning.cpml_in_bulk = c.cpml_in_bulk;
   tuning.z_chunk = c.z_chunk;
   auto gpu = make_engine(op, Backend::cuda, 0, nullptr, tuning);
   ASSERT_EQ(cpu->run(1000), 1000);
@@ -118,11 +116,11 @@ INSTANTIATE_TEST_SUITE_P(
                          "coefficient_array"},
                     // The kernel variants the benchmark sweeps must compute the same function.
                     Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
-                         "indexed_slab_kernels_chunk7", 0, 7},
+                         "indexed_chunk7", 7},
                     Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
-                         "coefficient_array_slab_kernels_chunk1", 0, 1},
+                         "coefficient_array_chunk64", 64},
                     Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
-                         "indexed_whole_column", 1, 1024}),
+                         "indexed_whole_column", 1024}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // Same agreement with PMC faces (ghost mirroring) instead of periodic ones.

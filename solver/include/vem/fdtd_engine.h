@@ -70,8 +70,6 @@ struct EngineTuning {
   // z planes each thread of the bulk kernels marches over (registers carry the z-neighbour);
   // 1 is one thread per sample (the paper's xyz-mapping), >= nz+1 one thread per column.
   int z_chunk = 0;
-  // 1 (default): CPML applied inside the bulk kernels; 0: separate slab kernels afterwards.
-  int cpml_in_bulk = 1;
   enum class TablePlacement { automatic, constant, global } table = TablePlacement::automatic;
 };
 

@@ -67,57 +67,11 @@ struct CoefficientArrays {
 
 __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
-// CPML inside the bulk kernels (the default): per axis, the slab ranges and psi boxes of both
-// sides; a sample inside a slab replaces its derivative d by kinv d + psi after updating psi
-// (fdtd_operator.h), exactly the correction that cpml_correct applies afterwards in the
-// unfused path, without re-reading the fields.
-struct CpmlAxis {
-  int e_lo_end, e_hi_begin;  // E-type positions: lo slab [1, e_lo_end], hi slab [e_hi_begin, N-1]
-  int h_lo_end, h_hi_begin;  // H-type positions: lo slab [0, h_lo_end], hi slab [h_hi_begin, N-1]
-  int e_origin[2], e_extent[2], h_origin[2], h_extent[2];  // psi boxes along the axis, [side]
-  float* psi_e[2][2];  // [side][q], q as in cpml_correct
-  float* psi_h[2][2];
-  const float *b_e, *c_e, *kinv_e, *b_h, *c_h, *kinv_h;
-};
-struct CpmlFused {
-  CpmlAxis ax[3];
-  int n1[3];  // N+1 per axis (psi box extent across the slab)
-};
-
-template <int A, bool ELECTRIC>
-__device__ __forceinline__ float stretched(const CpmlFused& P, int q, int i, int j, int k, float d) {
-  const CpmlAxis& ax = P.ax[A];
-  const int x = A == 0 ? i : (A == 1 ? j : k);
-  int side;
-  if (ELECTRIC) {
-    if (x >= 1 && x <= ax.e_lo_end) side = 0;
-    else if (x >= ax.e_hi_begin) side = 1;
-    else return d;
-  } else {
-    if (x <= ax.h_lo_end) side = 0;
-    else if (x >= ax.h_hi_begin) side = 1;
-    else return d;
-  }
-  const int o = ELECTRIC ? ax.e_origin[side] : ax.h_origin[side];
-  const int ext = ELECTRIC ? ax.e_extent[side] : ax.h_extent[side];
-  int t;
-  if (A == 0) t = (i - o) + ext * (j + P.n1[1] * k);
-  else if (A == 1) t = i + P.n1[0] * ((j - o) + ext * k);
-  else t = i + P.n1[0] * (j + P.n1[1] * (k - o));
-  float* psi = ELECTRIC ? ax.psi_e[side][q] : ax.psi_h[side][q];
-  const float b = __ldg((ELECTRIC ? ax.b_e : ax.b_h) + x);
-  const float c = __ldg((ELECTRIC ? ax.c_e : ax.c_h) + x);
-  const float kinv = __ldg((ELECTRIC ? ax.kinv_e : ax.kinv_h) + x);
-  const float p = b * psi[t] + c * d;
-  psi[t] = p;
-  return kinv * d + p;
-}
-
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
-// registers. CPML: stretch the derivatives inside the slabs (see CpmlFused).
-template <class Coef, bool CPML>
-__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, CpmlFused P) {
+// registers (chunk 1: one thread per sample).
+template <class Coef>
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -141,29 +95,20 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, C
   for (int k = k0; k <= k1; ++k, o += sz) {
     const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
     const int key = coef.key(o);
-    if (ex && in(k, g.lo[0][2], g.hi[0][2])) {
-      float ty = (hz - Hz[o - sy]) * idy, tz = (hy - hy_m) * idz;
-      if (CPML) { ty = stretched<1, true>(P, 0, i, j, k, ty); tz = stretched<2, true>(P, 1, i, j, k, tz); }
-      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * (ty - tz);
-    }
-    if (ey && in(k, g.lo[1][2], g.hi[1][2])) {
-      float tz = (hx - hx_m) * idz, tx = (hz - Hz[o - 1]) * idx;
-      if (CPML) { tz = stretched<2, true>(P, 0, i, j, k, tz); tx = stretched<0, true>(P, 1, i, j, k, tx); }
-      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * (tz - tx);
-    }
-    if (ez && in(k, g.lo[2][2], g.hi[2][2])) {
-      float tx = (hy - Hy[o - 1]) * idx, ty = (hx - Hx[o - sy]) * idy;
-      if (CPML) { tx = stretched<0, true>(P, 0, i, j, k, tx); ty = stretched<1, true>(P, 1, i, j, k, ty); }
-      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * (tx - ty);
-    }
+    if (ex && in(k, g.lo[0][2], g.hi[0][2]))
+      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz);
+    if (ey && in(k, g.lo[1][2], g.hi[1][2]))
+      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx);
+    if (ez && in(k, g.lo[2][2], g.hi[2][2]))
+      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy);
     hx_m = hx;
     hy_m = hy;
   }
 }
 
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
-template <class Coef, bool CPML>
-__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, CpmlFused P) {
+template <class Coef>
+__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -189,21 +134,12 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, C
     const float ey_p = more ? Ey[o + sz] : 0.0f;
     const float ez = Ez[o];
     const int key = coef.key(o);
-    if (hx && more) {
-      float ty = (Ez[o + sy] - ez) * idy, tz = (ey_p - ey_k) * idz;
-      if (CPML) { ty = stretched<1, false>(P, 1, i, j, k, ty); tz = stretched<2, false>(P, 0, i, j, k, tz); }
-      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * (ty - tz);
-    }
-    if (hy && more) {
-      float tz = (ex_p - ex_k) * idz, tx = (Ez[o + 1] - ez) * idx;
-      if (CPML) { tz = stretched<2, false>(P, 1, i, j, k, tz); tx = stretched<0, false>(P, 0, i, j, k, tx); }
-      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * (tz - tx);
-    }
-    if (hz) {
-      float tx = (Ey[o + 1] - ey_k) * idx, ty = (Ex[o + sy] - ex_k) * idy;
-      if (CPML) { tx = stretched<0, false>(P, 1, i, j, k, tx); ty = stretched<1, false>(P, 0, i, j, k, ty); }
-      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * (tx - ty);
-    }
+    if (hx && more)
+      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
+    if (hy && more)
+      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
+    if (hz)
+      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
     ex_k = ex_p;
     ey_k = ey_p;
   }
@@ -372,8 +308,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::string device_name_;
   dim3 block_;
   int chunk_ = 1;  // z planes per thread in the bulk kernels
-  bool fused_cpml_ = true;  // CPML inside the bulk kernels (false: separate slab kernels)
-  CpmlFused cpml_{};
   bool constant_table_ = false;
   GridParams g_{};
   FieldPtrs F_{};
@@ -455,15 +389,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     up(d.b_h, p.b_h); up(d.c_h, p.c_h); up(d.kinv_h, p.kinv_h);
   }
   const int n[3] = {gr.nx, gr.ny, gr.nz};
-  for (int a = 0; a < 3; ++a) {
-    CpmlAxis& ca = cpml_.ax[a];
-    ca.e_lo_end = -1; ca.h_lo_end = -1;
-    ca.e_hi_begin = 1 << 30; ca.h_hi_begin = 1 << 30;
-    const AxisProfile& pr = profile_[a];
-    ca.b_e = pr.b_e.ptr; ca.c_e = pr.c_e.ptr; ca.kinv_e = pr.kinv_e.ptr;
-    ca.b_h = pr.b_h.ptr; ca.c_h = pr.c_h.ptr; ca.kinv_h = pr.kinv_h.ptr;
-    cpml_.n1[a] = n[a] + 1;
-  }
   for (const CpmlSlab& s : op.cpml_slabs()) {
     auto st = std::make_unique<SlabState>();
     const int a = s.axis;
@@ -485,15 +410,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
       (electric ? st->ne : st->nh) = std::int64_t(box.size());
     }
-    // The same psi arrays serve the fused path.
-    CpmlAxis& ca = cpml_.ax[a];
-    const int side = s.face % 2;
-    const PsiBox be(s, true, n), bh(s, false, n);
-    ca.e_origin[side] = be.o[a]; ca.e_extent[side] = be.d[a];
-    ca.h_origin[side] = bh.o[a]; ca.h_extent[side] = bh.d[a];
-    for (int q = 0; q < 2; ++q) { ca.psi_e[side][q] = st->psi_e[q].ptr; ca.psi_h[side][q] = st->psi_h[q].ptr; }
-    if (side == 0) { ca.e_lo_end = s.e_end; ca.h_lo_end = s.h_end; }
-    else { ca.e_hi_begin = s.e_begin; ca.h_hi_begin = s.h_begin; }
     slabs_.push_back(std::move(st));
   }
   const auto& probes = op.probes();
@@ -510,7 +426,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   // wave ran nearly empty; Hopper's L1/L2 serve the z-neighbour as well as registers do).
   block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 4, 1);
   chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 1;
-  fused_cpml_ = tuning.cpml_in_bulk != 0 && !op.cpml_slabs().empty();
   if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -570,15 +485,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
 
-  if (fused_cpml_) {
-    update_h_bulk<Coef, true><<<grid, block_>>>(F_, g_, coef, chunk_, cpml_);
-    VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
-  } else {
-    update_h_bulk<Coef, false><<<grid, block_>>>(F_, g_, coef, chunk_, cpml_);
-    VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
-    for (auto& s : slabs_)
-      if (s->nh > 0) launch_cpml<false>(*s, coef);
-  }
+  update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
+  VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
+  for (auto& s : slabs_)
+    if (s->nh > 0) launch_cpml<false>(*s, coef);
   push_point_updates(false, step);
   for (int a = 0; a < 3; ++a) {
     const BoundaryType lo = bc.face[2 * a], hi = bc.face[2 * a + 1];
@@ -591,15 +501,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
 
-  if (fused_cpml_) {
-    update_e_bulk<Coef, true><<<grid, block_>>>(F_, g_, coef, chunk_, cpml_);
-    VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
-  } else {
-    update_e_bulk<Coef, false><<<grid, block_>>>(F_, g_, coef, chunk_, cpml_);
-    VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
-    for (auto& s : slabs_)
-      if (s->ne > 0) launch_cpml<true>(*s, coef);
-  }
+  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
+  VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
+  for (auto& s : slabs_)
+    if (s->ne > 0) launch_cpml<true>(*s, coef);
   push_point_updates(true, step);
   for (int a = 0; a < 3; ++a) {
     if (bc.face[2 * a] != BoundaryType::periodic) continue;
