@@ -25,7 +25,17 @@ struct ArrayCoefficients {
 }  // namespace
 
 FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op) : FdtdEngine(op) {
-  for (auto& f : f_) f.assign(op.layout().size, 0.0f);
+  const FieldLayout& L = op.layout();
+  for (auto& f : f_) {
+    f.p.reset(new float[L.size]);  // uninitialized: first touched below
+    float* d = f.data();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = -1; k <= L.nz; ++k)
+      for (int j = -1; j <= L.ny; ++j) {
+        float* row = d + L.at(-1, j, k) - (FieldLayout::kXOffset - 1);
+        for (std::int64_t i = 0; i < L.pitch; ++i) row[i] = 0.0f;
+      }
+  }
   const int n[3] = {op.grid().nx, op.grid().ny, op.grid().nz};
   for (const auto& s : op.cpml_slabs()) {
     const PsiBox be(s, true, n), bh(s, false, n);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "vem/fdtd_engine.h"
@@ -30,7 +31,15 @@ class FdtdEngineCpu final : public FdtdEngine {
   void fill_h_ghosts();
   void copy_periodic_e_planes();
 
-  std::array<std::vector<float>, 6> f_;
+  // Field arrays in the padded layout, zeroed in parallel so that each thread's pages are local
+  // to it (first touch on NUMA machines) with the same static partition the update loops use.
+  struct FieldArray {
+    std::unique_ptr<float[]> p;
+    float* data() { return p.get(); }
+    const float* data() const { return p.get(); }
+    float& operator[](std::int64_t o) { return p[o]; }
+  };
+  std::array<FieldArray, 6> f_;
   std::vector<std::array<std::vector<float>, 2>> psi_e_, psi_h_;  // per CPML slab
   std::vector<float> probe_buf_;
 };
