@@ -1,0 +1,215 @@
+#include "vemArrayUtils.h"
+
+#include "vtkCellData.h"
+#include "vtkDataArray.h"
+#include "vtkDataObject.h"
+#include "vtkDataSet.h"
+#include "vtkInformation.h"
+#include "vtkPointData.h"
+
+#include "vem/error.h"
+
+#include <cmath>
+#include <sstream>
+
+namespace vem_vtk
+{
+
+VoxelGrid VoxelGridFromExtent(
+  const int e[6], const double spacing[3], const double origin[3], bool points_as_voxels)
+{
+  VoxelGrid g;
+  for (int a = 0; a < 3; ++a)
+  {
+    const int npts = e[2 * a + 1] - e[2 * a] + 1;
+    g.spacing[a] = spacing[a];
+    if (points_as_voxels)
+    {
+      g.n[a] = npts;
+      g.origin[a] = origin[a] + (e[2 * a] - 0.5) * spacing[a];
+    }
+    else
+    {
+      g.n[a] = npts - 1;
+      g.origin[a] = origin[a] + e[2 * a] * spacing[a];
+    }
+  }
+  return g;
+}
+
+namespace
+{
+void describe(std::ostringstream& os, vtkDataSetAttributes* attrs)
+{
+  const int n = attrs->GetNumberOfArrays();
+  if (n == 0)
+  {
+    os << "none";
+    return;
+  }
+  for (int q = 0; q < n; ++q)
+  {
+    vtkAbstractArray* a = attrs->GetAbstractArray(q);
+    os << (q ? ", " : "") << "'" << (a->GetName() ? a->GetName() : "(unnamed)") << "' ("
+       << a->GetDataTypeAsString() << ", " << a->GetNumberOfComponents() << " component"
+       << (a->GetNumberOfComponents() == 1 ? "" : "s") << ")";
+  }
+}
+} // namespace
+
+std::string DescribeArrays(vtkDataSet* ds)
+{
+  std::ostringstream os;
+  os << "the input has point arrays: ";
+  describe(os, ds->GetPointData());
+  os << "; cell arrays: ";
+  describe(os, ds->GetCellData());
+  return os.str();
+}
+
+std::string SelectedArrayName(vtkInformation* info)
+{
+  if (!info || !info->Has(vtkDataObject::FIELD_NAME()))
+  {
+    return "";
+  }
+  const char* name = info->Get(vtkDataObject::FIELD_NAME());
+  if (!name)
+  {
+    return "";
+  }
+  std::string s(name);
+  if (s == "None" || s == "none")
+  {
+    return "";
+  }
+  return s;
+}
+
+vtkDataArray* ResolveSelectedArray(vtkDataArray* found, vtkInformation* info, int idx,
+  vtkDataSet* input, const char* fallback, int& assoc, std::string& name)
+{
+  name = SelectedArrayName(info);
+  if (found)
+  {
+    if (name.empty() && found->GetName())
+    {
+      name = found->GetName();  // selected by attribute type (e.g. the active scalars)
+    }
+    return found;
+  }
+  if (name.empty())
+  {
+    assoc = -1;
+    return nullptr;
+  }
+  if (fallback && name == std::to_string(idx))
+  {
+    name = fallback;
+    if (vtkDataArray* a = input->GetCellData()->GetArray(fallback))
+    {
+      assoc = vtkDataObject::FIELD_ASSOCIATION_CELLS;
+      return a;
+    }
+    if (vtkDataArray* a = input->GetPointData()->GetArray(fallback))
+    {
+      assoc = vtkDataObject::FIELD_ASSOCIATION_POINTS;
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+namespace
+{
+void voxel_ijk(long long v, const VoxelGrid& g, int& i, int& j, int& k)
+{
+  i = static_cast<int>(v % g.n[0]);
+  j = static_cast<int>((v / g.n[0]) % g.n[1]);
+  k = static_cast<int>(v / (static_cast<long long>(g.n[0]) * g.n[1]));
+}
+} // namespace
+
+std::vector<float> ReadVoxelValues(
+  vtkDataArray* a, int comp, const VoxelGrid& g, const std::string& what, bool positive)
+{
+  const long long n = g.count();
+  if (a->GetNumberOfTuples() != n)
+  {
+    vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' has ", a->GetNumberOfTuples(),
+      " values, the image has ", n, " voxels");
+  }
+  std::vector<float> out(static_cast<std::size_t>(n));
+  for (long long v = 0; v < n; ++v)
+  {
+    const double x = a->GetComponent(v, comp);
+    if (!std::isfinite(x) || (positive ? !(x > 0) : x < 0))
+    {
+      int i, j, k;
+      voxel_ijk(v, g, i, j, k);
+      vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' has the value ", x,
+        " at voxel (", i, ", ", j, ", ", k, ") (world position ", g.origin[0] + (i + 0.5) * g.spacing[0],
+        ", ", g.origin[1] + (j + 0.5) * g.spacing[1], ", ", g.origin[2] + (k + 0.5) * g.spacing[2],
+        " m); it must be finite and ", positive ? "> 0" : ">= 0");
+    }
+    out[static_cast<std::size_t>(v)] = static_cast<float>(x);
+  }
+  return out;
+}
+
+std::vector<std::uint16_t> ReadLabels(vtkDataArray* a, const VoxelGrid& g, const std::string& what)
+{
+  const int type = a->GetDataType();
+  if (type == VTK_FLOAT || type == VTK_DOUBLE)
+  {
+    vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' is of type ",
+      a->GetDataTypeAsString(), "; tissue labels must be an integer array (uint8 or uint16)");
+  }
+  if (a->GetNumberOfComponents() != 1)
+  {
+    vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' has ",
+      a->GetNumberOfComponents(), " components; tissue labels need 1");
+  }
+  const long long n = g.count();
+  if (a->GetNumberOfTuples() != n)
+  {
+    vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' has ", a->GetNumberOfTuples(),
+      " values, the image has ", n, " voxels");
+  }
+  std::vector<std::uint16_t> out(static_cast<std::size_t>(n));
+  for (long long v = 0; v < n; ++v)
+  {
+    const double x = a->GetComponent(v, 0);
+    if (x < 0 || x > 65535)
+    {
+      int i, j, k;
+      voxel_ijk(v, g, i, j, k);
+      vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' has the label ", x,
+        " at voxel (", i, ", ", j, ", ", k, "); labels must be in 0..65535");
+    }
+    out[static_cast<std::size_t>(v)] = static_cast<std::uint16_t>(x);
+  }
+  return out;
+}
+
+void UniqueLabels(const std::vector<std::uint16_t>& labels, std::vector<std::int64_t>& values,
+  std::vector<std::int64_t>& counts)
+{
+  std::vector<std::int64_t> hist(65536, 0);
+  for (std::uint16_t l : labels)
+  {
+    ++hist[l];
+  }
+  values.clear();
+  counts.clear();
+  for (int l = 0; l < 65536; ++l)
+  {
+    if (hist[l])
+    {
+      values.push_back(l);
+      counts.push_back(hist[l]);
+    }
+  }
+}
+
+} // namespace vem_vtk

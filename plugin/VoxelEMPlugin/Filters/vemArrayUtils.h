@@ -1,0 +1,65 @@
+// Helpers shared by the VoxelEM VTK algorithms: voxel grids of vtkImageData (cells, or points
+// taken as voxels), array look-up with messages that list what the input has, and conversion of
+// VTK arrays to the plain vectors the solver takes. Glue only: no physics here.
+#ifndef vemArrayUtils_h
+#define vemArrayUtils_h
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+class vtkDataArray;
+class vtkDataSet;
+class vtkImageData;
+class vtkInformation;
+
+namespace vem_vtk
+{
+
+// A voxel grid: nx * ny * nz voxels, voxel (0,0,0) with its lower corner at `origin`.
+struct VoxelGrid
+{
+  std::array<int, 3> n{ 0, 0, 0 };
+  std::array<double, 3> spacing{ 1, 1, 1 };
+  std::array<double, 3> origin{ 0, 0, 0 };
+  long long count() const { return static_cast<long long>(n[0]) * n[1] * n[2]; }
+};
+
+// Voxels of an image from its extent, spacing and origin: cells when `points_as_voxels` is
+// false; otherwise each point is the centre of a voxel (origin shifted by half a spacing).
+VoxelGrid VoxelGridFromExtent(const int extent[6], const double spacing[3],
+  const double origin[3], bool points_as_voxels);
+
+// "point arrays: a (float, 1 component), ...; cell arrays: ..." for error messages.
+std::string DescribeArrays(vtkDataSet* ds);
+
+// Name of the array selected for index `idx` of an algorithm (FIELD_NAME of its input array
+// information), or "" when none / "None" is selected.
+std::string SelectedArrayName(vtkInformation* arrayInfo);
+
+// Resolves the array selected for input array `idx`: `found` is what GetInputArrayToProcess
+// returned for it (with `assoc`), `info` its input-array information. When ParaView set the
+// selection before the input had arrays, the name is a placeholder (the index number); then the
+// array named `fallback` (cell data first) is used. `name` receives the name looked for ("" when
+// nothing or "None" is selected). Returns nullptr when nothing matches.
+vtkDataArray* ResolveSelectedArray(vtkDataArray* found, vtkInformation* info, int idx,
+  vtkDataSet* input, const char* fallback, int& assoc, std::string& name);
+
+// Reads component `comp` of a 1- or 3-component numeric array into floats, voxel order
+// (x fastest), checking every value is finite and > 0 (positive) or >= 0. Throws vem::Error
+// naming the array, the voxel (i,j,k) and its value.
+std::vector<float> ReadVoxelValues(vtkDataArray* a, int comp, const VoxelGrid& g,
+  const std::string& what, bool positive);
+
+// Integer labels of a 1-component integer array (voxel order). Throws vem::Error for
+// floating-point or multi-component arrays and for values outside 0..65535, naming the voxel.
+std::vector<std::uint16_t> ReadLabels(vtkDataArray* a, const VoxelGrid& g, const std::string& what);
+
+// Sorted distinct labels and their voxel counts.
+void UniqueLabels(const std::vector<std::uint16_t>& labels, std::vector<std::int64_t>& values,
+  std::vector<std::int64_t>& counts);
+
+} // namespace vem_vtk
+
+#endif
