@@ -12,6 +12,8 @@
 //               alpha(rho) = alpha_max (1 - rho)^m_alpha      (alpha in S/m, like sigma)
 //             The CPML occupies the outer `thickness` cells of the grid: those cells belong to
 //             the grid the user gives (pad the model with air beforehand if needed).
+// - subdomain: the face is shared with a neighbouring subdomain; its ghost samples come through
+//             a HaloExchange (halo_exchange.h) set on the engine.
 #pragma once
 
 #include <array>
@@ -19,7 +21,7 @@
 
 namespace vem {
 
-enum class BoundaryType { pec, pmc, periodic, cpml };
+enum class BoundaryType { pec, pmc, periodic, cpml, subdomain };
 const char* boundary_name(BoundaryType t);
 BoundaryType boundary_from_name(const std::string& name);  // "pec", "pmc", "periodic", "cpml"
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "vem/fdtd_operator.h"
+#include "vem/halo_exchange.h"
 
 namespace vem {
 
@@ -50,6 +51,9 @@ class FdtdEngine {
   // Time at which probe samples of step s (1-based) were taken: s dt for E, (s - 1/2) dt for H.
   double probe_time(Component c, int step) const;
 
+  // The exchange for faces of type BoundaryType::subdomain (halo_exchange.h); not owned.
+  void set_halo_exchange(HaloExchange* exchange) { halo_ = exchange; }
+
   // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
   // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).
   double field_energy() const;
@@ -58,9 +62,16 @@ class FdtdEngine {
   explicit FdtdEngine(const FdtdOperator& op) : op_(op) {}
   virtual void do_steps(int n) = 0;                        // advance n steps, record probes
   virtual std::vector<float> probe_values() const = 0;     // [step][probe], steps_ rows
+  // Copies one node plane (index along `axis`) of component c over the full transverse extent
+  // [0, N_b] x [0, N_c] (b = axis+1 fastest) out of / into the engine's arrays.
+  virtual void read_plane(Component c, int axis, int index, float* out) const = 0;
+  virtual void write_plane(Component c, int axis, int index, const float* in) = 0;
+  // Sends and receives the subdomain-face planes after the H (electric = false) or E update.
+  void exchange_halo(bool electric);
 
   const FdtdOperator& op_;
   int steps_ = 0;
+  HaloExchange* halo_ = nullptr;
 };
 
 // Tuning knobs of the CUDA engine (ignored by the CPU engine). Zero / automatic = the defaults

@@ -10,14 +10,16 @@ const char* boundary_name(BoundaryType t) {
     case BoundaryType::pmc: return "pmc";
     case BoundaryType::periodic: return "periodic";
     case BoundaryType::cpml: return "cpml";
+    case BoundaryType::subdomain: return "subdomain";
   }
   return "?";
 }
 
 BoundaryType boundary_from_name(const std::string& name) {
-  for (auto t : {BoundaryType::pec, BoundaryType::pmc, BoundaryType::periodic, BoundaryType::cpml})
+  for (auto t : {BoundaryType::pec, BoundaryType::pmc, BoundaryType::periodic, BoundaryType::cpml,
+                 BoundaryType::subdomain})
     if (name == boundary_name(t)) return t;
-  fail("unknown boundary '", name, "' (expected pec, pmc, periodic or cpml)");
+  fail("unknown boundary '", name, "' (expected pec, pmc, periodic, cpml or subdomain)");
 }
 
 BoundarySpec BoundarySpec::all(BoundaryType t, int cpml_thickness) {

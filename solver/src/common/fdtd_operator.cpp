@@ -99,8 +99,10 @@ void FdtdOperator::build_ranges() {
         hi_[c][a] = n[a] - 1;
       } else {
         lo_[c][a] = is_e_terminating(bc.face[2 * a]) ? 1 : 0;
+        // The plane N is a copy on periodic faces and the neighbour's on subdomain faces.
         const BoundaryType h = bc.face[2 * a + 1];
-        hi_[c][a] = (is_e_terminating(h) || h == BoundaryType::periodic) ? n[a] - 1 : n[a];
+        hi_[c][a] = (is_e_terminating(h) || h == BoundaryType::periodic || h == BoundaryType::subdomain)
+                        ? n[a] - 1 : n[a];
       }
       // H_c: N+1 samples along its own axis, N across.
       lo_[3 + c][a] = 0;

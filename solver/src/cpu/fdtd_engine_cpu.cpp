@@ -63,10 +63,12 @@ void FdtdEngineCpu::step_once(const Coef& coef, int step) {
   for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h(s, coef);
   apply_sources(false, step);
   fill_h_ghosts();
+  exchange_halo(false);
   for (int c = 0; c < 3; ++c) bulk_e(c, coef);
   for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e(s, coef);
   apply_sources(true, step);
   copy_periodic_e_planes();
+  exchange_halo(true);
   for (const auto& p : op_.probes()) probe_buf_.push_back(f_[int(p.probe.component)][p.offset]);
 }
 
@@ -280,6 +282,32 @@ void FdtdEngineCpu::copy_periodic_e_planes() {
         }
     }
   }
+}
+
+void FdtdEngineCpu::read_plane(Component c, int axis, int index, float* out) const {
+  const FieldLayout& L = op_.layout();
+  const int n[3] = {L.nx, L.ny, L.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  const float* f = f_[int(c)].data();
+  for (int v = 0; v <= n[d]; ++v)
+    for (int u = 0; u <= n[b]; ++u) {
+      int idx[3];
+      idx[axis] = index; idx[b] = u; idx[d] = v;
+      out[u + std::size_t(n[b] + 1) * v] = f[L.at(idx[0], idx[1], idx[2])];
+    }
+}
+
+void FdtdEngineCpu::write_plane(Component c, int axis, int index, const float* in) {
+  const FieldLayout& L = op_.layout();
+  const int n[3] = {L.nx, L.ny, L.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  float* f = f_[int(c)].data();
+  for (int v = 0; v <= n[d]; ++v)
+    for (int u = 0; u <= n[b]; ++u) {
+      int idx[3];
+      idx[axis] = index; idx[b] = u; idx[d] = v;
+      f[L.at(idx[0], idx[1], idx[2])] = in[u + std::size_t(n[b] + 1) * v];
+    }
 }
 
 std::vector<float> FdtdEngineCpu::field(Component c) const {

@@ -20,6 +20,8 @@ class FdtdEngineCpu final : public FdtdEngine {
  protected:
   void do_steps(int n) override;
   std::vector<float> probe_values() const override { return probe_buf_; }
+  void read_plane(Component c, int axis, int index, float* out) const override;
+  void write_plane(Component c, int axis, int index, const float* in) override;
 
  private:
   template <class Coef> void step_once(const Coef& coef, int step);

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -30,8 +31,11 @@ bool cuda_device_usable(std::string* why);
 
 namespace {
 
+// One constant-memory table per process: the first live engine that wants it gets it; engines
+// created while it is taken use the global-memory table (automatic placement) or are refused
+// (forced constant placement), so engines may run concurrently from several threads.
 __constant__ float c_table[kConstantTableCapacity * 12];
-const void* g_constant_table_owner = nullptr;  // engine whose table is in c_table
+std::atomic<const void*> g_constant_table_owner{nullptr};
 
 struct FieldPtrs {
   float* f[6];
@@ -233,6 +237,21 @@ __global__ void copy_periodic_e(FieldPtrs F, GridParams g, int a) {
   }
 }
 
+// One node plane of one array <-> a dense buffer (halo exchange through subdomain faces).
+__global__ void plane_copy(float* field, GridParams g, int axis, int index, float* buf, bool to_buffer) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = blockIdx.y * blockDim.y + threadIdx.y;
+  if (u > n[b] || v > n[d]) return;
+  int idx3[3];
+  idx3[axis] = index; idx3[b] = u; idx3[d] = v;
+  const int o = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  const int t = u + (n[b] + 1) * v;
+  if (to_buffer) buf[t] = field[o];
+  else field[o] = buf[t];
+}
+
 constexpr int kMaxPointUpdates = 16;
 struct PointUpdates {
   int count;
@@ -290,7 +309,8 @@ class FdtdEngineCuda final : public FdtdEngine {
  public:
   FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
   ~FdtdEngineCuda() override {
-    if (g_constant_table_owner == this) g_constant_table_owner = nullptr;
+    const void* self = this;
+    g_constant_table_owner.compare_exchange_strong(self, nullptr);
   }
   std::string backend() const override { return "cuda:" + device_name_; }
   std::vector<float> field(Component c) const override;
@@ -299,6 +319,9 @@ class FdtdEngineCuda final : public FdtdEngine {
  protected:
   void do_steps(int n) override;
   std::vector<float> probe_values() const override;
+  void read_plane(Component c, int axis, int index, float* out) const override;
+  void write_plane(Component c, int axis, int index, const float* in) override;
+  void copy_plane(Component c, int axis, int index, float* host, bool to_host) const;
 
  private:
   template <class Coef> void step_once(const Coef& coef, int step);
@@ -370,6 +393,17 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       fail("material table of ", op.material_count(), " entries does not fit constant memory (",
            kConstantTableCapacity, " entries)");
     constant_table_ = tuning.table == TP::constant || (tuning.table == TP::automatic && fits);
+    if (constant_table_) {
+      const void* none = nullptr;
+      if (!g_constant_table_owner.compare_exchange_strong(none, this)) {
+        if (tuning.table == TP::constant)
+          fail("the constant-memory material table is in use by another live CUDA engine; use "
+               "TablePlacement::automatic or global for concurrent engines");
+        constant_table_ = false;
+      } else {
+        VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table, t.data(), t.size() * sizeof(float)));
+      }
+    }
     table_.allocate(t.size(), "material coefficient table");
     table_.upload(t.data(), t.size());
   } else {
@@ -500,6 +534,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     fill_h_ghosts<<<pg, pb>>>(F_, g_, a, int(lo), int(hi));
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
+  exchange_halo(false);
 
   update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
@@ -513,6 +548,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     copy_periodic_e<<<pg, pb>>>(F_, g_, a);
     VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
   }
+  exchange_halo(true);
   const int np = int(op_.probes().size());
   if (np > 0) {
     gather_probes<<<(np + 127) / 128, 128>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,
@@ -537,11 +573,6 @@ void FdtdEngineCuda::do_steps(int n) {
   }
   if (op_.material_mode() == MaterialMode::indexed) {
     if (constant_table_) {
-      if (g_constant_table_owner != this) {
-        const auto& t = op_.coefficient_table();
-        VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table, t.data(), t.size() * sizeof(float)));
-        g_constant_table_owner = this;
-      }
       const ConstantTable coef{index_.ptr};
       for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
     } else {
@@ -564,6 +595,28 @@ std::vector<float> FdtdEngineCuda::probe_values() const {
     VEM_CUDA_CHECK(cudaMemcpy(out.data(), probe_buf_.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
   }
   return out;
+}
+
+void FdtdEngineCuda::copy_plane(Component c, int axis, int index, float* host, bool to_host) const {
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  const std::size_t count = std::size_t(n[b] + 1) * (n[d] + 1);
+  DeviceArray<float> buf;
+  buf.allocate(count, "halo plane buffer");
+  if (!to_host) buf.upload(host, count);
+  const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+  plane_copy<<<pg, pb>>>(F_.f[int(c)], g_, axis, index, buf.ptr, to_host);
+  VEM_CUDA_CHECK_LAUNCH("plane_copy");
+  if (to_host) VEM_CUDA_CHECK(cudaMemcpy(host, buf.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+  else VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void FdtdEngineCuda::read_plane(Component c, int axis, int index, float* out) const {
+  copy_plane(c, axis, index, out, true);
+}
+
+void FdtdEngineCuda::write_plane(Component c, int axis, int index, const float* in) {
+  copy_plane(c, axis, index, const_cast<float*>(in), false);
 }
 
 std::vector<float> FdtdEngineCuda::field(Component c) const {
