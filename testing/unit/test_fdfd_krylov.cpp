@@ -81,7 +81,14 @@ struct DenseOps {
       r[i] -= alpha * q[i];
     }
     *rr = nrm2sq(r);
-    return wdotu(wm, r, r);
+    return wm ? wdotu(wm, r, r) : WDot{0.0, 0.0};
+  }
+  WDot cocr_pq(C* p, C* q, const C* r, const C* ar, const C* d, cd beta) {
+    for (int i = 0; i < n; ++i) {
+      p[i] = r[i] + beta * p[i];
+      q[i] = ar[i] + beta * q[i];
+    }
+    return wdotu(d, q, q);
   }
   void cocg_p(C* p, const C* minv, const C* r, cd beta) {
     for (int i = 0; i < n; ++i) p[i] = (minv ? minv[i] * r[i] : r[i]) + beta * p[i];
@@ -137,6 +144,13 @@ TEST(FdfdKrylov, BicgstabAndCocgConverge) {
     const KrylovResult r = cocg(ops, b.data(), x, ones.data(), nullptr, ones.data(), kp);
     EXPECT_EQ(r.status, FdfdStatus::converged) << r.message;
     EXPECT_EQ(r.matvecs, r.iterations);
+    EXPECT_LT(true_residual(ops, b, x), 1e-9);
+  }
+  {
+    cd* x = ops.alloc();
+    std::vector<cd> ones(40, 1.0);
+    const KrylovResult r = cocr(ops, b.data(), x, ones.data(), kp);
+    EXPECT_EQ(r.status, FdfdStatus::converged) << r.message;
     EXPECT_LT(true_residual(ops, b, x), 1e-9);
   }
   {  // Jacobi-preconditioned variants

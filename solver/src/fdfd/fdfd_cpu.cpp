@@ -203,7 +203,7 @@ class CpuOps {
     return {{re, im}, ab};
   }
   WDot cocg_xr(C* x, C* r, const C* p, const C* q, const C* wm, cdouble alpha, double* rr) {
-    bytes_ += 7.0 * n_ * sizeof(C);
+    bytes_ += (wm ? 7.0 : 6.0) * n_ * sizeof(C);
     const C ca = to_cx<T>(alpha), cma = to_cx<T>(-alpha);
     double re = 0, im = 0, ab = 0, nn = 0;
 #pragma omp parallel for schedule(static) reduction(+ : re, im, ab, nn)
@@ -212,13 +212,32 @@ class CpuOps {
       const C rn = cfma(cma, q[i], r[i]);
       r[i] = rn;
       const Cx<double> rd{double(rn.re), double(rn.im)};
-      const Cx<double> v = Cx<double>{double(wm[i].re), double(wm[i].im)} * rd * rd;
+      nn += rd.re * rd.re + rd.im * rd.im;
+      if (wm) {
+        const Cx<double> v = Cx<double>{double(wm[i].re), double(wm[i].im)} * rd * rd;
+        re += v.re;
+        im += v.im;
+        ab += std::fabs(v.re) + std::fabs(v.im);
+      }
+    }
+    *rr = nn;
+    return {{re, im}, ab};
+  }
+  WDot cocr_pq(C* p, C* q, const C* r, const C* ar, const C* dw, cdouble beta) {
+    bytes_ += 7.0 * n_ * sizeof(C);
+    const C cb = to_cx<T>(beta);
+    double re = 0, im = 0, ab = 0;
+#pragma omp parallel for schedule(static) reduction(+ : re, im, ab)
+    for (std::int64_t i = 0; i < n_; ++i) {
+      p[i] = cfma(cb, p[i], r[i]);
+      const C qn = cfma(cb, q[i], ar[i]);
+      q[i] = qn;
+      const Cx<double> qd{double(qn.re), double(qn.im)};
+      const Cx<double> v = Cx<double>{double(dw[i].re), double(dw[i].im)} * qd * qd;
       re += v.re;
       im += v.im;
       ab += std::fabs(v.re) + std::fabs(v.im);
-      nn += rd.re * rd.re + rd.im * rd.im;
     }
-    *rr = nn;
     return {{re, im}, ab};
   }
   void cocg_p(C* p, const C* minv, const C* r, cdouble beta) {
@@ -307,7 +326,8 @@ BackendResult solve_cpu_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   const auto t1 = Clock::now();
   const double bytes0 = ops.bytes();
   out.krylov = o.method == FdfdMethod::bicgstab ? bicgstab(ops, b, x, minv, kp)
-                                                : cocg(ops, b, x, d, minv, wm, kp);
+               : o.method == FdfdMethod::cocg   ? cocg(ops, b, x, d, minv, wm, kp)
+                                                : cocr(ops, b, x, d, kp);
   const auto t2 = Clock::now();
   out.x = ops.download(x);
   out.backend = "cpu (" + std::to_string(omp_get_max_threads()) + " threads)";

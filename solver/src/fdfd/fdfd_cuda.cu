@@ -225,11 +225,27 @@ struct CocgXrF {  // x += alpha p; r -= alpha q; {sum wm r r, sum |.|, ||r||^2}
     const Cx<T> rn = cfma(malpha, q[i], r[i]);
     r[i] = rn;
     const Cx<double> rd = wide(rn);
-    const Cx<double> v = wide(wm[i]) * rd * rd;
+    acc[3] += rd.re * rd.re + rd.im * rd.im;
+    if (wm) {
+      const Cx<double> v = wide(wm[i]) * rd * rd;
+      acc[0] += v.re;
+      acc[1] += v.im;
+      acc[2] += fabs(v.re) + fabs(v.im);
+    }
+  }
+};
+template <class T>
+struct CocrPqF {  // p = r + beta p; q = ar + beta q; {sum d q q, sum |.|}
+  Cx<T> beta; Cx<T>* p; Cx<T>* q; const Cx<T>* r; const Cx<T>* ar; const Cx<T>* d;
+  __device__ void operator()(std::int64_t i, double* acc) const {
+    p[i] = cfma(beta, p[i], r[i]);
+    const Cx<T> qn = cfma(beta, q[i], ar[i]);
+    q[i] = qn;
+    const Cx<double> qd = wide(qn);
+    const Cx<double> v = wide(d[i]) * qd * qd;
     acc[0] += v.re;
     acc[1] += v.im;
     acc[2] += fabs(v.re) + fabs(v.im);
-    acc[3] += rd.re * rd.re + rd.im * rd.im;
   }
 };
 
@@ -533,12 +549,27 @@ class CudaOps {
       axpy(alpha, p, x);
       axpy(-alpha, q, r);
       *rr = nrm2sq(r);
-      return wdotu(wm, r, r);
+      return wm ? wdotu(wm, r, r) : WDot{0.0, 0.0};
     }
-    bytes_ += 7.0 * n_ * sizeof(C);
+    bytes_ += (wm ? 7.0 : 6.0) * n_ * sizeof(C);
     double acc[4];
     reduce<4>(CocgXrF<T>{cx(alpha), cx(-alpha), x, r, p, q, wm}, acc);
     *rr = acc[3];
+    return {{acc[0], acc[1]}, acc[2]};
+  }
+  WDot cocr_pq(C* p, C* q, const C* r, const C* ar, const C* dw, cdouble beta) {
+    if (blas_ == FdfdBlas::cublas) {
+      bytes_ += 4.0 * n_ * sizeof(C);
+      const BC cb = Blas<T>::c(beta);
+      VEM_CUBLAS_CHECK(Blas<T>::scal(handle_, int(n_), &cb, bc(p)));
+      VEM_CUBLAS_CHECK(Blas<T>::scal(handle_, int(n_), &cb, bc(q)));
+      axpy(1.0, r, p);
+      axpy(1.0, ar, q);
+      return wdotu(dw, q, q);
+    }
+    bytes_ += 7.0 * n_ * sizeof(C);
+    double acc[3];
+    reduce<3>(CocrPqF<T>{cx(beta), p, q, r, ar, dw}, acc);
     return {{acc[0], acc[1]}, acc[2]};
   }
   void cocg_p(C* p, const C* minv, const C* r, cdouble beta) {
@@ -652,7 +683,8 @@ BackendResult solve_cuda_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   const auto t1 = Clock::now();
   const double bytes0 = ops.bytes();
   out.krylov = o.method == FdfdMethod::bicgstab ? bicgstab(ops, b, x, minv, kp)
-                                                : cocg(ops, b, x, d, minv, wm, kp);
+               : o.method == FdfdMethod::cocg   ? cocg(ops, b, x, d, minv, wm, kp)
+                                                : cocr(ops, b, x, d, kp);
   ops.synchronize();
   const auto t2 = Clock::now();
   out.x = ops.download(x);

@@ -19,7 +19,10 @@
 //   WDot wdotu(const C* w, const C* a, const C* b);  {sum w a b, sum |w a b|}
 //   WDot cocg_xr(C* x, C* r, const C* p, const C* q, const C* wm, cdouble alpha, double* rr);
 //        x += alpha p;  r -= alpha q;  *rr = ||r||^2;  returns {sum wm r r, sum |wm r r|}
+//        (wm may be null: then no weighted sum, {0, 0})
 //   void cocg_p(C* p, const C* minv, const C* r, cdouble beta);  p = minv o r + beta p (minv may be null)
+//   WDot cocr_pq(C* p, C* q, const C* r, const C* ar, const C* d, cdouble beta);
+//        p = r + beta p;  q = ar + beta q;  returns {sum d q q, sum |d q q|}
 #pragma once
 
 #include <algorithm>
@@ -80,6 +83,16 @@ struct BestIterate {
       saved = rel;
     }
   }
+  // Before a restart: continue from the saved iterate when x is no longer usable (non-finite)
+  // or far worse than it (a residual non-monotone method's peaks stay within ~10^4).
+  void rewind(C* x, double current_rel) {
+    if (!std::isfinite(current_rel) || current_rel > 1e6 * saved) {
+      if (best)
+        ops.copy(best, x);
+      else
+        ops.zero(x);
+    }
+  }
   // At the end without convergence: restore the saved iterate when it is better than x.
   bool restore(C* x, double current_rel) {
     if (!(saved < current_rel) && std::isfinite(current_rel)) return false;
@@ -138,12 +151,14 @@ KrylovResult bicgstab(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
     breakdown = why;
     if (res.restarts >= prm.max_restarts) return false;
     ++res.restarts;
+    best.rewind(x, rel);
     ops.matvec(x, t);
     ++res.matvecs;
     ops.residual(b, t, r);
     ops.copy(r, r0);
     rnorm2 = ops.nrm2sq(r);
     r0norm = std::sqrt(rnorm2);
+    rel = std::sqrt(rnorm2) / bnorm;
     rho = rnorm2;
     first = true;
     return true;
@@ -201,9 +216,8 @@ KrylovResult bicgstab(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
       break;
     }
     if (!std::isfinite(rel)) {
-      breakdown = "the residual became non-finite";
-      res.status = FdfdStatus::breakdown;
-      break;
+      if (!restart("the residual became non-finite")) break;
+      continue;
     }
     if (std::abs(omega) <= eps) {
       if (!restart("omega vanished (BiCGSTAB stagnation)")) break;
@@ -270,9 +284,11 @@ KrylovResult cocg(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
     breakdown = why;
     if (res.restarts >= prm.max_restarts) return false;
     ++res.restarts;
+    best.rewind(x, rel);
     ops.matvec(x, q);
     ++res.matvecs;
     ops.residual(b, q, r);
+    rel = std::sqrt(ops.nrm2sq(r)) / bnorm;
     rho = ops.wdotu(wm, r, r);
     ops.zero(p);
     ops.cocg_p(p, minv, r, 0.0);
@@ -303,9 +319,8 @@ KrylovResult cocg(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
       break;
     }
     if (!std::isfinite(rel)) {
-      breakdown = "the residual became non-finite";
-      res.status = FdfdStatus::breakdown;
-      break;
+      if (!restart("the residual became non-finite")) break;
+      continue;
     }
     const cdouble beta = rho_new.dot / rho.dot;
     rho = rho_new;
@@ -331,6 +346,113 @@ KrylovResult cocg(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
                   detail::fmt(prm.tolerance) + ")";
   } else if (res.restarts > 0) {
     res.message = "COCG converged after " + std::to_string(res.restarts) +
+                  " restart(s); last breakdown: " + breakdown;
+  }
+  return res;
+}
+
+// COCR (Sogabe & Zhang, J. Comput. Appl. Math. 199 (2007) 297) on the complex-symmetric
+// diag(d^1/2) A diag(d^-1/2), written for r = b - A x: alpha = (r, A r)_d / (A p, A p)_d,
+// beta = (r', A r')_d / (r, A r)_d with (u, v)_d = sum d u v (unconjugated). One product with A
+// per iteration like COCG, one more vector update, and a residual that behaves like that of a
+// minimal-residual method (no large intermediate peaks). x must be zero on entry.
+template <class Ops>
+KrylovResult cocr(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
+                  const typename Ops::C* d, const KrylovParams& prm) {
+  using C = typename Ops::C;
+  KrylovResult res;
+  const double bnorm = std::sqrt(ops.nrm2sq(b));
+  if (prm.keep_history) res.history.push_back(1.0);
+  if (bnorm == 0.0) {
+    res.status = FdfdStatus::converged;
+    res.relative_residual = 0.0;
+    res.message = "zero right-hand side (nothing scatters): the scattered field is zero";
+    return res;
+  }
+  C* r = ops.alloc();
+  C* ar = ops.alloc();
+  C* p = ops.alloc();
+  C* q = ops.alloc();
+  detail::BestIterate<Ops> best{ops};
+  const double eps = prm.breakdown_eps;
+  double rel = 1.0;
+  std::string breakdown;
+  WDot rho{}, mu{};
+
+  auto start = [&]() {
+    ops.matvec(r, ar);
+    ++res.matvecs;
+    rho = ops.wdotu(d, r, ar);
+    ops.zero(p);
+    ops.zero(q);
+    mu = ops.cocr_pq(p, q, r, ar, d, 0.0);
+  };
+  auto restart = [&](const std::string& why) -> bool {
+    breakdown = why;
+    if (res.restarts >= prm.max_restarts) return false;
+    ++res.restarts;
+    best.rewind(x, rel);
+    ops.matvec(x, q);
+    ++res.matvecs;
+    ops.residual(b, q, r);
+    rel = std::sqrt(ops.nrm2sq(r)) / bnorm;
+    start();
+    return true;
+  };
+
+  ops.copy(b, r);
+  start();
+  while (res.iterations < prm.max_iterations) {
+    if (std::abs(rho.dot) <= eps * rho.abs_sum) {
+      if (!restart("(r, A r) vanished (COCR breakdown)")) break;
+      continue;
+    }
+    if (std::abs(mu.dot) <= eps * mu.abs_sum) {
+      if (!restart("(A p, A p) vanished (COCR breakdown)")) break;
+      continue;
+    }
+    const cdouble alpha = rho.dot / mu.dot;
+    double rnorm2 = 0;
+    ops.cocg_xr(x, r, p, q, nullptr, alpha, &rnorm2);
+    ++res.iterations;
+    rel = std::sqrt(rnorm2) / bnorm;
+    if (prm.keep_history) res.history.push_back(rel);
+    best.offer(x, rel);
+    if (rel <= prm.tolerance) {
+      res.status = FdfdStatus::converged;
+      break;
+    }
+    if (!std::isfinite(rel)) {
+      if (!restart("the residual became non-finite")) break;
+      continue;
+    }
+    ops.matvec(r, ar);
+    ++res.matvecs;
+    const WDot rho_new = ops.wdotu(d, r, ar);
+    const cdouble beta = rho_new.dot / rho.dot;
+    rho = rho_new;
+    mu = ops.cocr_pq(p, q, r, ar, d, beta);
+    if (prm.progress && res.iterations % std::max(1, prm.progress_interval) == 0 &&
+        !prm.progress(res.iterations, rel)) {
+      res.status = FdfdStatus::stopped;
+      break;
+    }
+  }
+  res.relative_residual = rel;
+  if (res.status != FdfdStatus::converged) {
+    if (res.status == FdfdStatus::max_iterations && !breakdown.empty() &&
+        res.iterations < prm.max_iterations)
+      res.status = FdfdStatus::breakdown;
+    if (best.restore(x, rel)) res.relative_residual = best.saved;
+    std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
+                       : res.status == FdfdStatus::stopped ? "was stopped"
+                                                           : "did not converge";
+    res.message = "COCR " + what + " after " + std::to_string(res.iterations) +
+                  " iterations; returning the best iterate, relative residual " +
+                  detail::fmt(res.relative_residual) + " (tolerance " +
+                  detail::fmt(prm.tolerance) + ")";
+  } else if (res.restarts > 0) {
+    res.message = "COCR converged after " + std::to_string(res.restarts) +
                   " restart(s); last breakdown: " + breakdown;
   }
   return res;

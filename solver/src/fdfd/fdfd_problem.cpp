@@ -144,6 +144,8 @@ void validate(const FdfdSolverOptions& o) {
     fail("FDFD: max_iterations = ", o.max_iterations, " must be >= 1");
   if (o.max_restarts < 0) fail("FDFD: max_restarts = ", o.max_restarts, " must be >= 0");
   if (o.device_index < 0) fail("FDFD: device_index = ", o.device_index, " must be >= 0");
+  if (o.method == FdfdMethod::cocr && o.preconditioner != FdfdPreconditioner::none)
+    fail("FDFD: the COCR method takes no preconditioner (use none, or COCG/BiCGSTAB with jacobi)");
 }
 
 const char* fdfd_name(FdfdPrecision v) {
@@ -165,7 +167,15 @@ const char* fdfd_name(FdfdTablePlacement v) {
   }
   return "?";
 }
-const char* fdfd_name(FdfdMethod v) { return v == FdfdMethod::bicgstab ? "bicgstab" : "cocg"; }
+const char* fdfd_name(FdfdMethod v) {
+  switch (v) {
+    case FdfdMethod::automatic: return "auto";
+    case FdfdMethod::bicgstab: return "bicgstab";
+    case FdfdMethod::cocg: return "cocg";
+    case FdfdMethod::cocr: return "cocr";
+  }
+  return "?";
+}
 const char* fdfd_name(FdfdPreconditioner v) {
   return v == FdfdPreconditioner::none ? "none" : "jacobi";
 }

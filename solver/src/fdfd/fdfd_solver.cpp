@@ -43,6 +43,9 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
     std::string why;
     if (!fdfd::cuda_usable(&why)) fail("FDFD: the CUDA backend was requested but ", why);
   }
+  // Method.
+  if (o.method == FdfdMethod::automatic)
+    o.method = o.precision == FdfdPrecision::complex128 ? FdfdMethod::cocg : FdfdMethod::bicgstab;
   // Storage.
   if (o.storage == FdfdStorage::automatic) {
     o.storage = op.cis_available() ? FdfdStorage::cis : FdfdStorage::cas;
@@ -61,7 +64,7 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
     hv.minv = op.diagonal();
     for (auto& v : hv.minv) v = 1.0 / v;
   }
-  if (o.method == FdfdMethod::cocg) {
+  if (o.method != FdfdMethod::bicgstab) {
     hv.d = op.symmetrizer();
     hv.wm = hv.d;
     if (!hv.minv.empty())
@@ -75,9 +78,13 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   kp.keep_history = o.keep_history;
   kp.progress = o.progress;
   kp.progress_interval = o.progress_interval;
+  // A scalar counts as zero when it falls below `breakdown_eps` relative to the magnitudes of
+  // the terms of its inner product: 10 eps in double. In single precision the ratio reaches the
+  // rounding-noise floor (~eps) in long BiCGSTAB runs that still converge (restarting there
+  // throws the Krylov space away and stalls), so only near-exact zeros (1e-12) count.
   kp.breakdown_eps = o.precision == FdfdPrecision::complex128
                          ? 10.0 * std::numeric_limits<double>::epsilon()
-                         : 10.0 * std::numeric_limits<float>::epsilon();
+                         : 1e-12;
   const double host_setup = std::chrono::duration<double>(Clock::now() - t0).count();
 
   fdfd::BackendResult br = o.backend == Backend::cuda ? fdfd::solve_cuda(op, o, hv, kp)
