@@ -311,7 +311,27 @@ class CudaOps {
   using C = Cx<T>;
   using BC = typename Blas<T>::C;
 
-  CudaOps(const FdfdOperator& op, const FdfdSolverOptions& o) : storage_(o.storage), mv_(o.matvec), blas_(o.blas) {
+  CudaOps(const FdfdOperator& op, const FdfdSolverOptions& o)
+      : storage_(o.storage), mv_(o.matvec), blas_(o.blas) {
+    try {
+      setup(op, o);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+
+  ~CudaOps() { release(); }
+  CudaOps(const CudaOps&) = delete;
+  CudaOps& operator=(const CudaOps&) = delete;
+
+ private:
+  void setup(const FdfdOperator& op, const FdfdSolverOptions& o) {
+    int count = 0;
+    VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (o.device_index >= count)
+      fail("FDFD: CUDA device index ", o.device_index, " requested but ", count,
+           " device(s) are present");
     VEM_CUDA_CHECK(cudaSetDevice(o.device_index));
     cudaDeviceProp prop;
     VEM_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.device_index));
@@ -389,13 +409,15 @@ class CudaOps {
     VEM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  ~CudaOps() {
+  void release() {
     if (handle_) cublasDestroy(handle_);
+    handle_ = nullptr;
     for (void* p : allocations_) cudaFree(p);
+    allocations_.clear();
+    if (lock_.owns_lock()) lock_.unlock();
   }
-  CudaOps(const CudaOps&) = delete;
-  CudaOps& operator=(const CudaOps&) = delete;
 
+ public:
   std::string name() const { return name_; }
   FdfdTablePlacement placement() const { return placement_; }
   double bytes() const { return bytes_; }
