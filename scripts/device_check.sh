@@ -19,13 +19,24 @@ fi
 grep -E "registers|spill" "$OUT/build.log" | head -40 > "$OUT/ptxas.txt" || true
 rc=0
 if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
-  (cd $BUILD && OMP_NUM_THREADS=2 ctest --output-on-failure -j8 --timeout 900 > "$OUT/ctest.log" 2>&1) || rc=1
+  (cd $BUILD && OMP_NUM_THREADS=2 ctest --output-on-failure -j8 --timeout 900 --output-junit "$OUT/ctest_junit.xml" > "$OUT/ctest.log" 2>&1) || rc=1
   grep -E "relative L2|dB|rel|Passed|Failed|tests passed|SKIPPED" "$OUT/ctest.log" | tail -60
   tail -15 "$OUT/ctest.log"
+fi
+# The C++ plugin test (VTK filters with the CUDA backend vs CPU), built on the development
+# machine and carried with its VTK libraries (scripts/collect_plugin_test.sh, carry .carry).
+if [ -x .carry/plugin-test/test_plugin_filters ] && { [ "$WHAT" = all ] || [ "$WHAT" = tests ]; }; then
+  LD_LIBRARY_PATH=$PWD/.carry/plugin-test/lib:${LD_LIBRARY_PATH:-} OMP_NUM_THREADS=4 \
+    .carry/plugin-test/test_plugin_filters > "$OUT/plugin_test.log" 2>&1 || rc=1
+  grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|relative|rel\." "$OUT/plugin_test.log" | tail -40
 fi
 if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   ./$BUILD/testing/benchmarks/bench_fdtd "$OUT/bench_fdtd.json" "$COMMIT" "$@" > "$OUT/bench_fdtd.md" 2> "$OUT/bench_fdtd.log" || rc=1
   cat "$OUT/bench_fdtd.md"
+fi
+if [ "$WHAT" = fdfd-bench ]; then
+  ./$BUILD/testing/benchmarks/bench_fdfd "$OUT/bench_fdfd.json" --commit "$COMMIT" "$@" > "$OUT/bench_fdfd.md" 2> "$OUT/bench_fdfd.log" || rc=1
+  cat "$OUT/bench_fdfd.md"
 fi
 if [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
