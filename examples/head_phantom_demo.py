@@ -65,13 +65,13 @@ def find_plugin(explicit):
 
 
 def robust_top(proxy, fallback):
-    """99.9th percentile of E_magnitude: the colour range ignores the singular source voxels."""
+    """99th percentile of E_magnitude: the colour range ignores the near field of the source."""
     try:
         import numpy as np
         from vtkmodules.util.numpy_support import vtk_to_numpy
         data = servermanager.Fetch(proxy)
         e = vtk_to_numpy(data.GetCellData().GetArray("E_magnitude"))
-        top = float(np.percentile(e, 99.9))
+        top = float(np.percentile(e, 99.0))
         return top if top > 0 else max(fallback, 1e-30)
     except Exception:
         return max(fallback * 0.02, 1e-30)
@@ -191,21 +191,26 @@ def main():
     scene.UpdateAnimationUsingDataTimeSteps()
     scene.AnimationTime = times[-1]
 
-    slice_ = Slice(registrationName="AxialSlice", Input=fdtd)
+    # Colours are mapped linearly: show log10 |E| over 3 decades below the 99th percentile.
+    top = robust_top(fdtd, emag_range[1])
+    lt = math.log10(top)
+    logE = Calculator(registrationName="Log10E", Input=fdtd)
+    logE.AttributeType = "Cell Data"
+    logE.ResultArrayName = "log10_E"
+    logE.Function = "log10(max(E_magnitude, 1e-30))"
+    slice_ = Slice(registrationName="AxialSlice", Input=logE)
     slice_.SliceType = "Plane"
     slice_.SliceType.Origin = [0.0, 0.0, SOURCE[2]]
     slice_.SliceType.Normal = [0.0, 0.0, 1.0]
     sd = Show(slice_, view)
-    ColorBy(sd, ("CELLS", "E_magnitude"))
-    lut = GetColorTransferFunction("E_magnitude")
-    top = robust_top(fdtd, emag_range[1])
+    ColorBy(sd, ("CELLS", "log10_E"))
+    lut = GetColorTransferFunction("log10_E")
     lut.ApplyPreset("Inferno (matplotlib)", True)
-    lut.UseLogScale = 1
-    lut.RescaleTransferFunction(top * 1e-3, top)
     lut.AutomaticRescaleRangeMode = "Never"
+    lut.RescaleTransferFunction(lt - 3.0, lt)
     sd.SetScalarBarVisibility(view, True)
     bar = GetScalarBar(lut, view)
-    bar.Title = "E magnitude (V/m)"
+    bar.Title = "log10 E magnitude (V/m)"
     bar.ComponentTitle = ""
 
     # Tissue boundaries on the slice: contours of the permittivity.
@@ -262,29 +267,15 @@ def main():
     # Volume rendering of |E| with the head's skin surface.
     Hide(slice_, view)
     Hide(contour, view)
-    # Volume rendering maps colours linearly, so render log10 |E| over the top 2.5 decades.
-    logE = Calculator(registrationName="Log10E", Input=fdtd)
-    logE.AttributeType = "Cell Data"
-    logE.ResultArrayName = "log10_E"
-    logE.Function = "log10(max(E_magnitude, 1e-30))"
+    # Volume rendering of log10 |E| over the top 2 decades.
     vd = Show(logE, view)
     ColorBy(vd, ("CELLS", "log10_E"))
     vd.SetRepresentationType("Volume")
-    lt = math.log10(top)
-    vlut = GetColorTransferFunction("log10_E")
-    vlut.ApplyPreset("Inferno (matplotlib)", True)
-    vlut.AutomaticRescaleRangeMode = "Never"
-    vlut.RescaleTransferFunction(lt - 2.5, lt)
     vpwf = GetOpacityTransferFunction("log10_E")
-    vpwf.Points = [lt - 2.5, 0.0, 0.5, 0.0, lt - 1.3, 0.0, 0.5, 0.0, lt - 0.6, 0.04, 0.5, 0.0,
-                   lt, 0.35, 0.5, 0.0]
-    vpwf.RescaleTransferFunction(lt - 2.5, lt)
+    vpwf.Points = [lt - 3.0, 0.0, 0.5, 0.0, lt - 1.5, 0.0, 0.5, 0.0, lt - 0.5, 0.05, 0.5, 0.0,
+                   lt, 0.3, 0.5, 0.0, lt + 3.0, 0.6, 0.5, 0.0]
     vd.ScalarOpacityUnitDistance = 3.0 * max(spacing)
     vd.SetScalarBarVisibility(view, True)
-    vbar = GetScalarBar(vlut, view)
-    vbar.Title = "log10 E magnitude (V/m)"
-    vbar.ComponentTitle = ""
-    sd.SetScalarBarVisibility(view, False)
     skin_pts = CellDatatoPointData(registrationName="PhantomPoints", Input=tissues)
     skin = Contour(registrationName="HeadSurface", Input=skin_pts)
     skin.ContourBy = ["POINTS", "permittivity"]
@@ -304,7 +295,6 @@ def main():
     # Back to the slice view for the saved state.
     Hide(logE, view)
     Hide(skin, view)
-    sd.SetScalarBarVisibility(view, True)
     Show(slice_, view)
     Show(contour, view)
     SaveState(os.path.join(out, "head_phantom_demo.pvsm"))

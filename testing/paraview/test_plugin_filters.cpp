@@ -292,6 +292,22 @@ TEST(PluginFdtd, CpuRunProducesTimeSeriesAndProbes)
   EXPECT_TRUE(std::isfinite(p.fdtd->GetLastFieldEnergy()));
   EXPECT_GT(p.fdtd->GetLastFieldEnergy(), 0.0);
   EXPECT_DOUBLE_EQ(out->GetInformation()->Get(vtkDataObject::DATA_TIME_STEP()), times[2]);
+  // The strongest field sits in the cells around the source (world position (0.1, 0, -0.01)).
+  vtkIdType peakCell = 0;
+  for (vtkIdType c = 1; c < Emag->GetNumberOfTuples(); ++c)
+  {
+    if (Emag->GetComponent(c, 0) > Emag->GetComponent(peakCell, 0))
+    {
+      peakCell = c;
+    }
+  }
+  const int nx = ext[1], ny = ext[3];
+  const int pi = static_cast<int>(peakCell % nx), pj = static_cast<int>((peakCell / nx) % ny),
+            pk = static_cast<int>(peakCell / (static_cast<vtkIdType>(nx) * ny));
+  const double* o = out->GetOrigin();
+  EXPECT_NEAR(o[0] + (pi + 0.5) * 0.0066, 0.1, 0.0066);
+  EXPECT_NEAR(o[1] + (pj + 0.5) * 0.0066, 0.0, 0.0066);
+  EXPECT_NEAR(o[2] + (pk + 0.5) * 0.0084, -0.01, 0.0084);
   EXPECT_STREQ(p.fdtd->GetLastBackend(), "cpu");
 
   vtkTable* probes = p.fdtd->GetProbeOutput();

@@ -421,8 +421,9 @@ void CellCentred(const std::vector<float>& f, vem::Component c, const Plan& p, f
   {
     for (int J = 0; J < ny; ++J)
     {
-      const long long k = K + p.lo_total[2], j = J + p.lo_total[1];
-      long long o = p.lo_total[0] + NX * (j + NY * k);
+      // Output cell (I,J,K) is computational cell (I,J,K) + the CPML cells of the low faces.
+      const long long k = K + p.pml[4], j = J + p.pml[2];
+      long long o = p.pml[0] + NX * (j + NY * k);
       float* out = dst + 3 * (static_cast<long long>(nx) * (J + static_cast<long long>(ny) * K));
       for (int I = 0; I < nx; ++I, ++o)
       {
