@@ -271,11 +271,13 @@ def main():
     vd = Show(logE, view)
     ColorBy(vd, ("CELLS", "log10_E"))
     vd.SetRepresentationType("Volume")
+    lut.RescaleTransferFunction(lt - 3.0, lt)  # showing the volume rescaled it to the data range
     vpwf = GetOpacityTransferFunction("log10_E")
     vpwf.Points = [lt - 3.0, 0.0, 0.5, 0.0, lt - 1.5, 0.0, 0.5, 0.0, lt - 0.5, 0.05, 0.5, 0.0,
                    lt, 0.3, 0.5, 0.0, lt + 3.0, 0.6, 0.5, 0.0]
     vd.ScalarOpacityUnitDistance = 3.0 * max(spacing)
     vd.SetScalarBarVisibility(view, True)
+    lut.RescaleTransferFunction(lt - 3.0, lt)
     skin_pts = CellDatatoPointData(registrationName="PhantomPoints", Input=tissues)
     skin = Contour(registrationName="HeadSurface", Input=skin_pts)
     skin.ContourBy = ["POINTS", "permittivity"]
