@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # The main job: builds VoxelEM with its ParaView plugin and runs the head-phantom demo headless
-# (examples/head_phantom_demo.py under pvbatch): .vti/.pvd files and PNG images in ./demo-output.
+# (examples/head_phantom_demo.py under pvpython): a 900 MHz dipole beside the head phantom,
+# .vti/.pvd time series, |E| slice and volume renderings as PNG, a state file, in ./demo-output.
+# Debian's ParaView renders through X only, so the render runs under xvfb-run.
+# Extra arguments go to the demo (e.g. --quick, --backend cuda, --size ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
 BUILD=${VEM_BUILD_DIR:-build}
-OUTDIR=${1:-demo-output}
-mkdir -p "$OUTDIR"
-PLUGIN=$(find "$BUILD" -name 'VoxelEM*.so' -path '*paraview*' | head -1)
+OUTDIR=${VEM_DEMO_OUT:-demo-output}
+PLUGIN=$(find "$BUILD" -name 'VoxelEMPlugin.so' | head -1)
 if [ -z "$PLUGIN" ]; then
   echo "run_demo: the ParaView plugin was not built (is paraview-dev installed?)" >&2
   exit 1
 fi
-export VEM_PLUGIN="$(realpath "$PLUGIN")"
-pvbatch --force-offscreen-rendering examples/head_phantom_demo.py --plugin "$VEM_PLUGIN" --output "$OUTDIR" "${@:2}"
-echo "run_demo: outputs in $OUTDIR"
-ls -la "$OUTDIR"
+xvfb-run -a -s "-screen 0 1280x1024x24" \
+  pvpython --force-offscreen-rendering examples/head_phantom_demo.py \
+  --plugin "$(realpath "$PLUGIN")" --out "$OUTDIR" "$@"
+echo "run_demo: outputs in $OUTDIR:"
+ls "$OUTDIR"
