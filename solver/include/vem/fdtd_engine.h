@@ -29,6 +29,24 @@ struct ProbeRecord {
 // returning false stops the run at that step boundary (the fields stay consistent).
 using StepCallback = std::function<bool(int done, int total)>;
 
+class FdtdEngine;
+
+// Engine extensions (DFT monitors, TFSF plane waves, ...): operator-side descriptions whose
+// engine-side state is called at fixed points of every leap-frog step `step` (0-based):
+//   after_h:     H is at (step + 1/2) dt, bulk + CPML + point sources done; before the PMC /
+//                periodic ghosts and the halo exchange (field corrections go here).
+//   after_e:     E is at (step + 1) dt, bulk + CPML + point sources done; before the periodic
+//                plane copy and the halo exchange (field corrections go here).
+//   end_of_step: the step is complete (ghosts, periodic copies, halo, probes); read-only use.
+// On the CUDA engine the hook runs on the host between kernel launches of the default stream
+// and must launch its own (checked) kernels on raw_field() pointers. Not owned by the engine.
+enum class HookPoint { after_h, after_e, end_of_step };
+class EngineExtension {
+ public:
+  virtual ~EngineExtension() = default;
+  virtual void hook(FdtdEngine& engine, HookPoint where, int step) = 0;
+};
+
 class FdtdEngine {
  public:
   virtual ~FdtdEngine() = default;
@@ -54,6 +72,14 @@ class FdtdEngine {
   // The exchange for faces of type BoundaryType::subdomain (halo_exchange.h); not owned.
   void set_halo_exchange(HaloExchange* exchange) { halo_ = exchange; }
 
+  // Engine extensions (see EngineExtension); called in the order added. Not owned.
+  void add_extension(EngineExtension* ext);
+  void remove_extension(EngineExtension* ext);
+  // The engine's array of component c in the padded layout (field_layout.h): host memory for the
+  // CPU engine, device memory for the CUDA engine (fields_on_device()). For extensions.
+  virtual float* raw_field(Component c) = 0;
+  virtual bool fields_on_device() const { return false; }
+
   // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
   // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).
   double field_energy() const;
@@ -68,10 +94,18 @@ class FdtdEngine {
   virtual void write_plane(Component c, int axis, int index, const float* in) = 0;
   // Sends and receives the subdomain-face planes after the H (electric = false) or E update.
   void exchange_halo(bool electric);
+  // Calls the extensions' hooks; a no-op (one empty() test) when there are none.
+  void run_hooks(HookPoint where, int step) {
+    if (!extensions_.empty()) run_hooks_slow(where, step);
+  }
 
   const FdtdOperator& op_;
   int steps_ = 0;
   HaloExchange* halo_ = nullptr;
+
+ private:
+  void run_hooks_slow(HookPoint where, int step);
+  std::vector<EngineExtension*> extensions_;
 };
 
 // Tuning knobs of the CUDA engine (ignored by the CPU engine). Zero / automatic = the defaults

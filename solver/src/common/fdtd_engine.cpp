@@ -60,6 +60,19 @@ int FdtdEngine::run(int steps, const StepCallback& callback, int callback_interv
   return done;
 }
 
+void FdtdEngine::add_extension(EngineExtension* ext) {
+  if (!ext) fail("add_extension: null extension");
+  if (std::find(extensions_.begin(), extensions_.end(), ext) == extensions_.end()) extensions_.push_back(ext);
+}
+
+void FdtdEngine::remove_extension(EngineExtension* ext) {
+  extensions_.erase(std::remove(extensions_.begin(), extensions_.end(), ext), extensions_.end());
+}
+
+void FdtdEngine::run_hooks_slow(HookPoint where, int step) {
+  for (EngineExtension* e : extensions_) e->hook(*this, where, step);
+}
+
 ProbeRecord FdtdEngine::probes() const {
   ProbeRecord r;
   const auto& ps = op_.probes();

@@ -62,14 +62,17 @@ void FdtdEngineCpu::step_once(const Coef& coef, int step) {
   for (int c = 0; c < 3; ++c) bulk_h(c, coef);
   for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h(s, coef);
   apply_sources(false, step);
+  run_hooks(HookPoint::after_h, step);
   fill_h_ghosts();
   exchange_halo(false);
   for (int c = 0; c < 3; ++c) bulk_e(c, coef);
   for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e(s, coef);
   apply_sources(true, step);
+  run_hooks(HookPoint::after_e, step);
   copy_periodic_e_planes();
   exchange_halo(true);
   for (const auto& p : op_.probes()) probe_buf_.push_back(f_[int(p.probe.component)][p.offset]);
+  run_hooks(HookPoint::end_of_step, step);
 }
 
 // E_c <- ca E_c + cb [ (H_{c+2}(o) - H_{c+2}(o - s_{c+1})) / d_{c+1} - (H_{c+1}(o) - H_{c+1}(o - s_{c+2})) / d_{c+2} ]

@@ -16,6 +16,7 @@ class FdtdEngineCpu final : public FdtdEngine {
   std::string backend() const override { return "cpu"; }
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
+  float* raw_field(Component c) override { return f_[int(c)].data(); }
 
  protected:
   void do_steps(int n) override;

@@ -315,6 +315,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::string backend() const override { return "cuda:" + device_name_; }
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
+  float* raw_field(Component c) override { return fields_[int(c)].ptr; }
+  bool fields_on_device() const override { return true; }
 
  protected:
   void do_steps(int n) override;
@@ -524,6 +526,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   for (auto& s : slabs_)
     if (s->nh > 0) launch_cpml<false>(*s, coef);
   push_point_updates(false, step);
+  run_hooks(HookPoint::after_h, step);
   for (int a = 0; a < 3; ++a) {
     const BoundaryType lo = bc.face[2 * a], hi = bc.face[2 * a + 1];
     const bool any = lo == BoundaryType::pmc || lo == BoundaryType::periodic ||
@@ -541,6 +544,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   for (auto& s : slabs_)
     if (s->ne > 0) launch_cpml<true>(*s, coef);
   push_point_updates(true, step);
+  run_hooks(HookPoint::after_e, step);
   for (int a = 0; a < 3; ++a) {
     if (bc.face[2 * a] != BoundaryType::periodic) continue;
     const int b = (a + 1) % 3, d = (a + 2) % 3;
@@ -555,6 +559,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
                                            probe_buf_.ptr + std::size_t(step) * np);
     VEM_CUDA_CHECK_LAUNCH("gather_probes");
   }
+  run_hooks(HookPoint::end_of_step, step);
 }
 
 void FdtdEngineCuda::do_steps(int n) {
