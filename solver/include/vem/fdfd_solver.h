@@ -58,6 +58,17 @@ enum class FdfdBlas { cublas, fused };
 // E-stage kernel; fused = one kernel that recomputes the four t values each E row needs
 // (no t array: less memory traffic, more arithmetic; neighbours come from the caches).
 enum class FdfdMatvec { two_stage, fused };
+// Mixed-precision iterative refinement (complex64 inner solves, complex128 outer loop):
+//     x = 0;  repeat:  r = b - A x  (double, on the host: FdfdOperator::apply);
+//                      stop when ||r|| <= tol ||b||;
+//                      solve A d = r / ||r||  in the working precision to `inner_tolerance`;
+//                      x += ||r|| d  (x accumulated in double).
+// Each outer step divides the true residual by roughly the accuracy the inner solve really
+// attained (~1e-2..1e-4 in complex64), so complex64 reaches 1e-6 and beyond in a few outer steps
+// at little more than the single-precision cost. automatic: on in complex64, off in complex128.
+// The outer loop stops early when an outer step gains less than 10% (stagnation, status
+// breakdown, with a message naming the residual reached).
+enum class FdfdRefinement { automatic, off, on };
 
 const char* fdfd_name(FdfdPrecision v);
 const char* fdfd_name(FdfdStorage v);
@@ -66,6 +77,7 @@ const char* fdfd_name(FdfdMethod v);
 const char* fdfd_name(FdfdPreconditioner v);
 const char* fdfd_name(FdfdBlas v);
 const char* fdfd_name(FdfdMatvec v);
+const char* fdfd_name(FdfdRefinement v);
 
 // Bytes of constant memory the CUDA backend reserves for the CIS tables.
 constexpr std::size_t kFdfdConstantBytes = 60 * 1024;
@@ -82,15 +94,22 @@ struct FdfdSolverOptions {
   FdfdMatvec matvec = FdfdMatvec::two_stage;
   double tolerance = 1e-6;     // relative residual, in (0, 1)
   int max_iterations = 20000;  // >= 1
-  int max_restarts = 5;        // after breakdowns
+  int max_restarts = 5;        // after breakdowns (per inner solve with refinement)
+  FdfdRefinement refinement = FdfdRefinement::automatic;
+  double inner_tolerance = 1e-3;  // refinement: relative tolerance of each inner solve, in (0, 1)
+  int max_refinements = 30;       // refinement: outer steps at most (>= 1)
   bool keep_history = true;
   // Called every `progress_interval` iterations with (iteration, relative residual); returning
-  // false stops the solve (status stopped, best iterate returned).
+  // false stops the solve (status stopped, best iterate returned). With refinement the
+  // iteration count is cumulative over the inner solves and the residual is relative to ||b||
+  // (inner estimate times the outer true residual); it is also called after each outer step
+  // with the true residual.
   std::function<bool(int, double)> progress;
   int progress_interval = 50;
 };
 
-// Throws vem::Error for tolerance outside (0, 1), max_iterations < 1, negative restarts.
+// Throws vem::Error for tolerance or inner_tolerance outside (0, 1), max_iterations < 1,
+// negative restarts, max_refinements < 1.
 void validate(const FdfdSolverOptions& o);
 
 enum class FdfdStatus { converged, max_iterations, breakdown, stopped };
@@ -103,7 +122,15 @@ struct FdfdSolveStats {
   int restarts = 0;             // after breakdowns
   double relative_residual = 1; // recursive estimate at the returned iterate
   double true_relative_residual = 1;  // ||b - A x|| / ||b||, recomputed in double on the host
-  std::vector<double> history;  // relative residual after each iteration (index 0: start = 1)
+  std::vector<double> history;  // relative residual after each iteration (index 0: start = 1);
+                                // with refinement: the inner estimates scaled to ||b||
+  // Iterative refinement (empty / 0 / false without): the true relative residual ||b - A x|| /
+  // ||b|| (double, host) before the first and after each outer step, and the cumulative
+  // iteration count at which it was taken (true_history_iterations[0] = 0).
+  bool refined = false;
+  int refinements = 0;          // outer steps taken
+  std::vector<double> true_history;
+  std::vector<int> true_history_iterations;
   std::string message;          // breakdown / non-convergence / fallback explanation ("" if none)
 
   // What ran.

@@ -1,6 +1,8 @@
 // Interface between solve_fdfd() and the backends (fdfd_cpu.cpp, fdfd_cuda.cu).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,130 @@ struct BackendResult {
   std::int64_t device_bytes = 0;
 };
 
-// `o.storage` is resolved (cas or cis) on entry.
+// One run of the chosen method (o.method resolved) from x = 0.
+template <class Ops>
+KrylovResult run_method(Ops& ops, FdfdMethod m, const typename Ops::C* b, typename Ops::C* x,
+                        const typename Ops::C* minv, const typename Ops::C* d,
+                        const typename Ops::C* wm, const KrylovParams& kp) {
+  return m == FdfdMethod::bicgstab ? bicgstab(ops, b, x, minv, kp)
+         : m == FdfdMethod::cocg   ? cocg(ops, b, x, d, minv, wm, kp)
+                                   : cocr(ops, b, x, d, kp);
+}
+
+// Mixed-precision iterative refinement (fdfd_solver.h, FdfdRefinement): the outer loop in
+// double on the host (true residual with FdfdOperator::apply, x accumulated in `xh`), the inner
+// solves A d = r / ||r|| with `ops` in its working precision. `b` and `x` are backend vectors
+// used as the inner right-hand side and solution; Ops additionally provides
+// upload_to(const std::vector<cdouble>&, C*) and download(const C*).
+template <class Ops>
+KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o,
+                    const HostVectors& hv, const KrylovParams& kp, typename Ops::C* b,
+                    typename Ops::C* x, const typename Ops::C* minv, const typename Ops::C* d,
+                    const typename Ops::C* wm, std::vector<cdouble>& xh) {
+  const std::size_t n = hv.b.size();
+  auto norm = [](const std::vector<cdouble>& v) {
+    double s = 0;
+    for (const cdouble& z : v) s += std::norm(z);
+    return std::sqrt(s);
+  };
+  KrylovResult res;
+  xh.assign(n, cdouble(0));
+  std::vector<cdouble> r = hv.b, ax(n), dx, rs(n);
+  const double bnorm = norm(hv.b);
+  if (kp.keep_history) res.history.push_back(1.0);
+  res.true_history.push_back(1.0);
+  res.true_history_iterations.push_back(0);
+  if (bnorm == 0.0) {
+    res.status = FdfdStatus::converged;
+    res.relative_residual = 0.0;
+    res.message = "zero right-hand side (nothing scatters): the scattered field is zero";
+    return res;
+  }
+  double rel = 1.0;
+  std::string why;
+  const char* mname = o.method == FdfdMethod::bicgstab ? "BiCGSTAB"
+                      : o.method == FdfdMethod::cocg   ? "COCG"
+                                                       : "COCR";
+  while (true) {
+    if (rel <= o.tolerance) {
+      res.status = FdfdStatus::converged;
+      break;
+    }
+    if (res.refinements >= o.max_refinements) {
+      res.status = FdfdStatus::max_iterations;
+      why = "reached max_refinements = " + std::to_string(o.max_refinements);
+      break;
+    }
+    const int remaining = kp.max_iterations - res.iterations;
+    if (remaining <= 0) {
+      res.status = FdfdStatus::max_iterations;
+      why = "reached max_iterations = " + std::to_string(kp.max_iterations);
+      break;
+    }
+    KrylovParams ik = kp;
+    // Ask the inner solve for inner_tolerance, or less when less is needed to finish.
+    ik.tolerance = std::max(o.inner_tolerance, std::min(0.5, 0.5 * o.tolerance / rel));
+    ik.max_iterations = remaining;
+    const int base = res.iterations;
+    const double scale = rel;
+    if (kp.progress)
+      ik.progress = [&kp, base, scale](int it, double rr) { return kp.progress(base + it, scale * rr); };
+    const double rnorm = rel * bnorm;
+    for (std::size_t i = 0; i < n; ++i) rs[i] = r[i] / rnorm;
+    ops.upload_to(rs, b);
+    ops.zero(x);
+    const KrylovResult in = run_method(ops, o.method, b, x, minv, d, wm, ik);
+    res.iterations += in.iterations;
+    res.matvecs += in.matvecs;
+    res.restarts += in.restarts;
+    ++res.refinements;
+    if (kp.keep_history)
+      for (std::size_t i = 1; i < in.history.size(); ++i) res.history.push_back(scale * in.history[i]);
+    dx = ops.download(x);
+    for (std::size_t i = 0; i < n; ++i) xh[i] += rnorm * dx[i];
+    op.apply(xh.data(), ax.data());
+    for (std::size_t i = 0; i < n; ++i) r[i] = hv.b[i] - ax[i];
+    double new_rel = norm(r) / bnorm;
+    res.true_history.push_back(new_rel);
+    res.true_history_iterations.push_back(res.iterations);
+    if (!std::isfinite(new_rel) || new_rel > rel) {
+      // The correction made things worse: undo it and stop.
+      for (std::size_t i = 0; i < n; ++i) xh[i] -= rnorm * dx[i];
+      op.apply(xh.data(), ax.data());
+      for (std::size_t i = 0; i < n; ++i) r[i] = hv.b[i] - ax[i];
+      new_rel = rel;
+    }
+    const double old = rel;
+    rel = new_rel;
+    if (in.status == FdfdStatus::stopped) {
+      res.status = FdfdStatus::stopped;
+      why = "was stopped";
+      break;
+    }
+    if (rel <= o.tolerance) continue;  // converged (checked at the top)
+    if (!(rel < 0.9 * old)) {
+      res.status = FdfdStatus::breakdown;
+      why = "stagnated (an outer step gained less than 10%; inner " + std::string(mname) + ": " +
+            (in.message.empty() ? std::string(fdfd_name(in.status)) : in.message) + ")";
+      break;
+    }
+    if (kp.progress && !kp.progress(res.iterations, rel)) {
+      res.status = FdfdStatus::stopped;
+      why = "was stopped";
+      break;
+    }
+  }
+  res.relative_residual = rel;
+  if (res.status != FdfdStatus::converged)
+    res.message = "iterative refinement (" + std::string(mname) + ", " +
+                  std::to_string(res.refinements) + " outer steps, " +
+                  std::to_string(res.iterations) + " iterations) " + why +
+                  "; returning the last iterate, true relative residual " + detail::fmt(rel) +
+                  " (tolerance " + detail::fmt(o.tolerance) + ")";
+  return res;
+}
+
+// `o.storage` is resolved (cas or cis) on entry; with refinement on, `o.refinement` is `on`.
 BackendResult solve_cpu(const FdfdOperator& op, const FdfdSolverOptions& o,
                         const HostVectors& hv, const KrylovParams& kp);
 BackendResult solve_cuda(const FdfdOperator& op, const FdfdSolverOptions& o,

@@ -91,6 +91,10 @@ class CpuOps {
     for (std::int64_t i = 0; i < n_; ++i) p[i] = to_cx<T>(v[i]);
     return p;
   }
+  void upload_to(const std::vector<cdouble>& v, C* p) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t i = 0; i < n_; ++i) p[i] = to_cx<T>(v[i]);
+  }
   std::vector<cdouble> download(const C* p) const {
     std::vector<cdouble> v(n_);
 #pragma omp parallel for schedule(static)
@@ -325,11 +329,12 @@ BackendResult solve_cpu_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   C* wm = hv.wm.empty() ? nullptr : ops.upload(hv.wm);
   const auto t1 = Clock::now();
   const double bytes0 = ops.bytes();
-  out.krylov = o.method == FdfdMethod::bicgstab ? bicgstab(ops, b, x, minv, kp)
-               : o.method == FdfdMethod::cocg   ? cocg(ops, b, x, d, minv, wm, kp)
-                                                : cocr(ops, b, x, d, kp);
+  std::vector<cdouble> xh;
+  const bool refined = o.refinement == FdfdRefinement::on;
+  out.krylov = refined ? refine(ops, op, o, hv, kp, b, x, minv, d, wm, xh)
+                       : run_method(ops, o.method, b, x, minv, d, wm, kp);
   const auto t2 = Clock::now();
-  out.x = ops.download(x);
+  out.x = refined ? std::move(xh) : ops.download(x);
   out.backend = "cpu (" + std::to_string(omp_get_max_threads()) + " threads)";
   out.setup_seconds = std::chrono::duration<double>(t1 - t0).count();
   out.solve_seconds = std::chrono::duration<double>(t2 - t1).count();

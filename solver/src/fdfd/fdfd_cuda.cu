@@ -436,6 +436,11 @@ class CudaOps {
     VEM_CUDA_CHECK(cudaMemcpy(p, h.data(), n_ * sizeof(C), cudaMemcpyHostToDevice));
     return p;
   }
+  void upload_to(const std::vector<cdouble>& v, C* p) {
+    std::vector<C> h(n_);
+    convert_vector<T>(v, h.data());
+    VEM_CUDA_CHECK(cudaMemcpy(p, h.data(), n_ * sizeof(C), cudaMemcpyHostToDevice));
+  }
   std::vector<cdouble> download(const C* p) const {
     std::vector<C> h(n_);
     VEM_CUDA_CHECK(cudaMemcpy(h.data(), p, n_ * sizeof(C), cudaMemcpyDeviceToHost));
@@ -696,7 +701,7 @@ BackendResult solve_cuda_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   const auto t0 = Clock::now();
   CudaOps<T> ops(op, o);
   using C = typename CudaOps<T>::C;
-  const C* b = ops.upload(hv.b);
+  C* b = ops.upload(hv.b);
   C* x = ops.alloc();
   const C* minv = hv.minv.empty() ? nullptr : ops.upload(hv.minv);
   const C* d = hv.d.empty() ? nullptr : ops.upload(hv.d);
@@ -704,12 +709,13 @@ BackendResult solve_cuda_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   ops.synchronize();
   const auto t1 = Clock::now();
   const double bytes0 = ops.bytes();
-  out.krylov = o.method == FdfdMethod::bicgstab ? bicgstab(ops, b, x, minv, kp)
-               : o.method == FdfdMethod::cocg   ? cocg(ops, b, x, d, minv, wm, kp)
-                                                : cocr(ops, b, x, d, kp);
+  std::vector<cdouble> xh;
+  const bool refined = o.refinement == FdfdRefinement::on;
+  out.krylov = refined ? refine(ops, op, o, hv, kp, b, x, minv, d, wm, xh)
+                       : run_method(ops, o.method, b, x, minv, d, wm, kp);
   ops.synchronize();
   const auto t2 = Clock::now();
-  out.x = ops.download(x);
+  out.x = refined ? std::move(xh) : ops.download(x);
   out.backend = "cuda:" + ops.name();
   out.tables = ops.placement();
   out.setup_seconds = std::chrono::duration<double>(t1 - t0).count();

@@ -64,6 +64,10 @@ struct KrylovResult {
   double relative_residual = 1.0;
   std::vector<double> history;
   std::string message;
+  // Iterative refinement only (fdfd_backend.h: refine()).
+  int refinements = 0;
+  std::vector<double> true_history;
+  std::vector<int> true_history_iterations;
 };
 
 namespace detail {

@@ -143,6 +143,10 @@ void validate(const FdfdSolverOptions& o) {
   if (o.max_iterations < 1)
     fail("FDFD: max_iterations = ", o.max_iterations, " must be >= 1");
   if (o.max_restarts < 0) fail("FDFD: max_restarts = ", o.max_restarts, " must be >= 0");
+  if (!(o.inner_tolerance > 0.0 && o.inner_tolerance < 1.0))
+    fail("FDFD: refinement inner_tolerance = ", o.inner_tolerance, " must lie in (0, 1)");
+  if (o.max_refinements < 1)
+    fail("FDFD: max_refinements = ", o.max_refinements, " must be >= 1");
   if (o.device_index < 0) fail("FDFD: device_index = ", o.device_index, " must be >= 0");
   if (o.method == FdfdMethod::cocr && o.preconditioner != FdfdPreconditioner::none)
     fail("FDFD: the COCR method takes no preconditioner (use none, or COCG/BiCGSTAB with jacobi)");
@@ -181,6 +185,14 @@ const char* fdfd_name(FdfdPreconditioner v) {
 }
 const char* fdfd_name(FdfdBlas v) { return v == FdfdBlas::cublas ? "cublas" : "fused"; }
 const char* fdfd_name(FdfdMatvec v) { return v == FdfdMatvec::two_stage ? "two_stage" : "fused"; }
+const char* fdfd_name(FdfdRefinement v) {
+  switch (v) {
+    case FdfdRefinement::automatic: return "auto";
+    case FdfdRefinement::off: return "off";
+    case FdfdRefinement::on: return "on";
+  }
+  return "?";
+}
 const char* fdfd_name(FdfdStatus v) {
   switch (v) {
     case FdfdStatus::converged: return "converged";

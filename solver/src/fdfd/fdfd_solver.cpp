@@ -46,6 +46,9 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   // Method.
   if (o.method == FdfdMethod::automatic)
     o.method = o.precision == FdfdPrecision::complex128 ? FdfdMethod::cocg : FdfdMethod::bicgstab;
+  // Iterative refinement.
+  if (o.refinement == FdfdRefinement::automatic)
+    o.refinement = o.precision == FdfdPrecision::complex64 ? FdfdRefinement::on : FdfdRefinement::off;
   // Storage.
   if (o.storage == FdfdStorage::automatic) {
     o.storage = op.cis_available() ? FdfdStorage::cis : FdfdStorage::cas;
@@ -109,6 +112,10 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   st.restarts = br.krylov.restarts;
   st.relative_residual = br.krylov.relative_residual;
   st.history = std::move(br.krylov.history);
+  st.refined = o.refinement == FdfdRefinement::on;
+  st.refinements = br.krylov.refinements;
+  st.true_history = std::move(br.krylov.true_history);
+  st.true_history_iterations = std::move(br.krylov.true_history_iterations);
   st.message = br.krylov.message;
   st.backend = br.backend;
   st.precision = o.precision;
