@@ -1,0 +1,218 @@
+// SAR (sar.h): local and whole-body SAR and the CPU (OpenMP) peak spatial-average SAR.
+// The GPU twin of the cube growth / assignment is in cuda/sar_cuda.cu.
+#include "vem/sar.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "vem/error.h"
+
+namespace vem {
+
+namespace {
+
+void check_input(const SarInput& in) {
+  in.grid.validate();
+  const std::size_t n = std::size_t(in.grid.cell_count());
+  if (in.sigma.size() != n || in.density.size() != n || in.e_squared.size() != n)
+    fail("SAR: sigma (", in.sigma.size(), "), density (", in.density.size(), ") and |E|^2 (",
+         in.e_squared.size(), ") must each have one entry per voxel (", n, ")");
+  for (std::size_t q = 0; q < n; ++q) {
+    if (!std::isfinite(in.sigma[q]) || in.sigma[q] < 0)
+      fail("SAR: conductivity ", in.sigma[q], " S/m at voxel ", q, " is negative or not finite");
+    if (!std::isfinite(in.density[q])) fail("SAR: density at voxel ", q, " is not finite");
+    if (!std::isfinite(in.e_squared[q]) || in.e_squared[q] < 0)
+      fail("SAR: |E|^2 at voxel ", q, " is negative or not finite");
+  }
+}
+
+// Sum of a summed-volume table over voxels [i0,i1) x [j0,j1) x [k0,k1) (clipped by the caller).
+inline double box_sum(const double* S, int nx, int ny, int i0, int i1, int j0, int j1, int k0, int k1) {
+  const std::size_t sx = nx + 1, sxy = sx * (ny + 1);
+  auto at = [&](int i, int j, int k) { return S[i + sx * j + sxy * k]; };
+  return at(i1, j1, k1) - at(i0, j1, k1) - at(i1, j0, k1) - at(i1, j1, k0) + at(i0, j0, k1) +
+         at(i0, j1, k0) + at(i1, j0, k0) - at(i0, j0, k0);
+}
+
+struct CubeResult { float sar; float side; bool valid; int cover; };
+
+// Centred cube around voxel (i,j,k) (sar.h); identical logic to the CUDA kernel.
+CubeResult grow_cube(const SarTables& t, int i, int j, int k, double m) {
+  const int nmax = std::max({t.nx, t.ny, t.nz});
+  double Mp = 0, Pp = 0, Ap = 0, Vp = 0;
+  for (int n = 0; n <= nmax; ++n) {
+    const int i0 = std::max(0, i - n), i1 = std::min(t.nx, i + n + 1);
+    const int j0 = std::max(0, j - n), j1 = std::min(t.ny, j + n + 1);
+    const int k0 = std::max(0, k - n), k1 = std::min(t.nz, k + n + 1);
+    const double M = box_sum(t.mass.data(), t.nx, t.ny, i0, i1, j0, j1, k0, k1);
+    const double P = box_sum(t.power.data(), t.nx, t.ny, i0, i1, j0, j1, k0, k1);
+    const double cnt = box_sum(t.tissue.data(), t.nx, t.ny, i0, i1, j0, j1, k0, k1);
+    const double side = 2.0 * n + 1.0;
+    const double V = side * side * side;  // voxel volumes
+    const double A = V - cnt;             // air, including voxels outside the grid
+    if (M >= m) {
+      if (n == 0) return {float(P / M), float(t.d * std::cbrt(m / M)), true, 0};
+      const double f = (m - Mp) / (M - Mp);
+      const double Pm = Pp + f * (P - Pp), Vm = Vp + f * (V - Vp), Am = Ap + f * (A - Ap);
+      return {float(Pm / m), float((2.0 * n - 1.0 + 2.0 * f) * t.d), Am <= 0.1 * Vm + 1e-9 * Vm,
+              f >= 0.5 ? n : n - 1};
+    }
+    Mp = M; Pp = P; Ap = A; Vp = V;
+  }
+  return {0.0f, 0.0f, false, -1};  // the whole grid holds less than the target mass
+}
+
+}  // namespace
+
+std::vector<float> cell_centre_e_squared(const YeeGrid& g, const std::vector<std::complex<float>>& ex,
+                                         const std::vector<std::complex<float>>& ey,
+                                         const std::vector<std::complex<float>>& ez) {
+  g.validate();
+  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1), nc = sxy * (g.nz + 1);
+  if (ex.size() != nc || ey.size() != nc || ez.size() != nc)
+    fail("SAR: E phasors must be in the compact layout of ", nc, " samples ((nx+1)(ny+1)(nz+1))");
+  std::vector<float> out(std::size_t(g.cell_count()));
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < g.nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        auto at = [&](int a, int b, int c) { return a + sx * b + sxy * c; };
+        const double x = std::norm(ex[at(i, j, k)]) + std::norm(ex[at(i, j + 1, k)]) +
+                         std::norm(ex[at(i, j, k + 1)]) + std::norm(ex[at(i, j + 1, k + 1)]);
+        const double y = std::norm(ey[at(i, j, k)]) + std::norm(ey[at(i + 1, j, k)]) +
+                         std::norm(ey[at(i, j, k + 1)]) + std::norm(ey[at(i + 1, j, k + 1)]);
+        const double z = std::norm(ez[at(i, j, k)]) + std::norm(ez[at(i + 1, j, k)]) +
+                         std::norm(ez[at(i, j + 1, k)]) + std::norm(ez[at(i + 1, j + 1, k)]);
+        out[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = float(0.25 * (x + y + z));
+      }
+  return out;
+}
+
+std::vector<float> local_sar(const SarInput& in) {
+  check_input(in);
+  std::vector<float> s(in.sigma.size(), 0.0f);
+#pragma omp parallel for schedule(static)
+  for (std::int64_t q = 0; q < std::int64_t(s.size()); ++q)
+    if (in.density[q] > 0) s[q] = float(double(in.sigma[q]) * in.e_squared[q] / (2.0 * in.density[q]));
+  return s;
+}
+
+double whole_body_sar(const SarInput& in) {
+  check_input(in);
+  double p = 0, m = 0;
+  for (std::size_t q = 0; q < in.sigma.size(); ++q)
+    if (in.density[q] > 0) {
+      p += 0.5 * double(in.sigma[q]) * in.e_squared[q];
+      m += in.density[q];
+    }
+  if (!(m > 0)) fail("SAR: the volume holds no tissue (every density <= 0)");
+  return p / m;
+}
+
+AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backend backend) {
+  check_input(in);
+  if (!(target_mass_kg > 0) || !std::isfinite(target_mass_kg))
+    fail("SAR: target mass ", target_mass_kg, " kg must be > 0 (0.001 for 1 g, 0.01 for 10 g)");
+  const YeeGrid& g = in.grid;
+  if (std::fabs(g.dy - g.dx) > 1e-6 * g.dx || std::fabs(g.dz - g.dx) > 1e-6 * g.dx)
+    fail("SAR: spatial averaging needs cubic voxels; the grid has dx, dy, dz = ", g.dx, ", ", g.dy,
+         ", ", g.dz, " m (resample the volume first)");
+  if (backend == Backend::automatic) backend = cuda_available() ? Backend::cuda : Backend::cpu;
+  if (backend == Backend::cuda) {
+    std::string why;
+    if (!cuda_available(&why)) fail("SAR: the CUDA backend was requested but ", why);
+  }
+  SarTables t;
+  t.nx = g.nx; t.ny = g.ny; t.nz = g.nz;
+  t.d = g.dx;
+  t.voxel_volume = g.dx * g.dy * g.dz;
+  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1), ns = sxy * (g.nz + 1);
+  t.mass.assign(ns, 0.0); t.power.assign(ns, 0.0); t.tissue.assign(ns, 0.0);
+  for (int k = 0; k < g.nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
+        const std::size_t s = (i + 1) + sx * (j + 1) + sxy * (k + 1);
+        if (in.density[q] > 0) {
+          t.mass[s] = in.density[q] * t.voxel_volume;
+          t.power[s] = 0.5 * double(in.sigma[q]) * in.e_squared[q] * t.voxel_volume;
+          t.tissue[s] = 1.0;
+        }
+      }
+  for (auto* S : {&t.mass, &t.power, &t.tissue}) {  // prefix sums along x, y, z
+    auto& v = *S;
+    for (int k = 1; k <= g.nz; ++k)
+      for (int j = 1; j <= g.ny; ++j)
+        for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i - 1 + sx * j + sxy * k];
+    for (int k = 1; k <= g.nz; ++k)
+      for (int j = 1; j <= g.ny; ++j)
+        for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i + sx * (j - 1) + sxy * k];
+    for (int k = 1; k <= g.nz; ++k)
+      for (int j = 1; j <= g.ny; ++j)
+        for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i + sx * j + sxy * (k - 1)];
+  }
+  AveragedSar out;
+  out.target_mass_kg = target_mass_kg;
+  const std::size_t n = std::size_t(g.cell_count());
+  out.sar.assign(n, 0.0f);
+  out.status.assign(n, 0);
+  out.side_m.assign(n, 0.0f);
+  if (backend == Backend::cuda) {
+#ifdef VEM_WITH_CUDA
+    spatial_average_sar_cuda(t, in.density, target_mass_kg, out);
+#else
+    fail("SAR: built without CUDA");
+#endif
+  } else {
+    std::vector<float> avg(n, 0.0f);
+    std::vector<int> cover(n, -1);
+#pragma omp parallel for collapse(2) schedule(dynamic)
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i) {
+          const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
+          if (!(in.density[q] > 0)) continue;
+          const CubeResult r = grow_cube(t, i, j, k, target_mass_kg);
+          out.side_m[q] = r.side;
+          if (r.valid) { avg[q] = r.sar; cover[q] = r.cover; out.status[q] = 1; out.sar[q] = r.sar; }
+          else out.status[q] = 3;
+        }
+    int rmax = -1;
+    for (int c : cover) rmax = std::max(rmax, c);
+#pragma omp parallel for collapse(2) schedule(dynamic)
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i) {
+          const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
+          if (out.status[q] != 3) continue;
+          float best = -1.0f;
+          for (int c = std::max(0, k - rmax); c <= std::min(g.nz - 1, k + rmax); ++c)
+            for (int b = std::max(0, j - rmax); b <= std::min(g.ny - 1, j + rmax); ++b)
+              for (int a = std::max(0, i - rmax); a <= std::min(g.nx - 1, i + rmax); ++a) {
+                const std::size_t u = a + std::size_t(g.nx) * (b + std::size_t(g.ny) * c);
+                const int r = cover[u];
+                if (r < 0) continue;
+                if (std::abs(a - i) <= r && std::abs(b - j) <= r && std::abs(c - k) <= r)
+                  best = std::max(best, avg[u]);
+              }
+          if (best >= 0) { out.sar[q] = best; out.status[q] = 2; }
+        }
+  }
+  for (std::size_t q = 0; q < n; ++q) {
+    if (out.status[q] == 1) {
+      ++out.valid;
+      if (out.sar[q] > out.peak || out.peak_voxel[0] < 0) {
+        out.peak = out.sar[q];
+        out.peak_voxel = {int(q % g.nx), int((q / g.nx) % g.ny), int(q / (std::size_t(g.nx) * g.ny))};
+        out.peak_side_m = out.side_m[q];
+      }
+    } else if (out.status[q] == 2) {
+      ++out.assigned;
+    } else if (out.status[q] == 3) {
+      ++out.unassigned;
+    }
+  }
+  return out;
+}
+
+}  // namespace vem

@@ -1,0 +1,174 @@
+// SAR (vem/sar.h) on constructed volumes whose answers are known by hand (1 mm cubic voxels,
+// tissue density 1000 kg/m^3, so 1 g = 1000 voxels and 10 g = 10000 voxels):
+//  - uniform block: sigma = 1 S/m, |E|^2 = 100 V^2/m^2: local SAR = 1 * 100 / (2 * 1000) =
+//    0.05 W/kg everywhere, whole-body 0.05, every 1 g and 10 g average 0.05. Side of the centred
+//    1 g cube: M(4) = 729, M(5) = 1331 voxels, f = (1000 - 729) / 602 = 0.45017, side =
+//    (9 + 2 f) mm = 9.9003 mm; 10 g: M(10) = 9261, M(11) = 12167, f = 0.25430, side 21.5086 mm.
+//  - single hot voxel: only one voxel absorbs, P = 1/2 * 1 S/m * 2000 V^2/m^2 * 1e-9 m^3 = 1e-6 W;
+//    peak 1 g SAR = 1e-6 W / 1e-3 kg = 1e-3 W/kg, 10 g: 1e-4 W/kg; whole-body 1e-6 / 0.027 kg.
+//  - half-filled box at a tissue/air boundary (tissue in k < 15, air above): a voxel at depth m
+//    below the top tissue layer has a valid 1 g cube iff m >= 4 (m = 4: air 0.5634 * 121 = 68.2 of
+//    1068.2 voxel volumes = 6.4 %; m = 3: 209.5 of 1209.5 = 17.3 % > 10 %); shallower voxels and
+//    voxels at the grid edge (outside = air) are assigned 0.05 from valid cubes containing them.
+// Each case runs on the CPU and on the GPU (skipped without one).
+#include <cmath>
+#include <complex>
+#include <iostream>
+
+#include "test_support.h"
+#include "threads_util.h"
+#include "vem/error.h"
+#include "vem/sar.h"
+
+using namespace vem;
+
+namespace {
+
+SarInput make_volume(int nx, int ny, int nz) {
+  SarInput in;
+  in.grid = {nx, ny, nz, 1e-3, 1e-3, 1e-3};
+  const std::size_t n = std::size_t(in.grid.cell_count());
+  in.sigma.assign(n, 0.0f);
+  in.density.assign(n, 0.0f);
+  in.e_squared.assign(n, 0.0f);
+  return in;
+}
+
+std::size_t idx(const SarInput& in, int i, int j, int k) {
+  return i + std::size_t(in.grid.nx) * (j + std::size_t(in.grid.ny) * k);
+}
+
+}  // namespace
+
+class SarAveraging : public testing::TestWithParam<Backend> {};
+
+TEST_P(SarAveraging, UniformBlockAveragesEqualTheLocalSar) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  SarInput in = make_volume(30, 30, 30);
+  for (int k = 2; k < 28; ++k)
+    for (int j = 2; j < 28; ++j)
+      for (int i = 2; i < 28; ++i) {
+        const std::size_t q = idx(in, i, j, k);
+        in.sigma[q] = 1.0f; in.density[q] = 1000.0f; in.e_squared[q] = 100.0f;
+      }
+  const auto loc = local_sar(in);
+  EXPECT_FLOAT_EQ(loc[idx(in, 15, 15, 15)], 0.05f);
+  EXPECT_EQ(loc[idx(in, 0, 0, 0)], 0.0f);
+  EXPECT_NEAR(whole_body_sar(in), 0.05, 1e-9);
+  for (double m : {1e-3, 1e-2}) {
+    const AveragedSar a = spatial_average_sar(in, m, GetParam());
+    std::cout << "  " << m * 1e3 << " g: peak " << a.peak << " W/kg, side " << a.peak_side_m * 1e3
+              << " mm; valid " << a.valid << ", assigned " << a.assigned << ", unassigned "
+              << a.unassigned << "\n";
+    EXPECT_NEAR(a.peak, 0.05, 0.05 * 1e-5);
+    EXPECT_EQ(a.unassigned, 0u);
+    EXPECT_EQ(a.valid + a.assigned, std::size_t(26 * 26 * 26));
+    const double side = m < 5e-3 ? (9 + 2 * 271.0 / 602.0) : (21 + 2 * 739.0 / 2906.0);
+    EXPECT_NEAR(a.side_m[idx(in, 15, 15, 15)] * 1e3, side, 1e-4);
+    EXPECT_EQ(a.status[idx(in, 15, 15, 15)], 1);
+    EXPECT_EQ(a.status[idx(in, 2, 2, 2)], 2);  // block corner: from a valid cube
+    for (std::size_t q = 0; q < a.sar.size(); ++q)
+      if (in.density[q] > 0) ASSERT_NEAR(a.sar[q], 0.05, 0.05 * 1e-5) << q;
+      else ASSERT_EQ(a.status[q], 0) << q;
+  }
+}
+
+TEST_P(SarAveraging, SingleHotVoxelGivesVoxelPowerOverTargetMass) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  SarInput in = make_volume(30, 30, 30);
+  for (std::size_t q = 0; q < in.density.size(); ++q) { in.density[q] = 1000.0f; in.sigma[q] = 1.0f; }
+  in.e_squared[idx(in, 15, 15, 15)] = 2000.0f;
+  EXPECT_FLOAT_EQ(local_sar(in)[idx(in, 15, 15, 15)], 1.0f);
+  EXPECT_NEAR(whole_body_sar(in), 1e-6 / 0.027, 1e-12);
+  const AveragedSar a1 = spatial_average_sar(in, 1e-3, GetParam());
+  const AveragedSar a10 = spatial_average_sar(in, 1e-2, GetParam());
+  std::cout << "  peak 1 g " << a1.peak << " W/kg, 10 g " << a10.peak << " W/kg\n";
+  EXPECT_NEAR(a1.peak, 1e-3, 1e-8);
+  EXPECT_NEAR(a10.peak, 1e-4, 1e-9);
+  EXPECT_NEAR(a1.sar[idx(in, 15, 15, 15)], 1e-3, 1e-8);
+  EXPECT_NEAR(a10.sar[idx(in, 15, 15, 15)], 1e-4, 1e-9);
+  // a voxel 7 cells away: its 1 g cube (half-width 4 + fraction) misses the hot voxel
+  EXPECT_EQ(a1.sar[idx(in, 22, 15, 15)], 0.0f);
+}
+
+TEST_P(SarAveraging, HalfFilledBoxAtTissueAirBoundaryFollowsTheTenPercentAirRule) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  SarInput in = make_volume(40, 40, 30);
+  for (int k = 0; k < 15; ++k)
+    for (int j = 0; j < 40; ++j)
+      for (int i = 0; i < 40; ++i) {
+        const std::size_t q = idx(in, i, j, k);
+        in.sigma[q] = 1.0f; in.density[q] = 1000.0f; in.e_squared[q] = 100.0f;
+      }
+  const AveragedSar a = spatial_average_sar(in, 1e-3, GetParam());
+  std::cout << "  valid " << a.valid << ", assigned " << a.assigned << ", unassigned "
+            << a.unassigned << "; side at depth 4: " << a.side_m[idx(in, 20, 20, 10)] * 1e3 << " mm\n";
+  EXPECT_EQ(a.status[idx(in, 20, 20, 10)], 1);  // depth 4: valid
+  EXPECT_EQ(a.status[idx(in, 20, 20, 11)], 2);  // depth 3: invalid, assigned
+  EXPECT_EQ(a.status[idx(in, 20, 20, 14)], 2);  // top layer
+  EXPECT_EQ(a.status[idx(in, 0, 20, 7)], 2);    // grid edge (outside counts as air)
+  EXPECT_EQ(a.status[idx(in, 20, 20, 20)], 0);  // air
+  EXPECT_NEAR(a.side_m[idx(in, 20, 20, 10)] * 1e3, 9 + 2 * 271.0 / 481.0, 1e-4);
+  for (int k = 5; k < 15; ++k) EXPECT_NEAR(a.sar[idx(in, 20, 20, k)], 0.05, 1e-7) << k;
+  EXPECT_NEAR(a.peak, 0.05, 1e-7);
+  // depth >= 4 and >= 4 from the x / y grid edges and >= 4 above the bottom: valid
+  std::size_t expect_valid = 0;
+  for (int k = 0; k < 15; ++k)
+    for (int j = 0; j < 40; ++j)
+      for (int i = 0; i < 40; ++i)
+        if (a.status[idx(in, i, j, k)] == 1) ++expect_valid;
+  EXPECT_EQ(expect_valid, a.valid);
+  EXPECT_EQ(a.valid + a.assigned + a.unassigned, std::size_t(40 * 40 * 15));
+}
+
+VEM_INSTANTIATE_BACKENDS(SarAveraging);
+
+TEST(SarInputs, CellCentreFieldAndErrors) {
+  YeeGrid g{3, 3, 3, 1e-3, 1e-3, 1e-3};
+  const std::size_t nc = 4 * 4 * 4;
+  std::vector<std::complex<float>> ex(nc, {3.0f, 0.0f}), ey(nc, {0.0f, 4.0f}), ez(nc, 0.0f);
+  const auto e2 = cell_centre_e_squared(g, ex, ey, ez);
+  ASSERT_EQ(e2.size(), 27u);
+  for (float v : e2) EXPECT_FLOAT_EQ(v, 25.0f);
+  SarInput in = make_volume(4, 4, 4);
+  EXPECT_THROW(whole_body_sar(in), Error);  // no tissue
+  in.sigma.pop_back();
+  EXPECT_THROW(local_sar(in), Error);
+  SarInput b = make_volume(4, 4, 4);
+  b.grid.dz = 2e-3;
+  try {
+    spatial_average_sar(b, 1e-3);
+    FAIL() << "non-cubic voxels accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cubic"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(spatial_average_sar(make_volume(4, 4, 4), -1.0), Error);
+}
+
+TEST(SarAgreement, CudaMatchesCpuOnAnIrregularVolume) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  SarInput in = make_volume(36, 32, 28);
+  unsigned s = 12345;
+  for (int k = 0; k < 28; ++k)
+    for (int j = 0; j < 32; ++j)
+      for (int i = 0; i < 36; ++i) {
+        const double r = std::hypot(std::hypot(i - 18.0, j - 16.0), (k - 14.0) * 1.2);
+        if (r > 13) continue;
+        s = s * 1103515245u + 12345u;
+        const std::size_t q = idx(in, i, j, k);
+        in.density[q] = 900.0f + float(s % 300);
+        in.sigma[q] = 0.3f + 0.001f * float((s >> 8) % 1000);
+        in.e_squared[q] = float(100.0 * std::exp(-0.02 * (i - 8) * (i - 8)));
+      }
+  for (double m : {1e-3, 1e-2}) {
+    const AveragedSar c = spatial_average_sar(in, m, Backend::cpu);
+    const AveragedSar g = spatial_average_sar(in, m, Backend::cuda);
+    EXPECT_EQ(c.valid, g.valid);
+    EXPECT_EQ(c.assigned, g.assigned);
+    EXPECT_NEAR(c.peak, g.peak, 1e-6 * c.peak);
+    for (std::size_t q = 0; q < c.sar.size(); ++q) {
+      ASSERT_EQ(c.status[q], g.status[q]) << q;
+      ASSERT_NEAR(c.sar[q], g.sar[q], 1e-5 * c.peak + 1e-12) << q;
+    }
+  }
+}
