@@ -149,7 +149,7 @@ TEST_P(FdtdTfsf, ObliqueIncidenceLeakageBelowMinus60dBAndIncidentFieldExact) {
 
 VEM_INSTANTIATE_BACKENDS(FdtdTfsf);
 
-TEST(FdtdTfsfInput, BoxTooCloseToTheCpmlIsRefused) {
+TEST(FdtdTfsfInput, BadBoxesAndWavesAreRefusedWithReadableErrors) {
   FdtdSetup s;
   s.grid = {30, 30, 30, 1e-3, 1e-3, 1e-3};
   s.boundaries = BoundarySpec::all(BoundaryType::cpml, 8);
@@ -170,4 +170,19 @@ TEST(FdtdTfsfInput, BoxTooCloseToTheCpmlIsRefused) {
   pw.waveform = Waveform::gaussian_for_bandwidth(10e9);  // no f0 and no design frequency
   box.lo = {12, 12, 12};
   EXPECT_THROW({ TfsfSource s2(*eng, pw, box); }, Error);
+
+  // a dielectric crossing the box surface
+  s.materials.push_back(Material::isotropic("slab", 4.0));
+  s.material_index.assign(s.grid.cell_count(), 0);
+  for (int k = 0; k < 30; ++k)
+    for (int j = 0; j < 30; ++j) s.material_index[15 + 30 * (j + 30 * k)] = 1;
+  FdtdOperator op2(s);
+  auto eng2 = make_engine(op2, Backend::cpu);
+  pw.waveform = Waveform::modulated_gaussian(15e9, 10e9);
+  try {
+    TfsfSource s3(*eng2, pw, box);
+    FAIL() << "accepted a box surface in a dielectric";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vacuum"), std::string::npos) << e.what();
+  }
 }

@@ -41,8 +41,8 @@ struct SteadyStateCheck {
 
 class DftMonitor final : public EngineExtension {
  public:
-  // Attaches itself to `engine` (detaches in the destructor). Accumulation starts with the next
-  // step. Throws vem::Error for empty / non-positive frequencies, no components or a bad box.
+  // Attaches itself to `engine` (detaches in the destructor; must not outlive the engine).
+  // Accumulation starts with the next step. Throws vem::Error for empty / non-positive frequencies, no components or a bad box.
   DftMonitor(FdtdEngine& engine, std::vector<double> frequencies_hz,
              std::vector<Component> components, const DftBox& box = {});
   ~DftMonitor() override;

@@ -9,7 +9,8 @@
 // indices, yee_grid.h); samples inside or on its faces hold the total field, samples outside the
 // scattered field. Every E (H) sample whose curl stencil reaches across the box surface is
 // corrected after the bulk update by cb (db) times the incident H (E) of the neighbour. The box
-// must lie inside the non-CPML interior with at least 2 cells to spare on every face.
+// must lie inside the non-CPML interior with at least 2 cells to spare on every face, and in
+// vacuum (every corrected sample; checked). The source must not outlive its engine.
 //
 // Incident wave (SI; E in V/m): propagation direction k = (sin th cos ph, sin th sin ph, cos th);
 // E_inc = amplitude * e_hat * g(t - delay(r)), H_inc = (k x E_inc) / eta0, with

@@ -151,13 +151,22 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
             nb[2] = {b, dd, 1, -1.0 / d[dd]};
             nb[3] = {b, dd, 0, 1.0 / d[dd]};
           }
-          const double factor = electric ? op.coefficients_at(cc, idx[0], idx[1], idx[2])[1]
-                                         : -op.coefficients_at(cc, idx[0], idx[1], idx[2])[1];
+          const auto ab = op.coefficients_at(cc, idx[0], idx[1], idx[2]);
+          const double factor = electric ? ab[1] : -ab[1];
+          bool checked_vacuum = false;
           for (const Nb& m : nb) {
             int j[3] = {idx[0], idx[1], idx[2]};
             j[m.shift_axis] += m.shift;
             const bool n_in = inside(m.comp, j);
             if (n_in == t_in) continue;
+            if (!checked_vacuum) {  // the incident wave is a vacuum plane wave
+              const UpdateCoefficients v = electric ? electric_coefficients(1.0, 0.0, dt)
+                                                    : magnetic_coefficients(1.0, 0.0, dt);
+              if (std::fabs(ab[0] - v.ca) > 1e-6 * std::fabs(v.ca) || std::fabs(ab[1] - v.cb) > 1e-6 * std::fabs(v.cb))
+                fail("TFSF box surface must lie in vacuum: ", component_name(cc), " sample (",
+                     idx[0], ", ", idx[1], ", ", idx[2], ") next to it has a non-vacuum material");
+              checked_vacuum = true;
+            }
             const double proj = m.comp < 3 ? e_[m.comp] : h_[m.comp - 3];  // 1D H is in A/m
             if (proj == 0.0) continue;
             const double sign = t_in ? 1.0 : -1.0;
