@@ -22,6 +22,7 @@
 #include "vtkTable.h"
 #include "vtkUnsignedShortArray.h"
 
+#include "vem/field_sampling.h"
 #include "vem/error.h"
 #include "vem/fdtd_engine.h"
 #include "vem/fdtd_operator.h"
@@ -82,18 +83,24 @@ vem::BoundaryType ToBoundary(int t)
   }
 }
 
-// Index (i,j,k) of the sample of component c nearest to world position p.
+// The computational Yee grid of a plan (yee_grid.h).
+vem::YeeGrid GridOf(const Plan& p)
+{
+  vem::YeeGrid g;
+  g.nx = p.n_total[0];
+  g.ny = p.n_total[1];
+  g.nz = p.n_total[2];
+  g.dx = p.voxels.spacing[0];
+  g.dy = p.voxels.spacing[1];
+  g.dz = p.voxels.spacing[2];
+  g.origin = p.origin_total;
+  return g;
+}
+
+// Index (i,j,k) of the sample of component c nearest to world position pos.
 std::array<int, 3> NearestSample(const Plan& p, vem::Component c, const double pos[3])
 {
-  static const double off[6][3] = { { 0.5, 0, 0 }, { 0, 0.5, 0 }, { 0, 0, 0.5 }, { 0, 0.5, 0.5 },
-    { 0.5, 0, 0.5 }, { 0.5, 0.5, 0 } };
-  std::array<int, 3> idx{};
-  for (int a = 0; a < 3; ++a)
-  {
-    const double u = (pos[a] - p.origin_total[a]) / p.voxels.spacing[a] - off[static_cast<int>(c)][a];
-    idx[a] = static_cast<int>(std::lround(u));
-  }
-  return idx;
+  return vem::nearest_sample(GridOf(p), c, { pos[0], pos[1], pos[2] });
 }
 
 std::string DomainBounds(const Plan& p)
@@ -406,42 +413,11 @@ int vtkVEMFDTDSolver::RequestUpdateExtent(
 namespace
 {
 
-// Average of the Yee samples of component c around the centre of each output cell, written to
-// component `comp` of the 3-component array dst (output grid, x fastest).
+// Component c at the centres of the output cells (the computational grid less the CPML cells),
+// into component `comp` of the 3-component array dst (field_sampling.h).
 void CellCentred(const std::vector<float>& f, vem::Component c, const Plan& p, float* dst, int comp)
 {
-  const long long NX = p.n_total[0] + 1, NY = p.n_total[1] + 1;
-  const int a = vem::axis_of(c);
-  const bool electric = vem::is_electric(c);
-  const int b = (a + 1) % 3, d = (a + 2) % 3;
-  const long long stride[3] = { 1, NX, NX * NY };
-  const int nx = p.n_out[0], ny = p.n_out[1], nz = p.n_out[2];
-#pragma omp parallel for
-  for (int K = 0; K < nz; ++K)
-  {
-    for (int J = 0; J < ny; ++J)
-    {
-      // Output cell (I,J,K) is computational cell (I,J,K) + the CPML cells of the low faces.
-      const long long k = K + p.pml[4], j = J + p.pml[2];
-      long long o = p.pml[0] + NX * (j + NY * k);
-      float* out = dst + 3 * (static_cast<long long>(nx) * (J + static_cast<long long>(ny) * K));
-      for (int I = 0; I < nx; ++I, ++o)
-      {
-        float v;
-        if (electric)
-        {
-          // E_a at (.. +1/2 along a ..): average over the 2 x 2 samples across b and d.
-          v = 0.25f * (f[o] + f[o + stride[b]] + f[o + stride[d]] + f[o + stride[b] + stride[d]]);
-        }
-        else
-        {
-          // H_a at (.. +1/2 along b and d ..): average over the 2 samples along a.
-          v = 0.5f * (f[o] + f[o + stride[a]]);
-        }
-        out[3 * I + comp] = v;
-      }
-    }
-  }
+  vem::cell_centred(GridOf(p), f, c, { p.pml[0], p.pml[2], p.pml[4] }, p.n_out, dst, 3, comp);
 }
 
 } // namespace
@@ -641,13 +617,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
 
   // Setup.
   vem::FdtdSetup setup;
-  setup.grid.nx = p.n_total[0];
-  setup.grid.ny = p.n_total[1];
-  setup.grid.nz = p.n_total[2];
-  setup.grid.dx = p.voxels.spacing[0];
-  setup.grid.dy = p.voxels.spacing[1];
-  setup.grid.dz = p.voxels.spacing[2];
-  setup.grid.origin = p.origin_total;
+  setup.grid = GridOf(p);
   setup.courant_factor = this->CourantFactor;
   for (int f = 0; f < 6; ++f)
   {
