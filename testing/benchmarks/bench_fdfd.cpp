@@ -44,50 +44,12 @@
 #include "vem/fdfd_solver.h"
 #include "vem/mie.h"
 #include "vem/near_to_far.h"
-#ifdef VEM_WITH_CUDA
-#include <cuda_runtime.h>
-#endif
+#include "bench_common.h"
 
 using namespace vem;
 
 namespace {
 
-double copy_bandwidth_gbs(std::string* device_name) {
-#ifdef VEM_WITH_CUDA
-  std::string why;
-  if (!fdfd_cuda_available(&why)) return 0;
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
-  *device_name = prop.name;
-  const std::size_t bytes = std::size_t(2) << 30;  // 2 GiB
-  void *a = nullptr, *b = nullptr;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
-  cudaMemset(a, 1, bytes);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  for (int w = 0; w < 3; ++w) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-  std::vector<float> ms;
-  for (int r = 0; r < 10; ++r) {
-    cudaEventRecord(e0);
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float t = 0;
-    cudaEventElapsedTime(&t, e0, e1);
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  cudaFree(a);
-  cudaFree(b);
-  cudaEventDestroy(e0);
-  cudaEventDestroy(e1);
-  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3) / 1e9;  // read + write
-#else
-  (void)device_name;
-  return 0;
-#endif
-}
 
 FdfdProblem sphere_case(int inner) {
   const double h = 0.32 / inner;
@@ -307,7 +269,7 @@ int main(int argc, char** argv) {
   }
 
   std::string device = "none";
-  const double copy_gbs = copy_bandwidth_gbs(&device);
+  const double copy_gbs = vem_bench::copy_bandwidth_gbs(&device);
   std::string why;
   const bool have_cuda = fdfd_cuda_available(&why);
   std::fprintf(stderr, "bench_fdfd: device %s, copy bandwidth %.0f GB/s%s\n", device.c_str(),
@@ -431,9 +393,7 @@ int main(int argc, char** argv) {
     std::cerr << "cannot write " << out_path << "\n";
     return 1;
   }
-  std::time_t now = std::time(nullptr);
-  char date[64];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string date = vem_bench::utc_date();
   js << "{\n  \"benchmark\": \"bench_fdfd\",\n  \"commit\": " << jstr(commit) << ",\n  \"date\": "
      << jstr(date) << ",\n  \"device\": " << jstr(device)
      << ",\n  \"copy_bandwidth_gbs\": " << jnum(copy_gbs)

@@ -26,48 +26,12 @@
 #include <vector>
 
 #include "vem/fdtd_engine.h"
-#ifdef VEM_WITH_CUDA
-#include <cuda_runtime.h>
-#endif
+#include "bench_common.h"
 
 using namespace vem;
 
 namespace {
 
-double copy_bandwidth_gbs(std::string* device_name) {
-#ifdef VEM_WITH_CUDA
-  std::string why;
-  if (!cuda_available(&why)) return 0;
-  cudaDeviceProp prop;
-  cudaGetDeviceProperties(&prop, 0);
-  *device_name = prop.name;
-  const std::size_t bytes = std::size_t(2) << 30;  // 2 GiB
-  void *a = nullptr, *b = nullptr;
-  if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) return 0;
-  cudaMemset(a, 1, bytes);
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  for (int w = 0; w < 3; ++w) cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-  std::vector<float> ms;
-  for (int r = 0; r < 10; ++r) {
-    cudaEventRecord(e0);
-    cudaMemcpy(b, a, bytes, cudaMemcpyDeviceToDevice);
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float t = 0;
-    cudaEventElapsedTime(&t, e0, e1);
-    ms.push_back(t);
-  }
-  std::sort(ms.begin(), ms.end());
-  cudaFree(a);
-  cudaFree(b);
-  return 2.0 * bytes / (ms[ms.size() / 2] * 1e-3) / 1e9;  // read + write
-#else
-  (void)device_name;
-  return 0;
-#endif
-}
 
 // Lossy, heterogeneous model: 16 tissue-like materials in 8^3-cell blocks.
 FdtdSetup make_setup(int n, MaterialMode mode, BoundaryType faces = BoundaryType::cpml) {
@@ -181,7 +145,7 @@ int main(int argc, char** argv) {
   const int max_n = argc > 3 ? std::atoi(argv[3]) : 512;
   const int cpu_max_n = argc > 4 ? std::atoi(argv[4]) : 256;
   std::string device = "none";
-  const double copy = copy_bandwidth_gbs(&device);
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
   std::string why;
   const bool gpu = cuda_available(&why);
   std::cerr << "device " << device << ", copy bandwidth " << copy << " GB/s\n";
@@ -229,9 +193,7 @@ int main(int argc, char** argv) {
     }
   }
 
-  const std::time_t now = std::time(nullptr);
-  char date[32];
-  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  const std::string date = vem_bench::utc_date();
   std::ofstream js(out);
   js << "{\n  \"benchmark\": \"fdtd\",\n  \"device\": \"" << device << "\",\n  \"commit\": \"" << commit
      << "\",\n  \"date\": \"" << date << "\",\n  \"copy_bandwidth_GBps\": " << copy
