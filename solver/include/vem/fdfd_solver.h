@@ -69,11 +69,14 @@ enum class FdfdMatvec { two_stage, fused };
 // The outer loop stops early when an outer step gains less than 10% (stagnation, status
 // breakdown, with a message naming the residual reached).
 // Inner method: BiCGSTAB (what automatic picks in complex64). COCG/COCR lose conjugacy in single
-// precision and may not reach even the inner tolerance. Measured (CPU, 2 threads, paper sphere at
+// precision and may not reach even the inner tolerance: with refinement they get at most
+// max(500, max_iterations / 5) iterations per inner solve, and an outer step that gains nothing
+// switches the inner method to BiCGSTAB (the warning says so). Measured (CPU, 2 threads, paper sphere at
 // 1 cm = 32^3 + 8-cell PML, tol 1e-6): c128 COCG 828 products, true residual 9.5e-7; c64 BiCGSTAB
 // alone 4651 products, true residual stuck at 6.9e-4; c64 BiCGSTAB + refinement 2 outer steps,
-// 4170 products, true residual 5.1e-7; c64 COCG + refinement: the inner COCG stalled (30000
-// iterations, no progress). On 24^3 cells c64 COCG inner solves do converge (unit test).
+// 4170 products, true residual 5.1e-7; c64 COCG + refinement: the inner COCG stalls (6000
+// iterations, no progress), then BiCGSTAB finishes (5.1e-7 after 10170 products in all). On 24^3
+// cells c64 COCG inner solves do converge (unit test).
 enum class FdfdRefinement { automatic, off, on };
 
 const char* fdfd_name(FdfdPrecision v);

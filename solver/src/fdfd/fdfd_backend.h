@@ -73,10 +73,11 @@ KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o
     return res;
   }
   double rel = 1.0;
-  std::string why;
-  const char* mname = o.method == FdfdMethod::bicgstab ? "BiCGSTAB"
-                      : o.method == FdfdMethod::cocg   ? "COCG"
-                                                       : "COCR";
+  std::string why, switched;
+  FdfdMethod method = o.method;
+  auto name_of = [](FdfdMethod m) {
+    return m == FdfdMethod::bicgstab ? "BiCGSTAB" : m == FdfdMethod::cocg ? "COCG" : "COCR";
+  };
   while (true) {
     if (rel <= o.tolerance) {
       res.status = FdfdStatus::converged;
@@ -96,7 +97,11 @@ KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o
     KrylovParams ik = kp;
     // Ask the inner solve for inner_tolerance, or less when less is needed to finish.
     ik.tolerance = std::max(o.inner_tolerance, std::min(0.5, 0.5 * o.tolerance / rel));
-    ik.max_iterations = remaining;
+    // COCG/COCR may stall in single precision (lost conjugacy): give them a share of the budget
+    // and fall back to BiCGSTAB when an outer step gains nothing.
+    ik.max_iterations = method == FdfdMethod::bicgstab
+                            ? remaining
+                            : std::min(remaining, std::max(500, kp.max_iterations / 5));
     const int base = res.iterations;
     const double scale = rel;
     if (kp.progress)
@@ -105,7 +110,7 @@ KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o
     for (std::size_t i = 0; i < n; ++i) rs[i] = r[i] / rnorm;
     ops.upload_to(rs, b);
     ops.zero(x);
-    const KrylovResult in = run_method(ops, o.method, b, x, minv, d, wm, ik);
+    const KrylovResult in = run_method(ops, method, b, x, minv, d, wm, ik);
     res.iterations += in.iterations;
     res.matvecs += in.matvecs;
     res.restarts += in.restarts;
@@ -135,9 +140,17 @@ KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o
     }
     if (rel <= o.tolerance) continue;  // converged (checked at the top)
     if (!(rel < 0.9 * old)) {
+      if (method != FdfdMethod::bicgstab) {
+        switched = std::string("the inner ") + name_of(method) +
+                   " solve stalled in working precision (" +
+                   (in.message.empty() ? std::string(fdfd_name(in.status)) : in.message) +
+                   "); continued with BiCGSTAB";
+        method = FdfdMethod::bicgstab;
+        continue;
+      }
       res.status = FdfdStatus::breakdown;
-      why = "stagnated (an outer step gained less than 10%; inner " + std::string(mname) + ": " +
-            (in.message.empty() ? std::string(fdfd_name(in.status)) : in.message) + ")";
+      why = "stagnated (an outer step gained less than 10%; inner " + std::string(name_of(method)) +
+            ": " + (in.message.empty() ? std::string(fdfd_name(in.status)) : in.message) + ")";
       break;
     }
     if (kp.progress && !kp.progress(res.iterations, rel)) {
@@ -147,8 +160,10 @@ KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o
     }
   }
   res.relative_residual = rel;
+  if (!switched.empty()) res.message = "iterative refinement: " + switched;
   if (res.status != FdfdStatus::converged)
-    res.message = "iterative refinement (" + std::string(mname) + ", " +
+    res.message = (switched.empty() ? std::string() : res.message + "; ") +
+                  "iterative refinement (" + std::string(name_of(method)) + ", " +
                   std::to_string(res.refinements) + " outer steps, " +
                   std::to_string(res.iterations) + " iterations) " + why +
                   "; returning the last iterate, true relative residual " + detail::fmt(rel) +

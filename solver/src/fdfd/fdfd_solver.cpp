@@ -135,7 +135,10 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   st.bytes_per_matvec = br.bytes_per_matvec;
   st.device_bytes = br.device_bytes;
   sol.e_scat = std::move(br.x);
-  if (st.status != FdfdStatus::converged) note(st.message);
+  if (st.status != FdfdStatus::converged)
+    note(st.message);
+  else if (st.refined && !st.message.empty())
+    note(st.message);  // e.g. the inner method was switched
   sol.warning = notes;
   return sol;
 }
