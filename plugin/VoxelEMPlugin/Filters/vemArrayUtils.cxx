@@ -1,11 +1,13 @@
 #include "vemArrayUtils.h"
 
+#include "vtkAlgorithm.h"
 #include "vtkCellData.h"
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
 #include "vtkDataSet.h"
 #include "vtkInformation.h"
 #include "vtkPointData.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
 
 #include "vem/error.h"
 
@@ -210,6 +212,36 @@ void UniqueLabels(const std::vector<std::uint16_t>& labels, std::vector<std::int
       counts.push_back(hist[l]);
     }
   }
+}
+
+bool ReadInputGeometry(vtkInformation* inInfo, int extent[6], double spacing[3], double origin[3])
+{
+  if (!inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
+  {
+    return false;
+  }
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), extent);
+  for (int a = 0; a < 3; ++a)
+  {
+    spacing[a] = 1.0;
+    origin[a] = 0.0;
+  }
+  if (inInfo->Has(vtkDataObject::SPACING()))
+  {
+    inInfo->Get(vtkDataObject::SPACING(), spacing);
+  }
+  if (inInfo->Has(vtkDataObject::ORIGIN()))
+  {
+    inInfo->Get(vtkDataObject::ORIGIN(), origin);
+  }
+  return true;
+}
+
+bool SelectedArrayIsPointData(vtkAlgorithm* self, int idx)
+{
+  vtkInformation* info = self->GetInputArrayInformation(idx);
+  return info && info->Has(vtkDataObject::FIELD_ASSOCIATION()) &&
+    info->Get(vtkDataObject::FIELD_ASSOCIATION()) == vtkDataObject::FIELD_ASSOCIATION_POINTS;
 }
 
 } // namespace vem_vtk

@@ -13,6 +13,7 @@ class vtkDataArray;
 class vtkDataSet;
 class vtkImageData;
 class vtkInformation;
+class vtkAlgorithm;
 
 namespace vem_vtk
 {
@@ -59,6 +60,14 @@ std::vector<std::uint16_t> ReadLabels(vtkDataArray* a, const VoxelGrid& g, const
 // Sorted distinct labels and their voxel counts.
 void UniqueLabels(const std::vector<std::uint16_t>& labels, std::vector<std::int64_t>& values,
   std::vector<std::int64_t>& counts);
+
+// Reads WHOLE_EXTENT, SPACING and ORIGIN of an image input's pipeline information (spacing 1 and
+// origin 0 when absent). False when the input announces no whole extent (not an image).
+bool ReadInputGeometry(vtkInformation* inInfo, int extent[6], double spacing[3], double origin[3]);
+
+// Whether the array selected as input array `idx` of an algorithm is point data (whose values are
+// then taken as one per voxel, like cell data).
+bool SelectedArrayIsPointData(vtkAlgorithm* self, int idx);
 
 } // namespace vem_vtk
 

@@ -98,9 +98,7 @@ vem::YeeGrid GridOf(const Plan& p)
 bool PointsAsVoxels(vtkVEMFDFDSolver* self)
 {
   const int idx = self->GetMaterialMode() == vtkVEMFDFDSolver::PROPERTY_ARRAYS ? 0 : 4;
-  vtkInformation* info = self->GetInputArrayInformation(idx);
-  return info && info->Has(vtkDataObject::FIELD_ASSOCIATION()) &&
-    info->Get(vtkDataObject::FIELD_ASSOCIATION()) == vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  return vem_vtk::SelectedArrayIsPointData(self, idx);
 }
 
 // Spherical angles of a unit direction.
@@ -175,21 +173,12 @@ int vtkVEMFDFDSolver::RequestInformation(
 {
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  if (!inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
+  int ext[6];
+  double spacing[3], origin[3];
+  if (!vem_vtk::ReadInputGeometry(inInfo, ext, spacing, origin))
   {
     vtkErrorMacro("FDFD Solver: the input has no whole extent (is it a vtkImageData?)");
     return 0;
-  }
-  int ext[6];
-  double spacing[3] = { 1, 1, 1 }, origin[3] = { 0, 0, 0 };
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
-  if (inInfo->Has(vtkDataObject::SPACING()))
-  {
-    inInfo->Get(vtkDataObject::SPACING(), spacing);
-  }
-  if (inInfo->Has(vtkDataObject::ORIGIN()))
-  {
-    inInfo->Get(vtkDataObject::ORIGIN(), origin);
   }
   try
   {

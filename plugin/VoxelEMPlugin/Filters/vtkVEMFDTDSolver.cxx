@@ -341,9 +341,7 @@ static Plan MakePlan(vtkVEMFDTDSolver* self, const int extent[6], const double s
 static bool PointsAsVoxels(vtkVEMFDTDSolver* self)
 {
   const int idx = self->GetMaterialMode() == vtkVEMFDTDSolver::PROPERTY_ARRAYS ? 0 : 4;
-  vtkInformation* info = self->GetInputArrayInformation(idx);
-  return info && info->Has(vtkDataObject::FIELD_ASSOCIATION()) &&
-    info->Get(vtkDataObject::FIELD_ASSOCIATION()) == vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  return vem_vtk::SelectedArrayIsPointData(self, idx);
 }
 
 int vtkVEMFDTDSolver::RequestInformation(
@@ -354,21 +352,12 @@ int vtkVEMFDTDSolver::RequestInformation(
   vtkInformation* tableInfo = outputVector->GetInformationObject(1);
   tableInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
   tableInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
-  if (!inInfo->Has(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT()))
+  int ext[6];
+  double spacing[3], origin[3];
+  if (!vem_vtk::ReadInputGeometry(inInfo, ext, spacing, origin))
   {
     vtkErrorMacro("FDTD Solver: the input has no whole extent (is it a vtkImageData?)");
     return 0;
-  }
-  int ext[6];
-  double spacing[3] = { 1, 1, 1 }, origin[3] = { 0, 0, 0 };
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), ext);
-  if (inInfo->Has(vtkDataObject::SPACING()))
-  {
-    inInfo->Get(vtkDataObject::SPACING(), spacing);
-  }
-  if (inInfo->Has(vtkDataObject::ORIGIN()))
-  {
-    inInfo->Get(vtkDataObject::ORIGIN(), origin);
   }
   try
   {
