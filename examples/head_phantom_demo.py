@@ -289,6 +289,8 @@ def main():
     view.CameraPosition = [0.55, 0.45, 0.30]
     view.CameraFocalPoint = [0.0, 0.0, -0.005]
     view.CameraViewUp = [0.0, 0.0, 1.0]
+    text.Text = ("VoxelEM: %.0f MHz dipole beside the head phantom - volume rendering of log10 |E|, head surface"
+                 % (args.frequency / 1e6))
     ResetCamera(view)
     Render(view)
     volume_png = os.path.join(out, "volume_Emag.png")
