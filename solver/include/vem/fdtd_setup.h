@@ -15,8 +15,8 @@ namespace vem {
 
 // How materials are given.
 //  indexed:           one 16-bit index per cell into `table` (segmented phantoms). The GPU keeps
-//                     the coefficient table in constant memory while it fits (table_capacity in
-//                     fdtd_engine.h), in global memory beyond.
+//                     the coefficient table in constant memory while it fits
+//                     (kConstantTableCapacity in fdtd_engine.h), in global memory beyond.
 //  coefficient_array: per-cell, per-axis eps_r, sigma_e (and optionally mu_r, sigma_m) arrays,
 //                     turned into per-sample update-coefficient arrays (the layout of
 //                     Demir & Elsherbeni) for continuously varying media.

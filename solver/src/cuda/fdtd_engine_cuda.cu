@@ -1,9 +1,11 @@
 // The CUDA engine: the same update equations as the CPU engine (fdtd_operator.h), on the same
 // padded layout (field_layout.h), arranged for the memory system of the GPU:
-//  - bulk kernels map one thread to an (i,j) column and march in z (the xy-mapping of
-//    Demir & Elsherbeni), keeping the z-neighbour of the previous plane in registers, so each
-//    field value is loaded from DRAM once per kernel; the x- and y-neighbours come from L1/L2
-//    (rows of the same block and the plane just read);
+//  - bulk kernels map one thread to an (i,j) column and march over a chunk of z planes (the
+//    xy-mapping of Demir & Elsherbeni), keeping the z-neighbour of the previous plane in
+//    registers; the x- and y-neighbours come from L1/L2. The chunk length is a tuning knob:
+//    1 (one thread per sample, the default) and 64 measure the same on an H100, whole columns
+//    are slower (testing/benchmarks/results/fdtd.md). Each field value is loaded from DRAM once
+//    per kernel (checked with Nsight Compute);
 //  - the x pitch is a multiple of 32 floats with sample 0 on a 32-byte boundary (coalesced);
 //  - indexed materials read one 16-bit index per sample and look the six coefficients up in a
 //    table held in constant memory (up to kConstantTableCapacity entries) or global memory;
