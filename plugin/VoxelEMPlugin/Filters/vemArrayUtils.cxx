@@ -10,6 +10,7 @@
 #include "vtkStreamingDemandDrivenPipeline.h"
 
 #include "vem/error.h"
+#include "vem/head_phantom.h"
 
 #include <cmath>
 #include <sstream>
@@ -242,6 +243,83 @@ bool SelectedArrayIsPointData(vtkAlgorithm* self, int idx)
   vtkInformation* info = self->GetInputArrayInformation(idx);
   return info && info->Has(vtkDataObject::FIELD_ASSOCIATION()) &&
     info->Get(vtkDataObject::FIELD_ASSOCIATION()) == vtkDataObject::FIELD_ASSOCIATION_POINTS;
+}
+
+vtkDataArray* ResolvePrimaryMaterialArray(vtkDataArray* found, vtkInformation* info, int idx,
+  vtkDataSet* input, bool labelMode, int& assoc)
+{
+  std::string name;
+  vtkDataArray* a = ResolveSelectedArray(
+    found, info, idx, input, labelMode ? "tissue" : "permittivity", assoc, name);
+  if (!a)
+  {
+    vem::fail(labelMode ? "the label array " : "the permittivity array ",
+      name.empty() ? std::string("(none selected)") : "'" + name + "'",
+      " was not found or is not numeric; ", DescribeArrays(input),
+      labelMode ? "" : ". Run Tissue Properties first, or switch Material Mode to labels.");
+  }
+  if (assoc != vtkDataObject::FIELD_ASSOCIATION_POINTS && assoc != vtkDataObject::FIELD_ASSOCIATION_CELLS)
+  {
+    vem::fail("material arrays must be point or cell data");
+  }
+  return a;
+}
+
+vtkDataArray* ResolvePropertyArray(vtkDataArray* found, vtkInformation* info, int idx,
+  vtkDataSet* input, const char* what, const char* fallback, bool required, bool vectorAllowed,
+  bool fallbackMayBeAbsent, int primaryAssoc, int& assoc)
+{
+  std::string name;
+  vtkDataArray* a = ResolveSelectedArray(found, info, idx, input, fallback, assoc, name);
+  if (name.empty())
+  {
+    if (required)
+    {
+      vem::fail("no ", what, " array selected; ", DescribeArrays(input));
+    }
+    return nullptr;
+  }
+  if (!a)
+  {
+    if (fallbackMayBeAbsent && fallback && name == fallback)
+    {
+      return nullptr;
+    }
+    vem::fail("the ", what, " array '", name, "' was not found or is not numeric; ", DescribeArrays(input));
+  }
+  if (assoc != primaryAssoc)
+  {
+    const bool points = primaryAssoc == vtkDataObject::FIELD_ASSOCIATION_POINTS;
+    vem::fail("the ", what, " array '", name, "' is ",
+      assoc == vtkDataObject::FIELD_ASSOCIATION_POINTS ? "point" : "cell",
+      " data but the permittivity array is ", points ? "point" : "cell",
+      " data; all material arrays must have the same association");
+  }
+  const int nc = a->GetNumberOfComponents();
+  if (nc != 1 && (nc != 3 || !vectorAllowed))
+  {
+    vem::fail("the ", what, " array '", name, "' has ", nc, " components; it needs ",
+      vectorAllowed ? "1 (isotropic) or 3 (x, y, z)" : "1");
+  }
+  return a;
+}
+
+vem::TissueTable LoadTissueTable(bool builtIn, const std::string& csvFile)
+{
+  vem::TissueTable tissues;
+  if (builtIn)
+  {
+    tissues = vem::head_phantom_tissue_table();
+  }
+  if (!csvFile.empty())
+  {
+    tissues.merge_csv_file(csvFile);
+  }
+  if (tissues.empty())
+  {
+    vem::fail("no tissue table: enable the built-in table or give a CSV file");
+  }
+  return tissues;
 }
 
 } // namespace vem_vtk

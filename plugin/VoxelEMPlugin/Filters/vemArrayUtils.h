@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "vem/tissue_properties.h"
+
 class vtkDataArray;
 class vtkDataSet;
 class vtkImageData;
@@ -60,6 +62,27 @@ std::vector<std::uint16_t> ReadLabels(vtkDataArray* a, const VoxelGrid& g, const
 // Sorted distinct labels and their voxel counts.
 void UniqueLabels(const std::vector<std::uint16_t>& labels, std::vector<std::int64_t>& values,
   std::vector<std::int64_t>& counts);
+
+// The array that defines the voxels (the label array in label mode, the permittivity array
+// otherwise), resolved as ResolveSelectedArray does; `assoc` becomes its field association.
+// Throws vem::Error listing the arrays present when it is missing, or when it is neither point
+// nor cell data.
+vtkDataArray* ResolvePrimaryMaterialArray(vtkDataArray* found, vtkInformation* info, int idx,
+  vtkDataSet* input, bool labelMode, int& assoc);
+
+// An optional material-property array (conductivity, permeability, density, ...) resolved as
+// ResolveSelectedArray does and checked against the primary array: nullptr when none is selected
+// (an error when `required`) or when only the default name `fallback` was looked for and is
+// absent and `fallbackMayBeAbsent`. Throws vem::Error naming the array when it is missing, of
+// another association than `primaryAssoc`, or has a component count other than 1 (or 3 when
+// `vectorAllowed`). `assoc` is the association GetInputArrayToProcess reported for `found`.
+vtkDataArray* ResolvePropertyArray(vtkDataArray* found, vtkInformation* info, int idx,
+  vtkDataSet* input, const char* what, const char* fallback, bool required, bool vectorAllowed,
+  bool fallbackMayBeAbsent, int primaryAssoc, int& assoc);
+
+// The tissue table of the label mode: the built-in one (Gabriel 1996 / head phantom) when
+// `builtIn`, merged with a user CSV file when `csvFile` is not empty. Throws when both are off.
+vem::TissueTable LoadTissueTable(bool builtIn, const std::string& csvFile);
 
 // Reads WHOLE_EXTENT, SPACING and ORIGIN of an image input's pipeline information (spacing 1 and
 // origin 0 when absent). False when the input announces no whole extent (not an image).

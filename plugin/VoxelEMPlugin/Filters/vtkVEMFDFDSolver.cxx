@@ -273,26 +273,10 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   }
 
   int association = -1;
-  vtkDataArray* primaryArray = nullptr;
-  {
-    std::string name;
-    primaryArray = vem_vtk::ResolveSelectedArray(
-      this->GetInputArrayToProcess(primary, inputVector, association),
-      this->GetInputArrayInformation(primary), primary, input,
-      labelMode ? "tissue" : "permittivity", association, name);
-    if (!primaryArray)
-    {
-      vem::fail(labelMode ? "the label array " : "the permittivity array ",
-        name.empty() ? std::string("(none selected)") : "'" + name + "'",
-        " was not found or is not numeric; ", vem_vtk::DescribeArrays(input),
-        labelMode ? "" : ". Run Tissue Properties first, or switch Material Mode to labels.");
-    }
-  }
+  vtkDataArray* primaryArray = vem_vtk::ResolvePrimaryMaterialArray(
+    this->GetInputArrayToProcess(primary, inputVector, association),
+    this->GetInputArrayInformation(primary), primary, input, labelMode, association);
   const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  if (!points && association != vtkDataObject::FIELD_ASSOCIATION_CELLS)
-  {
-    vem::fail("material arrays must be point or cell data");
-  }
   const Plan p = MakePlan(this, input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points);
   if (p.voxels.spacing[0] > 0.05 || p.voxels.spacing[1] > 0.05 || p.voxels.spacing[2] > 0.05)
   {
@@ -345,19 +329,8 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   if (labelMode)
   {
     const std::vector<std::uint16_t> labels = vem_vtk::ReadLabels(primaryArray, p.voxels, "label");
-    vem::TissueTable tissues;
-    if (this->UseBuiltInTissueTable)
-    {
-      tissues = vem::head_phantom_tissue_table();
-    }
-    if (!this->TissueTableFile.empty())
-    {
-      tissues.merge_csv_file(this->TissueTableFile);
-    }
-    if (tissues.empty())
-    {
-      vem::fail("no tissue table: enable the built-in table or give a CSV file");
-    }
+    const vem::TissueTable tissues =
+      vem_vtk::LoadTissueTable(this->UseBuiltInTissueTable, this->TissueTableFile);
     std::vector<std::int64_t> values, counts;
     vem_vtk::UniqueLabels(labels, values, counts);
     const vem::LabelProperties props = tissues.lookup(values, this->Frequency, &counts);
@@ -419,41 +392,17 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     };
     for (const Slot& s : slots)
     {
-      std::string name;
+      // Density (slot 5) is scalar and optional: without it there is no SAR.
       int assoc = -1;
-      vtkDataArray* a = vem_vtk::ResolveSelectedArray(
+      vtkDataArray* a = vem_vtk::ResolvePropertyArray(
         this->GetInputArrayToProcess(s.idx, inputVector, assoc),
-        this->GetInputArrayInformation(s.idx), s.idx, input, s.fallback, assoc, name);
-      if (name.empty())
-      {
-        if (s.required)
-        {
-          vem::fail("no ", s.what, " array selected; ", vem_vtk::DescribeArrays(input));
-        }
-        continue;
-      }
+        this->GetInputArrayInformation(s.idx), s.idx, input, s.what, s.fallback, s.required,
+        s.idx != 5, s.idx == 5, association, assoc);
       if (!a)
       {
-        if (s.idx == 5 && name == "density")
-        {
-          continue; // optional: no SAR without it
-        }
-        vem::fail("the ", s.what, " array '", name, "' was not found or is not numeric; ",
-          vem_vtk::DescribeArrays(input));
-      }
-      if (assoc != association)
-      {
-        vem::fail("the ", s.what, " array '", name, "' is ",
-          assoc == vtkDataObject::FIELD_ASSOCIATION_POINTS ? "point" : "cell",
-          " data but the permittivity array is ", points ? "point" : "cell",
-          " data; all material arrays must have the same association");
+        continue;
       }
       const int nc = a->GetNumberOfComponents();
-      if (nc != 1 && (nc != 3 || s.idx == 5))
-      {
-        vem::fail("the ", s.what, " array '", name, "' has ", nc, " components; it needs ",
-          s.idx == 5 ? "1" : "1 (isotropic) or 3 (x, y, z)");
-      }
       for (int c = 0; c < nc; ++c)
       {
         const std::vector<float> vox = vem_vtk::ReadVoxelValues(a, c, p.voxels, s.what, s.positive);
