@@ -62,8 +62,11 @@ class DftCpu final : public DftMonitor::Backend {
 }  // namespace
 
 DftMonitor::DftMonitor(FdtdEngine& engine, std::vector<double> frequencies_hz,
-                       std::vector<Component> components, const DftBox& box)
-    : engine_(&engine), freqs_(std::move(frequencies_hz)), comps_(std::move(components)) {
+                       std::vector<Component> components, const DftBox& box, int sample_interval)
+    : engine_(&engine), freqs_(std::move(frequencies_hz)), comps_(std::move(components)),
+      interval_(sample_interval) {
+  if (sample_interval < 1)
+    fail("DFT monitor: sample interval ", sample_interval, " steps must be >= 1");
   if (freqs_.empty()) fail("DFT monitor: no frequencies given");
   if (int(freqs_.size()) > kMaxDftFrequencies)
     fail("DFT monitor: ", freqs_.size(), " frequencies requested; at most ", kMaxDftFrequencies,
@@ -101,10 +104,13 @@ DftMonitor::~DftMonitor() { engine_->remove_extension(this); }
 
 void DftMonitor::hook(FdtdEngine& eng, HookPoint where, int step) {
   if (where != HookPoint::end_of_step) return;
-  const double dt = eng.op().dt();
+  ++steps_;
+  if ((step + 1) % interval_ != 0) return;
+  const double dt = eng.op().dt() * interval_;  // the weight of one sample
+  const double dt_step = eng.op().dt();
   float wr[kMaxDftFrequencies], wi[kMaxDftFrequencies];
   for (std::size_t s = 0; s < comps_.size(); ++s) {
-    const double t = is_electric(comps_[s]) ? (step + 1.0) * dt : (step + 0.5) * dt;
+    const double t = is_electric(comps_[s]) ? (step + 1.0) * dt_step : (step + 0.5) * dt_step;
     for (std::size_t f = 0; f < freqs_.size(); ++f) {
       const double ph = 2.0 * kPi * freqs_[f] * t;
       wr[f] = float(std::cos(ph) * dt);
@@ -112,7 +118,14 @@ void DftMonitor::hook(FdtdEngine& eng, HookPoint where, int step) {
     }
     backend_->accumulate(eng, int(s), comps_[s], wr, wi);
   }
-  ++steps_;
+  ++samples_;
+}
+
+int DftMonitor::nyquist_interval(double dt, double f_max, double samples_per_period) {
+  if (!(dt > 0) || !(f_max > 0) || !(samples_per_period >= 2))
+    fail("DFT monitor: nyquist_interval needs dt > 0, f_max > 0 and at least 2 samples per period (got dt ",
+         dt, " s, f_max ", f_max, " Hz, ", samples_per_period, ")");
+  return std::max(1, int(std::floor(1.0 / (f_max * dt * samples_per_period))));
 }
 
 int DftMonitor::slot_of(Component c) const {

@@ -254,7 +254,7 @@ __global__ void plane_copy(float* field, GridParams g, int axis, int index, floa
   else field[o] = buf[t];
 }
 
-constexpr int kMaxPointUpdates = 16;
+constexpr int kMaxPointUpdates = 128;  // per launch (a thin-wire antenna has ~100 PEC edges)
 struct PointUpdates {
   int count;
   int field[kMaxPointUpdates];

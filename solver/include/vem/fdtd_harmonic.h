@@ -1,0 +1,160 @@
+// Steady-state (time-harmonic) FDTD runs in one call: a plane wave (TF/SF, tfsf.h) or a thin-wire
+// half-wave dipole drives the grid, running DFT monitors (dft_monitor.h) accumulate the complex
+// fields at the requested frequencies on the engine (GPU or CPU) while it steps, the run stops on
+// the steady-state criterion or a step count, and the result carries the normalized phasors,
+// local and mass-averaged SAR (sar.h), the whole-body SAR and the far field (near_to_far.h:
+// bistatic RCS for a plane wave, radiation pattern and gain for the dipole).
+//
+// Excitation (chosen from the number of frequencies):
+//   one frequency  -> CW: a sinusoid with a smooth ramp (waveform.h). The phasors are the
+//                     steady-state windows of DftMonitor::check_steady_state(); the run stops when
+//                     the relative change between windows of `periods_per_check` periods is
+//                     below `steady_state_tolerance` (or at `max_steps`).
+//   several        -> pulse: a modulated Gaussian whose -20 dB band covers all of them. The
+//                     phasors are the accumulated DFTs divided by the DFT of the source waveform
+//                     (a transfer function, so each frequency is normalized exactly); the run
+//                     stops when the accumulated DFTs change by less than the tolerance between
+//                     checks (the pulse has left the domain or decayed), or at `max_steps`.
+// Materials are those of the FdtdSetup (a single-frequency model: give the tissue values at the
+// frequency of interest).
+//
+// Normalization (all outputs scaled consistently; SI units):
+//   plane wave: the incident field has peak amplitude `amplitude` (V/m) at every frequency;
+//               phase reference: the TF/SF source's 1D origin (TfsfSource::delay).
+//   dipole:     `accepted_power` > 0 scales to that accepted power (W) at each frequency;
+//               otherwise the feed current has peak amplitude `feed_current` (A). Accepted power
+//               P = -1/2 Re(E_gap conj(I) d_gap) (the power the gap current source delivers).
+//
+// Dipole model: a straight thin wire of PEC edges (the axial E samples along the wire are held
+// at zero: zero-amplitude hard_e sources) with a one-edge delta gap at its centre fed by an
+// electric current source (source.h). Its length is the nearest odd number of edges to `length`
+// (default: half the free-space wavelength of the first frequency).
+//
+// DFT sampling: the monitors accumulate every `dft_sample_interval` steps (0 = automatic: the
+// largest interval giving at least 16 samples per period of the highest frequency present in the
+// excitation; exact for band-limited fields, see dft_monitor.h). 1 = every step.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "vem/fdtd_engine.h"
+#include "vem/fdtd_setup.h"
+#include "vem/sar.h"
+
+namespace vem {
+
+enum class HarmonicSource { plane_wave, dipole };
+
+struct HarmonicPlaneWave {
+  double theta = 0.0, phi = 0.0;  // propagation direction, rad (the convention of tfsf.h)
+  double psi = 0.0;               // polarization from theta_hat towards phi_hat, rad
+  double amplitude = 1.0;         // V/m, peak
+  // Total-field box: node indices; hi[0] < 0 means automatic (`tfsf_margin` cells inside the
+  // CPML on every face).
+  std::array<int, 3> box_lo{0, 0, 0}, box_hi{-1, -1, -1};
+  int tfsf_margin = 3;
+};
+
+struct HarmonicDipole {
+  std::array<double, 3> centre{0, 0, 0};  // m, world coordinates; snapped to the nearest E_axis sample
+  int axis = 2;                           // 0: x, 1: y, 2: z
+  double length = 0.0;                    // m; 0 = half the free-space wavelength at frequencies[0]
+  double feed_current = 1.0;              // A, peak (used when accepted_power <= 0)
+  double accepted_power = 0.0;            // W; > 0 normalizes to this accepted power
+};
+
+struct HarmonicOptions {
+  HarmonicSource source = HarmonicSource::plane_wave;
+  HarmonicPlaneWave plane_wave;
+  HarmonicDipole dipole;
+  std::vector<double> frequencies;  // Hz, > 0; at least one
+
+  // Stopping.
+  double steady_state_tolerance = 1e-3;  // relative change between checks
+  int periods_per_check = 2;             // CW: window length in periods of frequencies[0]
+  int max_steps = 0;                     // 0 = automatic (enough for 400 periods of the lowest frequency, or 20 transits of the pulse)
+  int fixed_steps = 0;                   // > 0: run exactly this many steps, no steady-state test
+  int dft_sample_interval = 0;           // 0 = automatic (see above)
+
+  // Outputs.
+  // Mass density per cell (kg/m^3, cell_count() entries, <= 0 for air); empty = no SAR.
+  std::vector<float> density;
+  bool averaged_sar = true;  // 1 g and 10 g averages (needs cubic cells and a density)
+  bool far_field = true;     // NTFF on a box `ntff_margin` cells inside the TF/SF box (plane wave)
+                             // or inside the CPML (dipole)
+  int ntff_margin = 2;
+  double far_field_step_deg = 2.0;  // theta step of the E/H-plane tables, 0..180 inclusive
+
+  // Execution.
+  Backend backend = Backend::automatic;
+  int device_index = 0;
+  EngineTuning tuning;
+  // Called every `progress_interval` steps with (steps done, steps at most, last relative
+  // change or 1); returning false aborts: the result is then marked aborted and holds no fields.
+  std::function<bool(int, int, double)> progress;
+  int progress_interval = 200;
+};
+
+// One row per theta of the far-field tables, in the columns of FDFDSolver's RCS table.
+struct FarFieldRow {
+  double theta_deg = 0;
+  double e_plane = 0, h_plane = 0;  // RCS (m^2) for a plane wave; gain (linear) for the dipole
+};
+
+struct HarmonicFrequencyResult {
+  double frequency = 0;  // Hz
+  // Normalized E phasors (V/m, peak) in the compact layout of FdtdEngine::field():
+  // (nx+1)(ny+1)(nz+1) values, x fastest, each component at its Yee position (yee_grid.h).
+  std::vector<std::complex<float>> ex, ey, ez;
+  // Per cell (x fastest): |E|^2 at the cell centre (sar.h cell_centre_e_squared), V^2/m^2.
+  std::vector<float> e_squared;
+  // SAR (only with a density): local, 1 g and 10 g averaged (W/kg; status arrays of sar.h).
+  bool has_sar = false;
+  std::vector<float> local_sar;
+  AveragedSar sar_1g, sar_10g;
+  double whole_body_sar = 0;  // W/kg
+  double peak_local_sar = 0;  // W/kg
+  std::array<int, 3> peak_local_voxel{-1, -1, -1};
+  double absorbed_power = 0;  // W, sum of sigma |E|^2 / 2 V over tissue (density > 0) voxels
+
+  // Far field.
+  bool has_far_field = false;
+  std::vector<FarFieldRow> far_field;  // E plane: phi = 0 (plane wave: phi of the polarization; dipole: plane containing the axis)
+  double scattering_cross_section = 0; // m^2 (plane wave)
+  double radiated_power = 0;           // W, power out through the NTFF box (dipole: radiated)
+
+  // Dipole feed.
+  double accepted_power = 0;               // W, after normalization
+  std::complex<double> feed_impedance{0, 0};  // ohm: V_gap / I_feed (V = -E_gap d_gap)
+  double normalization = 1;                // factor applied to the raw phasors
+};
+
+struct HarmonicResult {
+  std::vector<HarmonicFrequencyResult> frequencies;
+  int steps = 0;
+  double dt = 0;                   // s
+  double simulated_time = 0;       // s
+  bool converged = false;          // steady-state / decay criterion met (false with fixed_steps)
+  double last_relative_change = 1;
+  bool aborted = false;
+  int dft_sample_interval = 1;
+  std::string backend;
+  double seconds = 0;              // wall time of the stepping
+  double mcells_per_second = 0;
+  std::array<int, 3> tfsf_lo{0, 0, 0}, tfsf_hi{0, 0, 0};  // plane wave: the total-field box
+  std::array<int, 3> dipole_gap{-1, -1, -1};              // dipole: the gap's E sample
+  int dipole_edges = 0;
+  std::string warning;             // e.g. "not converged: relative change 3e-3 after 40000 steps"
+};
+
+// Throws vem::Error for bad options (no or non-positive frequencies, a dipole outside the grid or
+// crossing the CPML, a density array of the wrong size, ...). The setup's own sources and probes
+// are kept (the dipole adds its own).
+HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup, const HarmonicOptions& options);
+
+}  // namespace vem
