@@ -54,10 +54,10 @@ struct HarmonicPlaneWave {
   double theta = 0.0, phi = 0.0;  // propagation direction, rad (the convention of tfsf.h)
   double psi = 0.0;               // polarization from theta_hat towards phi_hat, rad
   double amplitude = 1.0;         // V/m, peak
-  // Total-field box: node indices; hi[0] < 0 means automatic (`tfsf_margin` cells inside the
-  // CPML on every face).
+  // Total-field box: node indices; box_hi[0] < 0 means automatic (`tfsf_margin` cells inside the
+  // CPML interface on every face). The scatterer must lie inside it; its faces must be vacuum.
   std::array<int, 3> box_lo{0, 0, 0}, box_hi{-1, -1, -1};
-  int tfsf_margin = 3;
+  int tfsf_margin = 5;
 };
 
 struct HarmonicDipole {
@@ -85,10 +85,12 @@ struct HarmonicOptions {
   // Mass density per cell (kg/m^3, cell_count() entries, <= 0 for air); empty = no SAR.
   std::vector<float> density;
   bool averaged_sar = true;  // 1 g and 10 g averages (needs cubic cells and a density)
-  bool far_field = true;     // NTFF on a box `ntff_margin` cells inside the TF/SF box (plane wave)
-                             // or inside the CPML (dipole)
+  // Near-to-far transform on a box `ntff_margin` cells inside the CPML interface: for a plane
+  // wave it must lie in the scattered-field region, between the CPML and the TF/SF box (so
+  // ntff_margin < tfsf_margin - 1); for the dipole it must enclose antenna and scatterer.
+  bool far_field = true;
   int ntff_margin = 2;
-  double far_field_step_deg = 2.0;  // theta step of the E/H-plane tables, 0..180 inclusive
+  double far_field_step_deg = 2.0;  // angle step of the tables: 0..180 (plane wave), 0..360 (dipole)
 
   // Execution.
   Backend backend = Backend::automatic;
@@ -100,10 +102,17 @@ struct HarmonicOptions {
   int progress_interval = 200;
 };
 
-// One row per theta of the far-field tables, in the columns of FDFDSolver's RCS table.
+// One row per angle of the far-field tables (the columns of FDFDSolver's RCS table).
+// Plane wave: theta_deg is the scattering angle from the forward direction k towards e_hat
+// (E plane) or towards h_hat = k x e_hat (H plane), 0..180 (180 = backscatter); values are the
+// bistatic RCS, m^2.
+// Dipole (axis a, then b = a+1, c = a+2 cyclically): E plane = the (c, a) plane, the direction
+// cos(t) a_hat + sin(t) c_hat; H plane = the (b, c) plane, cos(t) b_hat + sin(t) c_hat; t =
+// theta_deg in 0..360; values are the gain 4 pi U / P_accepted (linear; IEEE gain, antenna and
+// any lossy body together).
 struct FarFieldRow {
   double theta_deg = 0;
-  double e_plane = 0, h_plane = 0;  // RCS (m^2) for a plane wave; gain (linear) for the dipole
+  double e_plane = 0, h_plane = 0;
 };
 
 struct HarmonicFrequencyResult {
@@ -113,18 +122,20 @@ struct HarmonicFrequencyResult {
   std::vector<std::complex<float>> ex, ey, ez;
   // Per cell (x fastest): |E|^2 at the cell centre (sar.h cell_centre_e_squared), V^2/m^2.
   std::vector<float> e_squared;
-  // SAR (only with a density): local, 1 g and 10 g averaged (W/kg; status arrays of sar.h).
+  // SAR (only with a density): local, 1 g and 10 g averaged (W/kg; status arrays of sar.h),
+  // from the absorbed power density of sar.h cell_absorbed_power_density (each E sample's own
+  // conductivity as the engine applies it).
   bool has_sar = false;
   std::vector<float> local_sar;
   AveragedSar sar_1g, sar_10g;
   double whole_body_sar = 0;  // W/kg
   double peak_local_sar = 0;  // W/kg
   std::array<int, 3> peak_local_voxel{-1, -1, -1};
-  double absorbed_power = 0;  // W, sum of sigma |E|^2 / 2 V over tissue (density > 0) voxels
+  double absorbed_power = 0;  // W, dissipated in the tissue (density > 0) voxels
 
   // Far field.
   bool has_far_field = false;
-  std::vector<FarFieldRow> far_field;  // E plane: phi = 0 (plane wave: phi of the polarization; dipole: plane containing the axis)
+  std::vector<FarFieldRow> far_field;
   double scattering_cross_section = 0; // m^2 (plane wave)
   double radiated_power = 0;           // W, power out through the NTFF box (dipole: radiated)
 

@@ -14,7 +14,18 @@ namespace {
 void check_input(const SarInput& in) {
   in.grid.validate();
   const std::size_t n = std::size_t(in.grid.cell_count());
-  if (in.sigma.size() != n || in.density.size() != n || in.e_squared.size() != n)
+  if (in.density.size() != n) fail("SAR: density has ", in.density.size(), " entries, the grid ", n, " voxels");
+  if (!in.power_density.empty()) {
+    if (in.power_density.size() != n)
+      fail("SAR: power density has ", in.power_density.size(), " entries, the grid ", n, " voxels");
+    for (std::size_t q = 0; q < n; ++q) {
+      if (!std::isfinite(in.density[q])) fail("SAR: density at voxel ", q, " is not finite");
+      if (!std::isfinite(in.power_density[q]) || in.power_density[q] < 0)
+        fail("SAR: power density ", in.power_density[q], " W/m^3 at voxel ", q, " is negative or not finite");
+    }
+    return;
+  }
+  if (in.sigma.size() != n || in.e_squared.size() != n)
     fail("SAR: sigma (", in.sigma.size(), "), density (", in.density.size(), ") and |E|^2 (",
          in.e_squared.size(), ") must each have one entry per voxel (", n, ")");
   for (std::size_t q = 0; q < n; ++q) {
@@ -24,6 +35,11 @@ void check_input(const SarInput& in) {
     if (!std::isfinite(in.e_squared[q]) || in.e_squared[q] < 0)
       fail("SAR: |E|^2 at voxel ", q, " is negative or not finite");
   }
+}
+
+// Absorbed power density of voxel q, W/m^3.
+inline double power_density_at(const SarInput& in, std::size_t q) {
+  return in.power_density.empty() ? 0.5 * double(in.sigma[q]) * in.e_squared[q] : double(in.power_density[q]);
 }
 
 // Sum of a summed-volume table over voxels [i0,i1) x [j0,j1) x [k0,k1) (clipped by the caller).
@@ -88,21 +104,75 @@ std::vector<float> cell_centre_e_squared(const YeeGrid& g, const std::vector<std
   return out;
 }
 
+std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vector<std::complex<float>>& ex,
+                                               const std::vector<std::complex<float>>& ey,
+                                               const std::vector<std::complex<float>>& ez,
+                                               const std::array<std::vector<float>, 3>& edge_sigma,
+                                               const std::vector<float>& density) {
+  g.validate();
+  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1), nc = sxy * (g.nz + 1);
+  const std::size_t ncell = std::size_t(g.cell_count());
+  if (ex.size() != nc || ey.size() != nc || ez.size() != nc || edge_sigma[0].size() != nc ||
+      edge_sigma[1].size() != nc || edge_sigma[2].size() != nc)
+    fail("SAR: E phasors and edge conductivities must be in the compact layout of ", nc,
+         " samples ((nx+1)(ny+1)(nz+1))");
+  if (density.size() != ncell) fail("SAR: density has ", density.size(), " entries, the grid ", ncell, " voxels");
+  const std::vector<std::complex<float>>* e[3] = {&ex, &ey, &ez};
+  const int n[3] = {g.nx, g.ny, g.nz};
+  auto tissue = [&](int i, int j, int k) {
+    return i >= 0 && j >= 0 && k >= 0 && i < g.nx && j < g.ny && k < g.nz &&
+           density[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] > 0;
+  };
+  std::vector<double> p(ncell, 0.0);
+  // Gather form (no write races): each voxel collects its share of its 12 edges.
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < g.nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        if (!tissue(i, j, k)) continue;
+        double sum = 0;
+        for (int a = 0; a < 3; ++a) {
+          const int b = (a + 1) % 3, c = (a + 2) % 3;
+          for (int ob = 0; ob < 2; ++ob)
+            for (int oc = 0; oc < 2; ++oc) {
+              int idx[3] = {i, j, k};
+              idx[b] += ob;
+              idx[c] += oc;
+              if (idx[b] > n[b] || idx[c] > n[c]) continue;
+              const std::size_t s = idx[0] + sx * idx[1] + sxy * idx[2];
+              const double pw = 0.5 * double(edge_sigma[a][s]) * std::norm((*e[a])[s]);
+              if (pw == 0) continue;
+              int share = 0;  // tissue cells around this edge
+              for (int qb = 0; qb < 2; ++qb)
+                for (int qc = 0; qc < 2; ++qc) {
+                  int cell[3] = {idx[0], idx[1], idx[2]};
+                  cell[b] -= qb;
+                  cell[c] -= qc;
+                  share += tissue(cell[0], cell[1], cell[2]) ? 1 : 0;
+                }
+              sum += pw / share;  // share >= 1: this voxel touches the edge
+            }
+        }
+        p[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = sum;
+      }
+  return std::vector<float>(p.begin(), p.end());
+}
+
 std::vector<float> local_sar(const SarInput& in) {
   check_input(in);
-  std::vector<float> s(in.sigma.size(), 0.0f);
+  std::vector<float> s(in.density.size(), 0.0f);
 #pragma omp parallel for schedule(static)
   for (std::int64_t q = 0; q < std::int64_t(s.size()); ++q)
-    if (in.density[q] > 0) s[q] = float(double(in.sigma[q]) * in.e_squared[q] / (2.0 * in.density[q]));
+    if (in.density[q] > 0) s[q] = float(power_density_at(in, q) / in.density[q]);
   return s;
 }
 
 double whole_body_sar(const SarInput& in) {
   check_input(in);
   double p = 0, m = 0;
-  for (std::size_t q = 0; q < in.sigma.size(); ++q)
+  for (std::size_t q = 0; q < in.density.size(); ++q)
     if (in.density[q] > 0) {
-      p += 0.5 * double(in.sigma[q]) * in.e_squared[q];
+      p += power_density_at(in, q);
       m += in.density[q];
     }
   if (!(m > 0)) fail("SAR: the volume holds no tissue (every density <= 0)");
@@ -135,7 +205,7 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
         const std::size_t s = (i + 1) + sx * (j + 1) + sxy * (k + 1);
         if (in.density[q] > 0) {
           t.mass[s] = in.density[q] * t.voxel_volume;
-          t.power[s] = 0.5 * double(in.sigma[q]) * in.e_squared[q] * t.voxel_volume;
+          t.power[s] = power_density_at(in, q) * t.voxel_volume;
           t.tissue[s] = 1.0;
         }
       }

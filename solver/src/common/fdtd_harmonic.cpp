@@ -1,0 +1,538 @@
+// Steady-state FDTD runs (fdtd_harmonic.h): excitation, DFT monitors, stopping, normalization,
+// SAR and the near-to-far transform, on top of the engine and its extensions.
+#include "vem/fdtd_harmonic.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <memory>
+
+#include "vem/dft_monitor.h"
+#include "vem/error.h"
+#include "vem/near_to_far.h"
+#include "vem/tfsf.h"
+#include "vem/waveform.h"
+
+namespace vem {
+
+namespace {
+
+using cd = std::complex<double>;
+using cf = std::complex<float>;
+
+constexpr int kSamplesPerPeriod = 16;  // automatic DFT sampling: samples per shortest period
+
+// Sum over the monitor's sampled steps n < steps ((n+1) % M == 0) of
+// w((n + offset) dt) exp(-j w_f (n + offset) dt) M dt: the DFT of the source waveform taken the
+// way the monitor takes the fields (offset 1 for E sample times).
+cd sampled_dft(const Waveform& w, double offset, double dt, int M, int steps, double f) {
+  cd s = 0;
+  for (int n = M - 1; n < steps; n += M) {
+    const double t = (n + offset) * dt;
+    s += w.value(t) * std::exp(cd(0, -2 * kPi * f * t));
+  }
+  return s * (M * dt);
+}
+
+std::array<double, 2> angles_of(const std::array<double, 3>& d) {
+  const double r = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  return {std::acos(std::clamp(d[2] / r, -1.0, 1.0)), std::atan2(d[1], d[0])};
+}
+
+// The conductivity (S/m) each E sample is updated with, recovered from the operator's own
+// coefficients (material.h: ca = (1 - l)/(1 + l), cb = (dt/eps)/(1 + l), l = sigma dt/(2 eps)),
+// so SAR uses exactly the losses the engine applies, whatever the material mode. Compact layout.
+std::array<std::vector<float>, 3> edge_conductivity(const FdtdOperator& op) {
+  const YeeGrid& g = op.grid();
+  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1);
+  std::array<std::vector<float>, 3> out;
+  const int n[3] = {g.nx, g.ny, g.nz};
+  for (int a = 0; a < 3; ++a) {
+    out[a].assign(sxy * (g.nz + 1), 0.0f);
+    const Component c = static_cast<Component>(a);
+    for (int k = 0; k <= g.nz; ++k)
+      for (int j = 0; j <= g.ny; ++j)
+        for (int i = 0; i <= g.nx; ++i) {
+          const int idx[3] = {i, j, k};
+          if (idx[a] >= n[a]) continue;  // no sample
+          const auto cf = op.coefficients_at(c, i, j, k);
+          const double ca = cf[0], cb = cf[1];
+          if (!(cb > 0) || !(ca > -1)) continue;
+          const double l = (1.0 - ca) / (1.0 + ca);
+          out[a][i + sx * j + sxy * k] = float(std::max(0.0, 2.0 * l / (cb * (1.0 + l))));
+        }
+  }
+  return out;
+}
+
+// A monitored slab of the near-to-far box face (axis a, node plane p): the tangential E and H
+// components over sample indices [p-1, p+1] along a and the box range +-1 across.
+struct NtffFace {
+  int axis = 0;
+  std::vector<Component> comps;
+  std::unique_ptr<DftMonitor> mon;
+};
+
+}  // namespace
+
+HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOptions& o) {
+  // ---- validation -------------------------------------------------------------------------
+  if (o.frequencies.empty()) fail("FDTD steady state: no DFT frequency given (need at least one, Hz)");
+  for (double f : o.frequencies)
+    if (!(f > 0) || !std::isfinite(f)) fail("FDTD steady state: frequency ", f, " Hz must be finite and > 0");
+  if (!(o.steady_state_tolerance > 0 && o.steady_state_tolerance < 1))
+    fail("FDTD steady state: steady-state tolerance ", o.steady_state_tolerance, " must lie in (0, 1)");
+  if (o.periods_per_check < 1) fail("FDTD steady state: periods per check ", o.periods_per_check, " must be >= 1");
+  if (o.max_steps < 0 || o.fixed_steps < 0 || o.dft_sample_interval < 0)
+    fail("FDTD steady state: max_steps (", o.max_steps, "), fixed_steps (", o.fixed_steps,
+         ") and dft_sample_interval (", o.dft_sample_interval, ") must be >= 0");
+  setup_in.grid.validate();
+  const YeeGrid& g = setup_in.grid;
+  const std::int64_t ncell = g.cell_count();
+  if (!o.density.empty() && std::int64_t(o.density.size()) != ncell)
+    fail("FDTD steady state: density array has ", o.density.size(), " entries, the grid has ", ncell, " cells");
+  if (o.far_field && !(o.far_field_step_deg > 0 && o.far_field_step_deg <= 90))
+    fail("FDTD steady state: far-field angle step ", o.far_field_step_deg, " deg must lie in (0, 90]");
+
+  const bool cw = o.frequencies.size() == 1;
+  const double f_lo = *std::min_element(o.frequencies.begin(), o.frequencies.end());
+  const double f_hi = *std::max_element(o.frequencies.begin(), o.frequencies.end());
+  const std::array<int, 3> n = g.n();
+  const std::array<double, 3> d = g.d();
+  const auto& bs = setup_in.boundaries;
+  std::array<int, 3> pml_lo{}, pml_hi{};
+  for (int a = 0; a < 3; ++a) {
+    pml_lo[a] = bs.cpml_cells(2 * a);
+    pml_hi[a] = bs.cpml_cells(2 * a + 1);
+  }
+
+  HarmonicResult res;
+  FdtdSetup s = setup_in;
+
+  // ---- time step, excitation waveform and DFT sampling --------------------------------------
+  const double dt_max = s.dt > 0 ? s.dt : s.courant_factor * g.courant_limit_dt();
+  int M = 1;
+  Waveform wave;
+  double design_f = f_lo;
+  if (cw) {
+    // A period is exactly M K steps (K >= 16 samples): the steady-state windows then hold whole
+    // periods, where the DFT of a sinusoid has no image term (dt is lowered slightly for that).
+    const double T = 1.0 / f_lo;
+    if (o.dft_sample_interval > 0) {
+      M = o.dft_sample_interval;
+    } else {
+      M = std::max(1, int(std::floor(T / (kSamplesPerPeriod * dt_max))));
+    }
+    const int K = int(std::ceil(T / (M * dt_max) - 1e-9));
+    if (K < 3)
+      fail("FDTD steady state: DFT sample interval ", M, " steps leaves ", K,
+           " samples per period at ", f_lo, " Hz (need at least 3)");
+    s.dt = T / (double(M) * K);
+    wave = Waveform::sinusoid(f_lo, 3.0);
+  } else {
+    const double fc = 0.5 * (f_lo + f_hi);
+    const double bw = std::max(1.5 * (f_hi - f_lo), 0.5 * fc);
+    wave = Waveform::modulated_gaussian(fc, bw);
+    design_f = fc;
+    s.dt = dt_max;
+    M = o.dft_sample_interval > 0 ? o.dft_sample_interval
+                                  : DftMonitor::nyquist_interval(dt_max, fc + 0.5 * bw, kSamplesPerPeriod);
+  }
+  const double dt = s.dt;
+
+  // ---- dipole: PEC arms (zero hard sources) and the gap current source -----------------------
+  const bool dipole = o.source == HarmonicSource::dipole;
+  int gap[3] = {-1, -1, -1};
+  int axis = o.dipole.axis;
+  double gap_len = 0;
+  if (dipole) {
+    if (axis < 0 || axis > 2) fail("FDTD steady state: dipole axis ", axis, " must be 0 (x), 1 (y) or 2 (z)");
+    const Component ca = static_cast<Component>(axis);
+    gap_len = d[axis];
+    for (int a = 0; a < 3; ++a) {
+      const double u = (o.dipole.centre[a] - g.origin[a]) / d[a] - (a == axis ? 0.5 : 0.0);
+      gap[a] = int(std::lround(u));
+    }
+    const double L = o.dipole.length > 0 ? o.dipole.length : kC0 / (2.0 * f_lo);
+    const int edges = std::max(1, 2 * int(std::lround((L / d[axis] - 1.0) / 2.0)) + 1);
+    const int m = (edges - 1) / 2;
+    for (int a = 0; a < 3; ++a) {
+      const int lo = a == axis ? gap[a] - m : gap[a];
+      const int hi = a == axis ? gap[a] + m : gap[a];
+      const int lim_lo = pml_lo[a] + 1, lim_hi = (a == axis ? n[a] - 1 : n[a]) - pml_hi[a] - 1;
+      if (lo < lim_lo || hi > lim_hi)
+        fail("FDTD steady state: the dipole (centre (", o.dipole.centre[0], ", ", o.dipole.centre[1], ", ",
+             o.dipole.centre[2], ") m, ", edges, " edges of ", d[axis], " m along ", "xyz"[axis],
+             ") spans sample indices ", lo, "..", hi, " along ", "xyz"[a],
+             "; it must stay inside the non-CPML interior (", lim_lo, "..", lim_hi, ")");
+    }
+    if (!(o.dipole.feed_current > 0) && !(o.dipole.accepted_power > 0))
+      fail("FDTD steady state: the dipole needs a feed current > 0 A or an accepted power > 0 W (got ",
+           o.dipole.feed_current, " A, ", o.dipole.accepted_power, " W)");
+    PointSource feed;
+    feed.kind = PointSource::Kind::electric_current;
+    feed.i = gap[0]; feed.j = gap[1]; feed.k = gap[2];
+    feed.direction = {0, 0, 0};
+    feed.direction[axis] = 1.0;
+    feed.amplitude = 1.0 * gap_len;  // current moment of a 1 A feed over the gap edge, A m
+    feed.waveform = wave;
+    s.sources.push_back(feed);
+    for (int q = -m; q <= m; ++q) {
+      if (q == 0) continue;
+      PointSource pec = feed;
+      pec.kind = PointSource::Kind::hard_e;
+      pec.amplitude = 0.0;
+      (axis == 0 ? pec.i : axis == 1 ? pec.j : pec.k) += q;
+      s.sources.push_back(pec);
+    }
+    res.dipole_gap = {gap[0], gap[1], gap[2]};
+    res.dipole_edges = edges;
+    (void)ca;
+  }
+
+  // ---- operator, engine, extensions --------------------------------------------------------
+  FdtdOperator op(s);
+  std::string engine_warning;
+  auto eng = make_engine(op, o.backend, o.device_index, &engine_warning, o.tuning);
+  res.backend = eng->backend();
+  res.dt = dt;
+  res.dft_sample_interval = M;
+
+  std::unique_ptr<TfsfSource> tfsf;
+  std::array<int, 3> tf_lo{}, tf_hi{};
+  if (!dipole) {
+    for (int a = 0; a < 3; ++a) {
+      if (o.plane_wave.box_hi[0] < 0) {
+        tf_lo[a] = pml_lo[a] + o.plane_wave.tfsf_margin;
+        tf_hi[a] = n[a] - pml_hi[a] - o.plane_wave.tfsf_margin;
+      } else {
+        tf_lo[a] = o.plane_wave.box_lo[a];
+        tf_hi[a] = o.plane_wave.box_hi[a];
+      }
+    }
+    PlaneWave pw;
+    pw.theta = o.plane_wave.theta;
+    pw.phi = o.plane_wave.phi;
+    pw.psi = o.plane_wave.psi;
+    pw.amplitude = o.plane_wave.amplitude;
+    pw.waveform = wave;
+    pw.design_frequency = design_f;
+    TfsfBox box;
+    box.lo = tf_lo;
+    box.hi = tf_hi;
+    tfsf = std::make_unique<TfsfSource>(*eng, pw, box);
+    res.tfsf_lo = tf_lo;
+    res.tfsf_hi = tf_hi;
+  }
+
+  DftMonitor main(*eng, o.frequencies, {Component::Ex, Component::Ey, Component::Ez}, {}, M);
+
+  NtffBox nbox;
+  std::vector<NtffFace> faces;
+  if (o.far_field) {
+    for (int a = 0; a < 3; ++a) {
+      nbox.lo[a] = pml_lo[a] + o.ntff_margin;
+      nbox.hi[a] = n[a] - pml_hi[a] - o.ntff_margin;
+      if (nbox.lo[a] < 1 || nbox.hi[a] > n[a] - 1 || nbox.lo[a] >= nbox.hi[a])
+        fail("FDTD steady state: the near-to-far box (", o.ntff_margin, " cells inside the CPML) does not fit along ",
+             "xyz"[a], ": node planes ", nbox.lo[a], "..", nbox.hi[a], " of 0..", n[a]);
+      if (!dipole && !(nbox.lo[a] < tf_lo[a] - 1 && nbox.hi[a] > tf_hi[a] + 1))
+        fail("FDTD steady state: the near-to-far box (node planes ", nbox.lo[a], "..", nbox.hi[a], " along ", "xyz"[a],
+             ") must enclose the TF/SF box (", tf_lo[a], "..", tf_hi[a],
+             ") with at least one cell between them: use ntff_margin < tfsf_margin - 1");
+    }
+    if (dipole) {
+      for (int a = 0; a < 3; ++a) {
+        const int m = (res.dipole_edges - 1) / 2;
+        const int lo = a == axis ? gap[a] - m : gap[a], hi = a == axis ? gap[a] + m + 1 : gap[a];
+        if (lo <= nbox.lo[a] || hi >= nbox.hi[a])
+          fail("FDTD steady state: the dipole reaches the near-to-far box along ", "xyz"[a], " (node planes ", nbox.lo[a],
+               "..", nbox.hi[a], "); move it inward or reduce ntff_margin");
+      }
+    }
+    for (int a = 0; a < 3; ++a)
+      for (int side = 0; side < 2; ++side) {
+        const int p = side == 0 ? nbox.lo[a] : nbox.hi[a];
+        NtffFace face;
+        face.axis = a;
+        const int b = (a + 1) % 3, c = (a + 2) % 3;
+        face.comps = {static_cast<Component>(b), static_cast<Component>(c), static_cast<Component>(3 + b),
+                      static_cast<Component>(3 + c)};
+        DftBox db;
+        for (int q = 0; q < 3; ++q) {
+          db.lo[q] = q == a ? p - 1 : nbox.lo[q] - 1;
+          db.hi[q] = q == a ? p + 1 : nbox.hi[q] + 1;
+        }
+        face.mon = std::make_unique<DftMonitor>(*eng, o.frequencies, face.comps, db, M);
+        faces.push_back(std::move(face));
+      }
+  }
+
+  // ---- stepping -----------------------------------------------------------------------------
+  const double T_check = o.periods_per_check / (cw ? f_lo : design_f);
+  int check_steps = std::max(1, int(std::lround(T_check / dt)));
+  check_steps = std::max(M, (check_steps / M) * M);  // whole numbers of samples (CW: of periods)
+  int min_steps;
+  if (cw) {
+    min_steps = int(std::ceil((3.0 + 2.0 * o.periods_per_check) / (f_lo * dt)));
+  } else {
+    const double diag = std::sqrt(n[0] * d[0] * n[0] * d[0] + n[1] * d[1] * n[1] * d[1] + n[2] * d[2] * n[2] * d[2]);
+    min_steps = int(std::ceil((2.0 * wave.t0 + diag / kC0) / dt));
+  }
+  int max_steps = o.max_steps > 0 ? o.max_steps : std::max(min_steps, 0) + int(std::ceil(400.0 / (f_lo * dt)));
+  if (o.fixed_steps > 0) {
+    max_steps = o.fixed_steps;
+    if (cw && o.fixed_steps < 2 * check_steps)
+      fail("FDTD steady state: fixed_steps ", o.fixed_steps, " is shorter than two steady-state windows (",
+           2 * check_steps, " steps = ", 2 * o.periods_per_check, " periods at ", f_lo, " Hz)");
+  }
+
+  // Pulse mode: relative change of the accumulated spectra between checks.
+  std::vector<std::vector<cf>> s_prev;
+  auto pulse_change = [&]() {
+    double worst = 0;
+    std::vector<std::vector<cf>> now;
+    for (std::size_t f = 0; f < o.frequencies.size(); ++f) {
+      double num = 0, den = 0;
+      for (int c = 0; c < 3; ++c) {
+        now.push_back(main.box_spectrum(static_cast<Component>(c), int(f)));
+        const auto& a = now.back();
+        const std::size_t q = f * 3 + c;
+        for (std::size_t i = 0; i < a.size(); ++i) {
+          den += std::norm(cd(a[i]));
+          if (q < s_prev.size()) num += std::norm(cd(a[i]) - cd(s_prev[q][i]));
+        }
+      }
+      worst = std::max(worst, den > 0 ? std::sqrt(num / den) : 1.0);
+    }
+    const bool had = !s_prev.empty();
+    s_prev = std::move(now);
+    return had ? worst : 1.0;
+  };
+
+  const auto t_start = std::chrono::steady_clock::now();
+  int done = 0, checks = 0;
+  bool aborted = false;
+  double change = 1.0;
+  bool have_window = false;  // CW: at least one full window of phasors
+  while (done < max_steps) {
+    const int chunk = std::min(check_steps, max_steps - done);
+    const int base = done;
+    const int got = eng->run(
+        chunk,
+        [&](int k, int) {
+          if (!o.progress) return true;
+          return o.progress(base + k, max_steps, change);
+        },
+        std::max(1, o.progress_interval));
+    done += got;
+    if (got < chunk) {
+      aborted = true;
+      break;
+    }
+    if (chunk < check_steps) break;  // a partial last window: no check (fixed / max steps)
+    ++checks;
+    if (cw) {
+      const SteadyStateCheck sc = main.check_steady_state();
+      double worst = sc.has_previous ? sc.relative_change : 1.0;
+      for (auto& face : faces) {
+        const SteadyStateCheck fc = face.mon->check_steady_state();
+        if (fc.has_previous) worst = std::max(worst, fc.relative_change);
+      }
+      have_window = checks >= 2;
+      if (sc.has_previous) change = worst;
+    } else {
+      change = pulse_change();
+    }
+    if (o.progress && !o.progress(done, max_steps, change)) {
+      aborted = true;
+      break;
+    }
+    if (o.fixed_steps == 0 && done >= min_steps && change < o.steady_state_tolerance) {
+      res.converged = true;
+      break;
+    }
+  }
+  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  res.steps = done;
+  res.simulated_time = done * dt;
+  res.last_relative_change = change;
+  res.mcells_per_second = res.seconds > 0 ? double(done) * double(ncell) / res.seconds * 1e-6 : 0.0;
+  if (aborted) {
+    res.aborted = true;
+    return res;
+  }
+  if (cw && !have_window)
+    fail("FDTD steady state: the run of ", done, " steps ended before two steady-state windows of ", check_steps,
+         " steps; raise max_steps / fixed_steps");
+  if (!res.converged && o.fixed_steps == 0) {
+    res.warning = "not converged: relative change of the DFT phasors " + std::to_string(change) + " after " +
+                  std::to_string(done) + " steps (tolerance " + std::to_string(o.steady_state_tolerance) +
+                  "); the fields are those of the last window";
+  }
+  if (!engine_warning.empty()) res.warning += (res.warning.empty() ? "" : "; ") + engine_warning;
+
+  // ---- per-frequency results ----------------------------------------------------------------
+  std::array<std::vector<float>, 3> edge_sigma;
+  if (!o.density.empty()) edge_sigma = edge_conductivity(op);
+  const bool cubic = std::fabs(d[0] - d[1]) <= 1e-9 * d[0] && std::fabs(d[0] - d[2]) <= 1e-9 * d[0];
+  const Backend sar_backend = eng->fields_on_device() ? Backend::cuda : Backend::cpu;
+  const std::int64_t N = ncell;
+
+  for (std::size_t fi = 0; fi < o.frequencies.size(); ++fi) {
+    const double f = o.frequencies[fi];
+    HarmonicFrequencyResult r;
+    r.frequency = f;
+    // Raw phasor -> normalized phasor: multiply by `unit` (to the driving quantity's unit phasor)
+    // and then by the real scale of the normalization.
+    cd unit;
+    auto raw = [&](const DftMonitor& mon, Component c) {
+      return cw ? mon.phasor(c, int(fi)) : mon.spectrum(c, int(fi));
+    };
+    if (cw) {
+      unit = cd(0, 1);  // the source runs as sin(w t): phasor -j per unit amplitude
+    } else if (!dipole) {
+      unit = 1.0 / sampled_dft(wave, 1.0, dt, M, done, f);  // incident E at the E sample times
+    } else {
+      cd wj = 0;  // J at (n + 1/2) dt, every step
+      for (int s_ = 0; s_ < done; ++s_) {
+        const double t = (s_ + 0.5) * dt;
+        wj += wave.value(t) * std::exp(cd(0, -2 * kPi * f * t));
+      }
+      unit = 1.0 / (wj * dt);
+    }
+    double scale = 1.0;  // plane wave: the run already has the requested amplitude
+    if (dipole) {
+      const Component ca = static_cast<Component>(axis);
+      const auto eg = raw(main, ca);
+      const cd e_gap = cd(eg[gap[0] + std::size_t(n[0] + 1) * (gap[1] + std::size_t(n[1] + 1) * gap[2])]) * unit;
+      const cd v = -e_gap * gap_len;  // per 1 A feed current
+      const double p_unit = 0.5 * v.real();
+      r.feed_impedance = v;
+      if (o.dipole.accepted_power > 0) {
+        if (!(p_unit > 0))
+          fail("FDTD steady state: the dipole accepts no power at ", f, " Hz (", p_unit,
+               " W per A^2): cannot normalize to an accepted power");
+        scale = std::sqrt(o.dipole.accepted_power / p_unit);
+      } else {
+        scale = o.dipole.feed_current;
+      }
+      r.accepted_power = p_unit * scale * scale;
+    }
+    r.normalization = scale;
+    const cd factor = unit * scale;
+    auto norm_field = [&](const std::vector<cf>& v) {
+      std::vector<cf> out(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) out[i] = cf(cd(v[i]) * factor);
+      return out;
+    };
+    r.ex = norm_field(raw(main, Component::Ex));
+    r.ey = norm_field(raw(main, Component::Ey));
+    r.ez = norm_field(raw(main, Component::Ez));
+    r.e_squared = cell_centre_e_squared(g, r.ex, r.ey, r.ez);
+
+    if (!o.density.empty()) {
+      SarInput in;
+      in.grid = g;
+      in.density = o.density;
+      in.power_density = cell_absorbed_power_density(g, r.ex, r.ey, r.ez, edge_sigma, o.density);
+      r.local_sar = local_sar(in);
+      bool tissue = false;
+      const double vol = d[0] * d[1] * d[2];
+      for (std::int64_t c = 0; c < N; ++c) {
+        if (o.density[c] > 0) {
+          tissue = true;
+          r.absorbed_power += double(in.power_density[c]) * vol;
+          if (r.local_sar[c] > r.peak_local_sar) {
+            r.peak_local_sar = r.local_sar[c];
+            r.peak_local_voxel = {int(c % n[0]), int((c / n[0]) % n[1]), int(c / (std::int64_t(n[0]) * n[1]))};
+          }
+        }
+      }
+      if (tissue) {
+        r.has_sar = true;
+        r.whole_body_sar = whole_body_sar(in);
+        if (o.averaged_sar) {
+          if (cubic) {
+            r.sar_1g = spatial_average_sar(in, 1e-3, sar_backend);
+            r.sar_10g = spatial_average_sar(in, 1e-2, sar_backend);
+          } else if (fi == 0) {
+            res.warning += std::string(res.warning.empty() ? "" : "; ") +
+                           "1 g / 10 g averaged SAR skipped: the voxels are not cubic (IEC/IEEE 62704-1 cubes)";
+          }
+        }
+      } else if (fi == 0) {
+        res.warning += std::string(res.warning.empty() ? "" : "; ") + "no SAR: the density is <= 0 everywhere";
+      }
+    }
+
+    if (o.far_field) {
+      std::vector<cd> e(3 * std::size_t(N), 0.0), h(3 * std::size_t(N), 0.0);
+      for (auto& face : faces) {
+        for (Component c : face.comps) {
+          const auto v = norm_field(raw(*face.mon, c));
+          auto& dst = is_electric(c) ? e : h;
+          const auto lo = face.mon->box_lo();
+          const auto hi = face.mon->box_hi();
+          for (int k = lo[2]; k <= std::min(hi[2], n[2] - 1); ++k)
+            for (int j = lo[1]; j <= std::min(hi[1], n[1] - 1); ++j)
+              for (int i = lo[0]; i <= std::min(hi[0], n[0] - 1); ++i)
+                dst[axis_of(c) * std::size_t(N) + i + std::size_t(n[0]) * (j + std::size_t(n[1]) * k)] =
+                    cd(v[i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k)]);
+        }
+      }
+      std::array<double, 3> centre;
+      for (int a = 0; a < 3; ++a) centre[a] = g.origin[a] + 0.5 * (nbox.lo[a] + nbox.hi[a]) * d[a];
+      const NearToFarTransform nf(g, f, e, h, nbox, centre);
+      r.has_far_field = true;
+      r.radiated_power = nf.power_out();
+      if (!dipole) {
+        const auto k = tfsf->k_hat();
+        const auto eh = tfsf->e_hat();
+        const auto hh = tfsf->h_hat();
+        const int steps = std::max(1, int(std::lround(180.0 / o.far_field_step_deg)));
+        for (int q = 0; q <= steps; ++q) {
+          FarFieldRow row;
+          row.theta_deg = 180.0 * q / steps;
+          const double t = row.theta_deg * kPi / 180.0;
+          for (int plane = 0; plane < 2; ++plane) {
+            const auto& u = plane == 0 ? eh : hh;
+            std::array<double, 3> dir;
+            for (int a = 0; a < 3; ++a) dir[a] = std::cos(t) * k[a] + std::sin(t) * u[a];
+            const auto ang = angles_of(dir);
+            (plane == 0 ? row.e_plane : row.h_plane) = nf.rcs(ang[0], ang[1], o.plane_wave.amplitude);
+          }
+          r.far_field.push_back(row);
+        }
+        r.scattering_cross_section = nf.scattering_cross_section(24, 48, o.plane_wave.amplitude);
+      } else {
+        const int b = (axis + 1) % 3, c = (axis + 2) % 3;
+        const int steps = std::max(1, int(std::lround(360.0 / o.far_field_step_deg)));
+        for (int q = 0; q <= steps; ++q) {
+          FarFieldRow row;
+          row.theta_deg = 360.0 * q / steps;
+          const double t = row.theta_deg * kPi / 180.0;
+          for (int plane = 0; plane < 2; ++plane) {
+            std::array<double, 3> dir{0, 0, 0};
+            if (plane == 0) {
+              dir[axis] = std::cos(t);
+              dir[c] = std::sin(t);
+            } else {
+              dir[b] = std::cos(t);
+              dir[c] = std::sin(t);
+            }
+            const auto ang = angles_of(dir);
+            const auto F = nf.pattern(ang[0], ang[1]);
+            const double U = (std::norm(F[0]) + std::norm(F[1])) / (2.0 * kEta0);
+            (plane == 0 ? row.e_plane : row.h_plane) = 4.0 * kPi * U / r.accepted_power;
+          }
+          r.far_field.push_back(row);
+        }
+      }
+    }
+    res.frequencies.push_back(std::move(r));
+  }
+  return res;
+}
+
+}  // namespace vem
