@@ -193,6 +193,32 @@ TEST_P(FdtdHarmonic, PulseRunMatchesCwRunAtTheSameFrequency) {
   EXPECT_GT(pulse.frequencies[0].whole_body_sar, 0.0);
 }
 
+// Normalization to a radiated power (coarse 10 mm grid, 17-edge dipole): the power out of the
+// near-to-far box is exactly the target, and the accepted power equals it (lossless, 2 %).
+TEST_P(FdtdHarmonic, DipoleNormalizedToRadiatedPower) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  const double d = 10e-3;
+  const int pml = 8;
+  FdtdSetup s;
+  s.grid = {16 + 2 * pml, 16 + 2 * pml, 26 + 2 * pml, d, d, d};
+  s.grid.origin = {-0.5 * s.grid.nx * d, -0.5 * s.grid.ny * d, -0.5 * s.grid.nz * d};
+  s.boundaries = BoundarySpec::all(BoundaryType::cpml, pml);
+  s.materials = {Material::vacuum()};
+  HarmonicOptions o;
+  o.source = HarmonicSource::dipole;
+  o.dipole.radiated_power = 2.0;
+  o.frequencies = {900e6};
+  o.far_field_step_deg = 90;
+  o.backend = GetParam();
+  const ThreadsForGrid threads(s.grid.cell_count());
+  const HarmonicResult r = run_fdtd_harmonic(s, o);
+  const auto& fr = r.frequencies.at(0);
+  EXPECT_EQ(r.dipole_edges, 17);
+  EXPECT_NEAR(fr.radiated_power, 2.0, 1e-9);
+  EXPECT_NEAR(fr.accepted_power / 2.0, 1.0, 0.02);
+  std::cout << "  radiated 2 W: accepted " << fr.accepted_power << " W, feed current " << fr.normalization << " A\n";
+}
+
 VEM_INSTANTIATE_BACKENDS(FdtdHarmonic);
 
 TEST(FdtdHarmonicAgreement, CudaPhasorsMatchCpu) {

@@ -21,8 +21,10 @@
 // Normalization (all outputs scaled consistently; SI units):
 //   plane wave: the incident field has peak amplitude `amplitude` (V/m) at every frequency;
 //               phase reference: the TF/SF source's 1D origin (TfsfSource::delay).
-//   dipole:     `accepted_power` > 0 scales to that accepted power (W) at each frequency;
-//               otherwise the feed current has peak amplitude `feed_current` (A). Accepted power
+//   dipole:     `accepted_power` > 0 scales to that accepted power (W) at each frequency,
+//               `radiated_power` > 0 to that power flowing out through the near-to-far box
+//               (radiated by antenna and body together); otherwise the feed current has peak
+//               amplitude `feed_current` (A). Accepted power
 //               P = -1/2 Re(E_gap conj(I) d_gap) (the power the gap current source delivers).
 //
 // Dipole model: a straight thin wire of PEC edges (the axial E samples along the wire are held
@@ -64,8 +66,9 @@ struct HarmonicDipole {
   std::array<double, 3> centre{0, 0, 0};  // m, world coordinates; snapped to the nearest E_axis sample
   int axis = 2;                           // 0: x, 1: y, 2: z
   double length = 0.0;                    // m; 0 = half the free-space wavelength at frequencies[0]
-  double feed_current = 1.0;              // A, peak (used when accepted_power <= 0)
+  double feed_current = 1.0;              // A, peak (used when both powers are <= 0)
   double accepted_power = 0.0;            // W; > 0 normalizes to this accepted power
+  double radiated_power = 0.0;            // W; > 0 normalizes to this power leaving the NTFF box
 };
 
 struct HarmonicOptions {

@@ -166,7 +166,12 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
              ") spans sample indices ", lo, "..", hi, " along ", "xyz"[a],
              "; it must stay inside the non-CPML interior (", lim_lo, "..", lim_hi, ")");
     }
-    if (!(o.dipole.feed_current > 0) && !(o.dipole.accepted_power > 0))
+    if (o.dipole.accepted_power > 0 && o.dipole.radiated_power > 0)
+      fail("FDTD steady state: give the dipole an accepted power (", o.dipole.accepted_power, " W) or a radiated power (",
+           o.dipole.radiated_power, " W), not both");
+    if (o.dipole.radiated_power > 0 && !o.far_field)
+      fail("FDTD steady state: normalizing to a radiated power needs the near-to-far box (far_field = true)");
+    if (!(o.dipole.feed_current > 0) && !(o.dipole.accepted_power > 0) && !(o.dipole.radiated_power > 0))
       fail("FDTD steady state: the dipole needs a feed current > 0 A or an accepted power > 0 W (got ",
            o.dipole.feed_current, " A, ", o.dipole.accepted_power, " W)");
     PointSource feed;
@@ -401,6 +406,28 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       }
       unit = 1.0 / (wj * dt);
     }
+    // Near-to-far transform of the unit-normalized fields (scale applied to powers below).
+    std::unique_ptr<NearToFarTransform> nf;
+    if (o.far_field) {
+      std::vector<cd> e(3 * std::size_t(N), 0.0), h(3 * std::size_t(N), 0.0);
+      for (auto& face : faces) {
+        for (Component c : face.comps) {
+          const auto v = raw(*face.mon, c);
+          auto& dst = is_electric(c) ? e : h;
+          const auto lo = face.mon->box_lo();
+          const auto hi = face.mon->box_hi();
+          for (int k = lo[2]; k <= std::min(hi[2], n[2] - 1); ++k)
+            for (int j = lo[1]; j <= std::min(hi[1], n[1] - 1); ++j)
+              for (int i = lo[0]; i <= std::min(hi[0], n[0] - 1); ++i)
+                dst[axis_of(c) * std::size_t(N) + i + std::size_t(n[0]) * (j + std::size_t(n[1]) * k)] =
+                    cd(v[i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k)]) * unit;
+        }
+      }
+      std::array<double, 3> centre;
+      for (int a = 0; a < 3; ++a) centre[a] = g.origin[a] + 0.5 * (nbox.lo[a] + nbox.hi[a]) * d[a];
+      nf = std::make_unique<NearToFarTransform>(g, f, e, h, nbox, centre);
+    }
+    double accepted_unit = 0;
     double scale = 1.0;  // plane wave: the run already has the requested amplitude
     if (dipole) {
       const Component ca = static_cast<Component>(axis);
@@ -409,11 +436,18 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       const cd v = -e_gap * gap_len;  // per 1 A feed current
       const double p_unit = 0.5 * v.real();
       r.feed_impedance = v;
+      accepted_unit = p_unit;
       if (o.dipole.accepted_power > 0) {
         if (!(p_unit > 0))
           fail("FDTD steady state: the dipole accepts no power at ", f, " Hz (", p_unit,
                " W per A^2): cannot normalize to an accepted power");
         scale = std::sqrt(o.dipole.accepted_power / p_unit);
+      } else if (o.dipole.radiated_power > 0) {
+        const double p_rad_unit = nf->power_out();
+        if (!(p_rad_unit > 0))
+          fail("FDTD steady state: no power leaves the near-to-far box at ", f, " Hz (", p_rad_unit,
+               " W per A^2): cannot normalize to a radiated power");
+        scale = std::sqrt(o.dipole.radiated_power / p_rad_unit);
       } else {
         scale = o.dipole.feed_current;
       }
@@ -466,26 +500,9 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       }
     }
 
-    if (o.far_field) {
-      std::vector<cd> e(3 * std::size_t(N), 0.0), h(3 * std::size_t(N), 0.0);
-      for (auto& face : faces) {
-        for (Component c : face.comps) {
-          const auto v = norm_field(raw(*face.mon, c));
-          auto& dst = is_electric(c) ? e : h;
-          const auto lo = face.mon->box_lo();
-          const auto hi = face.mon->box_hi();
-          for (int k = lo[2]; k <= std::min(hi[2], n[2] - 1); ++k)
-            for (int j = lo[1]; j <= std::min(hi[1], n[1] - 1); ++j)
-              for (int i = lo[0]; i <= std::min(hi[0], n[0] - 1); ++i)
-                dst[axis_of(c) * std::size_t(N) + i + std::size_t(n[0]) * (j + std::size_t(n[1]) * k)] =
-                    cd(v[i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k)]);
-        }
-      }
-      std::array<double, 3> centre;
-      for (int a = 0; a < 3; ++a) centre[a] = g.origin[a] + 0.5 * (nbox.lo[a] + nbox.hi[a]) * d[a];
-      const NearToFarTransform nf(g, f, e, h, nbox, centre);
+    if (nf) {
       r.has_far_field = true;
-      r.radiated_power = nf.power_out();
+      r.radiated_power = nf->power_out() * r.normalization * r.normalization;
       if (!dipole) {
         const auto k = tfsf->k_hat();
         const auto eh = tfsf->e_hat();
@@ -500,11 +517,11 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
             std::array<double, 3> dir;
             for (int a = 0; a < 3; ++a) dir[a] = std::cos(t) * k[a] + std::sin(t) * u[a];
             const auto ang = angles_of(dir);
-            (plane == 0 ? row.e_plane : row.h_plane) = nf.rcs(ang[0], ang[1], o.plane_wave.amplitude);
+            (plane == 0 ? row.e_plane : row.h_plane) = nf->rcs(ang[0], ang[1], o.plane_wave.amplitude);
           }
           r.far_field.push_back(row);
         }
-        r.scattering_cross_section = nf.scattering_cross_section(24, 48, o.plane_wave.amplitude);
+        r.scattering_cross_section = nf->scattering_cross_section(24, 48, o.plane_wave.amplitude);
       } else {
         const int b = (axis + 1) % 3, c = (axis + 2) % 3;
         const int steps = std::max(1, int(std::lround(360.0 / o.far_field_step_deg)));
@@ -522,9 +539,9 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
               dir[c] = std::sin(t);
             }
             const auto ang = angles_of(dir);
-            const auto F = nf.pattern(ang[0], ang[1]);
+            const auto F = nf->pattern(ang[0], ang[1]);
             const double U = (std::norm(F[0]) + std::norm(F[1])) / (2.0 * kEta0);
-            (plane == 0 ? row.e_plane : row.h_plane) = 4.0 * kPi * U / r.accepted_power;
+            (plane == 0 ? row.e_plane : row.h_plane) = 4.0 * kPi * U / accepted_unit;
           }
           r.far_field.push_back(row);
         }
