@@ -35,6 +35,13 @@
 // DFT sampling: the monitors accumulate every `dft_sample_interval` steps (0 = automatic: the
 // largest interval giving at least 16 samples per period of the highest frequency present in the
 // excitation; exact for band-limited fields, see dft_monitor.h). 1 = every step.
+// CW time step: the run lowers dt (below the setup's dt or Courant choice, by less than one part
+// in M K) so that one period is exactly M K steps (K >= 16 samples of M steps): every
+// steady-state window then spans whole periods, where the DFT of a sinusoid has no image term.
+//
+// Cost: the stepping is the engine's (CPU or CUDA), the monitors add 3 components x frequencies
+// of accumulation every M steps (plus 6 thin slabs for the far field); each steady-state check
+// copies the whole-volume phasors to the host; SAR averaging runs on the GPU with a CUDA engine.
 #pragma once
 
 #include <array>
