@@ -27,10 +27,13 @@
 #include "vem/fdtd_engine.h"
 #include "vem/head_phantom.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -598,4 +601,571 @@ TEST(PluginFdtdCuda, MatchesCpuOnTheHeadPhantom)
   }
   EXPECT_EQ(std::string(gpu.fdtd->GetLastBackend()).rfind("cuda", 0), 0u) << gpu.fdtd->GetLastBackend();
   EXPECT_EQ(gpu.fdtd->GetNumberOfSolves(), 1);
+}
+
+//------------------------------------------------------------------------------
+// Steady-state analysis (vem::run_fdtd_harmonic through the filter): ports 2-4.
+namespace
+{
+
+// n^3 cubic voxels of h metres in air with a centred block of b^3 voxels of tissue (eps, sigma,
+// density 1000 kg/m^3); "density" is 0 in air.
+vtkSmartPointer<vtkImageData> LossyBlock(int n, int b, double h, float eps, float sigma)
+{
+  auto img = vtkSmartPointer<vtkImageData>::New();
+  img->SetDimensions(n + 1, n + 1, n + 1);
+  img->SetSpacing(h, h, h);
+  img->SetOrigin(-0.5 * n * h, -0.5 * n * h, -0.5 * n * h);
+  vtkNew<vtkFloatArray> e, s, rho;
+  e->SetName("permittivity");
+  s->SetName("conductivity");
+  rho->SetName("density");
+  const int lo = (n - b) / 2, hi = lo + b;
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i)
+      {
+        const bool in = i >= lo && i < hi && j >= lo && j < hi && k >= lo && k < hi;
+        e->InsertNextValue(in ? eps : 1.0f);
+        s->InsertNextValue(in ? sigma : 0.0f);
+        rho->InsertNextValue(in ? 1000.0f : 0.0f);
+      }
+  img->GetCellData()->AddArray(e);
+  img->GetCellData()->AddArray(s);
+  img->GetCellData()->AddArray(rho);
+  return img;
+}
+
+// nx x ny x nz voxels of vacuum (permittivity 1, conductivity 0), centred on the origin.
+vtkSmartPointer<vtkImageData> Vacuum(int nx, int ny, int nz, double h)
+{
+  auto img = vtkSmartPointer<vtkImageData>::New();
+  img->SetDimensions(nx + 1, ny + 1, nz + 1);
+  img->SetSpacing(h, h, h);
+  img->SetOrigin(-0.5 * nx * h, -0.5 * ny * h, -0.5 * nz * h);
+  vtkNew<vtkFloatArray> e, s;
+  e->SetName("permittivity");
+  e->SetNumberOfTuples(img->GetNumberOfCells());
+  e->Fill(1.0f);
+  s->SetName("conductivity");
+  s->SetNumberOfTuples(img->GetNumberOfCells());
+  s->Fill(0.0f);
+  img->GetCellData()->AddArray(e);
+  img->GetCellData()->AddArray(s);
+  return img;
+}
+
+struct SteadyPipeline
+{
+  vtkNew<vtkTrivialProducer> src;
+  vtkNew<vtkVEMFDTDSolver> fdtd;
+  explicit SteadyPipeline(vtkImageData* img)
+  {
+    src->SetOutput(img);
+    fdtd->SetInputConnection(src->GetOutputPort());
+    fdtd->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
+    fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_STEADY_STATE);
+    fdtd->SetProgressInterval(50);
+  }
+  vtkImageData* Run()
+  {
+    fdtd->Update();
+    return fdtd->GetSteadyStateOutput();
+  }
+};
+
+double FieldValue(vtkImageData* img, const char* name, int tuple = 0, int comp = 0)
+{
+  vtkDataArray* a = img->GetFieldData()->GetArray(name);
+  return a && a->GetNumberOfTuples() > tuple ? a->GetComponent(tuple, comp)
+                                             : std::numeric_limits<double>::infinity();
+}
+
+double TableValue(vtkTable* t, const char* name, int row = 0)
+{
+  vtkDataArray* a = vtkDataArray::SafeDownCast(t->GetColumnByName(name));
+  return a && a->GetNumberOfTuples() > row ? a->GetComponent(row, 0)
+                                           : std::numeric_limits<double>::infinity();
+}
+
+// Same value, or both NaN.
+bool Same(double a, double b)
+{
+  return (std::isnan(a) && std::isnan(b)) || a == b;
+}
+
+} // namespace
+
+TEST(PluginFdtdSteady, PlaneWaveOnLossyBlockGivesSarTablesAndRcs)
+{
+  const int n = 12, b = 6, pad = 8, pml = 6;
+  const double h = 0.005;
+  vtkSmartPointer<vtkImageData> img = LossyBlock(n, b, h, 40.0f, 0.8f);
+  SteadyPipeline p(img);
+  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  p.fdtd->SetDFTFrequency(0, 1e9);
+  p.fdtd->SetIncidentAmplitude(2.0);
+  p.fdtd->SetAirPadding(pad);
+  p.fdtd->SetCPMLThickness(pml);
+  p.fdtd->SetFarFieldStep(2.0);
+  Messages msg(p.fdtd);
+  const auto t0 = std::chrono::steady_clock::now();
+  vtkImageData* out = p.Run();
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("steady-state plane wave on a %d^3 block: %d steps, %.1f s, converged %d\n", b,
+    p.fdtd->GetLastSteps(), sec, p.fdtd->GetLastConverged() ? 1 : 0);
+  EXPECT_EQ(msg.errors, "");
+  EXPECT_TRUE(p.fdtd->GetLastConverged()) << msg.warnings;
+  EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 1);
+
+  // Ports 0 and 1 are empty in this mode.
+  EXPECT_EQ(vtkImageData::SafeDownCast(p.fdtd->GetOutputDataObject(0))->GetNumberOfCells(), 0);
+  EXPECT_EQ(p.fdtd->GetProbeOutput()->GetNumberOfRows(), 0);
+
+  // Port 2: the transient port's grid.
+  const int m = n + 2 * pad;
+  int ext[6];
+  out->GetExtent(ext);
+  EXPECT_EQ(ext[1], m);
+  EXPECT_EQ(ext[3], m);
+  EXPECT_EQ(ext[5], m);
+  EXPECT_NEAR(out->GetOrigin()[0], -0.5 * n * h - pad * h, 1e-12);
+  vtkCellData* cd = out->GetCellData();
+  for (const char* name : { "E_real", "E_imag" })
+  {
+    ASSERT_TRUE(cd->GetArray(name)) << name;
+    EXPECT_EQ(cd->GetArray(name)->GetNumberOfComponents(), 3);
+  }
+  for (const char* name : { "E_magnitude", "SAR", "SAR_1g", "SAR_10g", "permittivity",
+         "conductivity", "density" })
+  {
+    ASSERT_TRUE(cd->GetArray(name)) << name;
+    EXPECT_EQ(cd->GetArray(name)->GetNumberOfTuples(), static_cast<vtkIdType>(m) * m * m);
+  }
+  vtkDataArray* sar = cd->GetArray("SAR");
+  vtkDataArray* sar1 = cd->GetArray("SAR_1g");
+  vtkDataArray* sar10 = cd->GetArray("SAR_10g");
+  vtkDataArray* rho = cd->GetArray("density");
+  double tissueSum = 0, max1 = 0, max10 = 0;
+  int tissue = 0, badTissue = 0, badAir = 0;
+  for (vtkIdType c = 0; c < sar->GetNumberOfTuples(); ++c)
+  {
+    const double s = sar->GetComponent(c, 0);
+    if (rho->GetComponent(c, 0) > 0)
+    {
+      ++tissue;
+      tissueSum += s;
+      badTissue += !(std::isfinite(s) && s > 0);
+    }
+    else
+    {
+      badAir += s != 0 || sar1->GetComponent(c, 0) != 0 || sar10->GetComponent(c, 0) != 0;
+    }
+    max1 = std::max(max1, sar1->GetComponent(c, 0));
+    max10 = std::max(max10, sar10->GetComponent(c, 0));
+  }
+  EXPECT_EQ(tissue, b * b * b);
+  EXPECT_EQ(badTissue, 0) << "tissue voxels with SAR not finite or not > 0";
+  EXPECT_EQ(badAir, 0) << "air voxels with SAR != 0";
+
+  // Field data = summary table; whole-body SAR = mean local SAR (uniform density) = P / mass.
+  vtkTable* sum = p.fdtd->GetSummaryOutput();
+  ASSERT_EQ(sum->GetNumberOfRows(), 1);
+  const double wb = FieldValue(out, "whole_body_SAR_W_per_kg");
+  EXPECT_TRUE(std::isfinite(wb) && wb > 0) << wb;
+  EXPECT_NEAR(wb, tissueSum / tissue, 1e-4 * wb);
+  const double mass = 1000.0 * b * b * b * h * h * h;
+  EXPECT_NEAR(FieldValue(out, "absorbed_power_W") / mass, wb, 1e-4 * wb);
+  const double ps1 = FieldValue(out, "psSAR1g_W_per_kg"), ps10 = FieldValue(out, "psSAR10g_W_per_kg");
+  EXPECT_NEAR(max1, ps1, 1e-5 * ps1);  // assigned voxels carry the largest containing cube's value
+  EXPECT_NEAR(max10, ps10, 1e-5 * ps10);
+  EXPECT_GT(ps1, ps10);
+  EXPECT_GE(FieldValue(out, "peak_local_SAR_W_per_kg"), ps1);
+  const char* same[][2] = { { "frequency_Hz", "frequency_Hz" },
+    { "whole_body_SAR_W_per_kg", "whole_body_SAR_W_per_kg" },
+    { "peak_local_SAR_W_per_kg", "peak_local_SAR_W_per_kg" },
+    { "psSAR1g_W_per_kg", "psSAR1g_W_per_kg" }, { "psSAR10g_W_per_kg", "psSAR10g_W_per_kg" },
+    { "absorbed_power_W", "absorbed_power_W" }, { "accepted_power_W", "accepted_power_W" },
+    { "radiated_power_W", "radiated_power_W" },
+    { "scattering_cross_section_m2", "scattering_cross_section_m2" }, { "steps", "steps" },
+    { "converged", "converged" } };
+  for (const auto& s : same)
+  {
+    EXPECT_TRUE(Same(FieldValue(out, s[0]), TableValue(sum, s[1]))) << s[0];
+  }
+  const char* xyz[3] = { "x", "y", "z" };
+  for (int a = 0; a < 3; ++a)
+  {
+    EXPECT_TRUE(Same(FieldValue(out, "psSAR1g_location_m", 0, a),
+      TableValue(sum, ("psSAR1g_" + std::string(xyz[a]) + "_m").c_str())));
+    EXPECT_TRUE(Same(FieldValue(out, "psSAR10g_location_m", 0, a),
+      TableValue(sum, ("psSAR10g_" + std::string(xyz[a]) + "_m").c_str())));
+    // The 1 g peak lies in the block.
+    EXPECT_LE(std::fabs(FieldValue(out, "psSAR1g_location_m", 0, a)), 0.5 * b * h);
+  }
+  EXPECT_DOUBLE_EQ(TableValue(sum, "frequency_Hz"), 1e9);
+  EXPECT_TRUE(std::isnan(TableValue(sum, "feed_impedance_real_ohm")));  // no feed
+  EXPECT_TRUE(std::isnan(TableValue(sum, "accepted_power_W")));
+  EXPECT_GT(TableValue(sum, "scattering_cross_section_m2"), 0.0);
+  EXPECT_GT(FieldValue(out, "steps"), 0.0);
+  EXPECT_EQ(FieldValue(out, "converged"), 1.0);
+
+  // The incident field (x-polarized along +z, 2 V/m) in the total-field region; only the
+  // scattered field outside the TF/SF box (the outer 5 padding cells).
+  vtkDataArray* re = cd->GetArray("E_real");
+  vtkDataArray* im = cd->GetArray("E_imag");
+  auto ex = [&](int i, int j, int k) {
+    const vtkIdType c = i + m * (j + static_cast<vtkIdType>(m) * k);
+    return std::hypot(re->GetComponent(c, 0), im->GetComponent(c, 0));
+  };
+  const double inside = ex(6, 6, 6), outside = ex(1, 1, 1);
+  std::printf("|Ex| total-field region %.3f V/m, scattered-field region %.3f V/m\n", inside, outside);
+  EXPECT_GT(inside, 1.4);
+  EXPECT_LT(inside, 2.6);
+  EXPECT_LT(outside, 0.5);
+
+  // Port 4: FDFDSolver's RCS columns, 0..180 degrees.
+  vtkTable* far = p.fdtd->GetFarFieldOutput();
+  for (const char* c : { "theta_deg", "rcs_E_plane_dBsm", "rcs_H_plane_dBsm", "rcs_E_plane_m2",
+         "rcs_H_plane_m2" })
+  {
+    EXPECT_NE(far->GetColumnByName(c), nullptr) << c;
+  }
+  EXPECT_EQ(far->GetColumnByName("frequency_Hz"), nullptr);  // one frequency
+  ASSERT_EQ(far->GetNumberOfRows(), 91);
+  EXPECT_EQ(TableValue(far, "theta_deg", 0), 0.0);
+  EXPECT_EQ(TableValue(far, "theta_deg", 90), 180.0);
+  for (int r = 0; r < 91; ++r)
+  {
+    const double e = TableValue(far, "rcs_E_plane_m2", r), hp = TableValue(far, "rcs_H_plane_m2", r);
+    ASSERT_TRUE(std::isfinite(e) && e > 0 && std::isfinite(hp) && hp > 0) << "row " << r;
+  }
+  EXPECT_NEAR(TableValue(far, "rcs_E_plane_dBsm", 0), TableValue(far, "rcs_H_plane_dBsm", 0), 1e-6);
+  EXPECT_NEAR(TableValue(far, "rcs_E_plane_dBsm", 10),
+    10 * std::log10(TableValue(far, "rcs_E_plane_m2", 10)), 1e-9);
+  EXPECT_LT(sec, 60.0);
+}
+
+TEST(PluginFdtdSteady, HalfWaveDipoleInFreeSpaceIsNormalizedToAcceptedPower)
+{
+  const double h = 0.01;  // 900 MHz: lambda / 33, a 17-edge half-wave dipole
+  vtkSmartPointer<vtkImageData> img = Vacuum(4, 4, 20, h);
+  SteadyPipeline p(img);
+  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
+  p.fdtd->SetDFTFrequency(0, 900e6);
+  p.fdtd->SetDipoleCentre(0.0, 0.0, 0.0);
+  p.fdtd->SetDipoleAxis(2);
+  p.fdtd->SetAcceptedPower(0.5);
+  p.fdtd->SetAirPadding(4);
+  p.fdtd->SetCPMLThickness(8);
+  p.fdtd->SetFarFieldStep(5.0);
+  Messages msg(p.fdtd);
+  const auto t0 = std::chrono::steady_clock::now();
+  vtkImageData* out = p.Run();
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(msg.errors, "");
+  ASSERT_GT(out->GetNumberOfCells(), 0);
+  EXPECT_TRUE(p.fdtd->GetLastConverged()) << msg.warnings;
+  // No density: no SAR arrays, NaN SAR in the tables.
+  EXPECT_EQ(out->GetCellData()->GetArray("SAR"), nullptr);
+  ASSERT_NE(out->GetCellData()->GetArray("E_magnitude"), nullptr);
+  vtkTable* sum = p.fdtd->GetSummaryOutput();
+  ASSERT_EQ(sum->GetNumberOfRows(), 1);
+  EXPECT_TRUE(std::isnan(TableValue(sum, "whole_body_SAR_W_per_kg")));
+  EXPECT_TRUE(std::isnan(TableValue(sum, "psSAR1g_W_per_kg")));
+  EXPECT_TRUE(std::isnan(TableValue(sum, "scattering_cross_section_m2")));
+  const double pacc = TableValue(sum, "accepted_power_W");
+  const double prad = TableValue(sum, "radiated_power_W");
+  const double zr = TableValue(sum, "feed_impedance_real_ohm");
+  const double zi = TableValue(sum, "feed_impedance_imag_ohm");
+  EXPECT_NEAR(pacc, 0.5, 1e-6);
+  EXPECT_TRUE(Same(pacc, FieldValue(out, "accepted_power_W")));
+  EXPECT_TRUE(Same(zr, FieldValue(out, "feed_impedance_ohm", 0, 0)));
+  EXPECT_TRUE(Same(zi, FieldValue(out, "feed_impedance_ohm", 0, 1)));
+  EXPECT_NEAR(prad / pacc, 1.0, 0.1);  // free space: everything accepted is radiated
+
+  vtkTable* far = p.fdtd->GetFarFieldOutput();
+  for (const char* c : { "theta_deg", "gain_E_plane_dBi", "gain_H_plane_dBi", "gain_E_plane",
+         "gain_H_plane" })
+  {
+    EXPECT_NE(far->GetColumnByName(c), nullptr) << c;
+  }
+  ASSERT_EQ(far->GetNumberOfRows(), 73);  // 0..360 in 5 degree steps
+  EXPECT_EQ(TableValue(far, "theta_deg", 72), 360.0);
+  const double broadside = TableValue(far, "gain_E_plane_dBi", 18);  // 90 degrees from the axis
+  const double axial = TableValue(far, "gain_E_plane_dBi", 0);
+  double hmin = 1e300, hmax = -1e300;
+  for (int r = 0; r < 73; ++r)
+  {
+    hmin = std::min(hmin, TableValue(far, "gain_H_plane_dBi", r));
+    hmax = std::max(hmax, TableValue(far, "gain_H_plane_dBi", r));
+  }
+  std::printf("half-wave dipole, 1 cm cells, 900 MHz: %d steps, %.1f s; Z = %.1f %+.1fj ohm, "
+              "P_rad / P_acc = %.3f, gain %.2f dBi broadside, %.1f dBi on the axis, H-plane %.2f..%.2f dBi\n",
+    p.fdtd->GetLastSteps(), sec, zr, zi, prad / pacc, broadside, axial, hmin, hmax);
+  EXPECT_GT(broadside, 1.0);
+  EXPECT_LT(broadside, 2.5);
+  EXPECT_LT(axial, -10.0);
+  EXPECT_LT(hmax - hmin, 0.3);  // omnidirectional
+  EXPECT_GT(zr, 40.0);  // measured 133 + 87j ohm (17 edges of 1 cm, CPML 6 cells from the wire)
+  EXPECT_LT(zr, 200.0);
+  EXPECT_LT(sec, 60.0);
+}
+
+TEST(PluginFdtdSteady, ErrorsAndAbortLeaveEveryPortEmpty)
+{
+  vtkSmartPointer<vtkImageData> img = LossyBlock(8, 4, 0.005, 40.0f, 0.8f);
+  auto allEmpty = [](vtkVEMFDTDSolver* f) {
+    return vtkImageData::SafeDownCast(f->GetOutputDataObject(0))->GetNumberOfCells() == 0 &&
+      f->GetProbeOutput()->GetNumberOfRows() == 0 && f->GetSteadyStateOutput()->GetNumberOfCells() == 0 &&
+      f->GetSummaryOutput()->GetNumberOfColumns() == 0 && f->GetFarFieldOutput()->GetNumberOfColumns() == 0;
+  };
+  SteadyPipeline p(img);
+  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  p.fdtd->SetAirPadding(8);
+  p.fdtd->SetCPMLThickness(6);
+  Messages msg(p.fdtd);
+
+  p.fdtd->ClearDFTFrequencies();
+  p.Run();
+  EXPECT_NE(msg.errors.find("at least one DFT frequency"), std::string::npos) << msg.errors;
+  EXPECT_TRUE(allEmpty(p.fdtd));
+
+  msg.errors.clear();
+  p.fdtd->SetDFTFrequency(0, 1e9);
+  p.fdtd->SetDFTFrequency(1, 1.0000000001e9);
+  p.Run();
+  EXPECT_NE(msg.errors.find("give the same array suffix '_1000MHz'"), std::string::npos) << msg.errors;
+  EXPECT_TRUE(allEmpty(p.fdtd));
+
+  msg.errors.clear();
+  p.fdtd->SetNumberOfDFTFrequencies(1);
+  p.fdtd->SetAirPadding(3);  // the model crosses the total-field box
+  p.Run();
+  EXPECT_NE(msg.errors.find("set AirPadding to at least 6"), std::string::npos) << msg.errors;
+  EXPECT_TRUE(allEmpty(p.fdtd));
+
+  msg.errors.clear();
+  p.fdtd->SetAirPadding(8);
+  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_POINT_SOURCE);
+  p.fdtd->SetSourcePosition(0.0, 0.0, 0.03);
+  p.fdtd->SetSourcePolarization(1.0, 0.0, 1.0);
+  p.Run();
+  EXPECT_NE(msg.errors.find("(1, 0, 1) is not along an axis"), std::string::npos) << msg.errors;
+  EXPECT_TRUE(allEmpty(p.fdtd));
+
+  msg.errors.clear();
+  p.fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_TRANSIENT);
+  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
+  p.Run();
+  EXPECT_NE(msg.errors.find("needs Analysis = 'Steady state (DFT)'"), std::string::npos) << msg.errors;
+  EXPECT_TRUE(allEmpty(p.fdtd));
+  EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 0);
+
+  // Abort during the steady-state run: every port empty, a warning, the next update runs again.
+  msg.errors.clear();
+  p.fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_STEADY_STATE);
+  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  p.fdtd->SetProgressInterval(10);
+  int reports = 0;
+  vtkNew<vtkCallbackCommand> abortAt;
+  abortAt->SetClientData(&reports);
+  abortAt->SetCallback([](vtkObject* caller, unsigned long, void* client, void* call) {
+    const double progress = *static_cast<double*>(call);
+    if (progress > 0.0 && progress < 1.0 && ++*static_cast<int*>(client) == 3)
+    {
+      static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
+    }
+  });
+  const unsigned long tag = p.fdtd->AddObserver(vtkCommand::ProgressEvent, abortAt);
+  p.Run();
+  EXPECT_EQ(msg.errors, "");
+  EXPECT_NE(msg.warnings.find("aborted"), std::string::npos) << msg.warnings;
+  EXPECT_TRUE(allEmpty(p.fdtd));
+  EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 0);
+  p.fdtd->RemoveObserver(tag);
+  p.fdtd->SetAbortExecute(0);
+  p.fdtd->SetFixedSteps(600);
+  vtkImageData* out = p.Run();
+  EXPECT_GT(out->GetNumberOfCells(), 0);
+  EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 1);
+  EXPECT_EQ(p.fdtd->GetLastSteps(), 600);
+  EXPECT_FALSE(p.fdtd->GetLastConverged());  // fixed steps: no criterion
+}
+
+TEST(PluginFdtd, TransientPlaneWaveFillsTheTotalFieldBoxOnly)
+{
+  // Vacuum: a modulated Gaussian plane wave along +z, x-polarized, 3 V/m. Inside the total-field
+  // box the peak Ex over the run is the amplitude; outside it (scattered field) nothing.
+  vtkSmartPointer<vtkImageData> img = Vacuum(8, 8, 8, 0.005);
+  vtkNew<vtkTrivialProducer> src;
+  src->SetOutput(img);
+  vtkNew<vtkVEMFDTDSolver> f;
+  f->SetInputConnection(src->GetOutputPort());
+  f->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
+  f->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  f->SetIncidentAmplitude(3.0);
+  f->SetSourceFrequency(3e9);
+  f->SetAirPadding(7);
+  f->SetCPMLThickness(6);
+  f->SetNumberOfSteps(400);
+  f->SetSnapshotInterval(400);
+  f->SetNumberOfProbePositions(2);
+  f->SetProbePosition(0, 0.0, 0.0, 0.0);     // centre: total field
+  f->SetProbePosition(1, 0.0, 0.0, -0.0475); // 1.5 cells from the CPML: scattered field
+  Messages msg(f);
+  f->Update();
+  EXPECT_EQ(msg.errors, "");
+  vtkTable* probes = f->GetProbeOutput();
+  ASSERT_EQ(probes->GetNumberOfRows(), 400);
+  EXPECT_EQ(probes->GetColumnByName("source_Ex"), nullptr);  // no point source
+  auto peak = [&](const char* name) {
+    vtkDataArray* a = vtkDataArray::SafeDownCast(probes->GetColumnByName(name));
+    double m = 0;
+    for (vtkIdType r = 0; a && r < a->GetNumberOfTuples(); ++r)
+    {
+      m = std::max(m, std::fabs(a->GetComponent(r, 0)));
+    }
+    return a ? m : -1.0;
+  };
+  const double inside = peak("probe0_Ex"), outside = peak("probe1_Ex"), cross = peak("probe0_Ey");
+  const double expect = 3.0 * peak("source_waveform");  // the pulse's own peak (< 1)
+  std::printf("transient plane wave: peak Ex %.3f V/m inside the box (waveform peak x amplitude "
+              "%.3f), %.2e outside, Ey %.1e\n", inside, expect, outside, cross);
+  EXPECT_NEAR(inside, expect, 0.03 * expect);
+  EXPECT_LT(outside, 0.03);
+  EXPECT_LT(cross, 0.03);
+  // Ports 2-4 stay empty in the transient analysis.
+  EXPECT_EQ(f->GetSteadyStateOutput()->GetNumberOfCells(), 0);
+  EXPECT_EQ(f->GetSummaryOutput()->GetNumberOfRows(), 0);
+  EXPECT_EQ(f->GetFarFieldOutput()->GetNumberOfRows(), 0);
+  EXPECT_GT(vtkImageData::SafeDownCast(f->GetOutputDataObject(0))->GetNumberOfCells(), 0);
+}
+
+TEST(PluginFdtdSteady, LabelModePointSourceAtTwoFrequencies)
+{
+  // Head phantom labels (12 mm cubic voxels), tissue table densities, a z point source beside
+  // the head as a one-edge dipole, a pulse covering 900 and 1800 MHz.
+  vtkNew<vtkVEMHeadPhantom> ph;
+  ph->SetDimensions(24, 24, 16);
+  ph->SetSpacing(0.012, 0.012, 0.012);
+  ph->SetOrigin(-0.144, -0.144, -0.096);
+  vtkNew<vtkVEMFDTDSolver> f;
+  f->SetInputConnection(ph->GetOutputPort());
+  f->SetMaterialMode(vtkVEMFDTDSolver::LABELS_AND_TISSUE_TABLE);
+  f->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
+  f->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_STEADY_STATE);
+  f->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_POINT_SOURCE);
+  f->SetSourcePosition(0.1, 0.0, 0.0);
+  f->SetSourcePolarization(0, 0, -1);
+  f->SetSourceAmplitude(0.01);
+  f->SetNumberOfDFTFrequencies(2);
+  f->SetDFTFrequency(0, 900e6);
+  f->SetDFTFrequency(1, 1800e6);
+  f->SetAirPadding(4);
+  f->SetCPMLThickness(6);
+  f->SetFarFieldStep(10.0);
+  f->SetProgressInterval(50);
+  Messages msg(f);
+  const auto t0 = std::chrono::steady_clock::now();
+  f->Update();
+  const double sec = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::printf("label mode, two frequencies: %d steps, %.1f s, converged %d\n", f->GetLastSteps(),
+    sec, f->GetLastConverged() ? 1 : 0);
+  EXPECT_EQ(msg.errors, "");
+  EXPECT_NE(msg.warnings.find("evaluated at 9e+08 Hz only"), std::string::npos) << msg.warnings;
+  vtkImageData* out = f->GetSteadyStateOutput();
+  ASSERT_GT(out->GetNumberOfCells(), 0);
+  vtkCellData* cd = out->GetCellData();
+  for (const char* name : { "E_real_900MHz", "E_imag_900MHz", "E_magnitude_900MHz", "SAR_900MHz",
+         "SAR_1g_900MHz", "SAR_10g_900MHz", "E_real_1800MHz", "SAR_1800MHz", "SAR_10g_1800MHz",
+         "permittivity", "conductivity", "density", "tissue" })
+  {
+    EXPECT_NE(cd->GetArray(name), nullptr) << name;
+  }
+  EXPECT_EQ(cd->GetArray("SAR"), nullptr);  // suffixed only
+  EXPECT_DOUBLE_EQ(FieldValue(out, "tissue_frequency_Hz"), 900e6);
+  // SAR: 0 where the table's density is 0 (air, sinuses), > 0 in tissue.
+  vtkDataArray* rho = cd->GetArray("density");
+  vtkDataArray* lab = cd->GetArray("tissue");
+  for (const char* name : { "SAR_900MHz", "SAR_1800MHz" })
+  {
+    vtkDataArray* sar = cd->GetArray(name);
+    ASSERT_NE(sar, nullptr);
+    int bad = 0, tissue = 0;
+    for (vtkIdType c = 0; c < sar->GetNumberOfTuples(); ++c)
+    {
+      const double s = sar->GetComponent(c, 0);
+      const bool t = rho->GetComponent(c, 0) > 0;
+      tissue += t;
+      bad += t ? !(std::isfinite(s) && s > 0) : s != 0;
+      if (lab->GetComponent(c, 0) == vem::kAir)
+      {
+        bad += rho->GetComponent(c, 0) != 0;
+      }
+    }
+    EXPECT_EQ(bad, 0) << name << ": " << bad << " of " << tissue;
+    EXPECT_GT(tissue, 1000) << name;
+  }
+  vtkDataArray* freq = out->GetFieldData()->GetArray("frequency_Hz");
+  ASSERT_NE(freq, nullptr);
+  EXPECT_EQ(freq->GetNumberOfTuples(), 2);
+  vtkTable* sum = f->GetSummaryOutput();
+  ASSERT_EQ(sum->GetNumberOfRows(), 2);
+  for (int r = 0; r < 2; ++r)
+  {
+    EXPECT_TRUE(Same(TableValue(sum, "psSAR10g_W_per_kg", r), FieldValue(out, "psSAR10g_W_per_kg", r)));
+    EXPECT_TRUE(std::isfinite(TableValue(sum, "psSAR10g_W_per_kg", r)));
+    EXPECT_TRUE(std::isfinite(TableValue(sum, "feed_impedance_real_ohm", r)));
+    EXPECT_GT(TableValue(sum, "accepted_power_W", r), 0.0);
+    // Part of the accepted power is absorbed in the head, the rest radiated.
+    EXPECT_GT(TableValue(sum, "absorbed_power_W", r), 0.0);
+    EXPECT_LT(TableValue(sum, "absorbed_power_W", r), TableValue(sum, "accepted_power_W", r));
+  }
+  EXPECT_DOUBLE_EQ(TableValue(sum, "frequency_Hz", 1), 1800e6);
+  vtkTable* far = f->GetFarFieldOutput();
+  ASSERT_NE(far->GetColumnByName("frequency_Hz"), nullptr);
+  ASSERT_NE(far->GetColumnByName("gain_E_plane_dBi"), nullptr);
+  ASSERT_EQ(far->GetNumberOfRows(), 2 * 37);
+  EXPECT_DOUBLE_EQ(TableValue(far, "frequency_Hz", 36), 900e6);
+  EXPECT_DOUBLE_EQ(TableValue(far, "frequency_Hz", 37), 1800e6);
+  EXPECT_DOUBLE_EQ(TableValue(far, "theta_deg", 37), 0.0);
+  EXPECT_LT(sec, 60.0);
+}
+
+// The CUDA engine through the steady-state analysis, against the CPU engine.
+TEST(PluginFdtdSteadyCuda, MatchesCpuOnALossyBlock)
+{
+  std::string why;
+  if (!vem::cuda_available(&why))
+  {
+    GTEST_SKIP() << "CUDA backend not tested here: " << why;
+  }
+  vtkSmartPointer<vtkImageData> img = LossyBlock(12, 6, 0.005, 40.0f, 0.8f);
+  SteadyPipeline cpu(img), gpu(img);
+  for (SteadyPipeline* p : { &cpu, &gpu })
+  {
+    p->fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+    p->fdtd->SetDFTFrequency(0, 1e9);
+    p->fdtd->SetAirPadding(8);
+    p->fdtd->SetCPMLThickness(6);
+    p->fdtd->SetFixedSteps(1200);
+  }
+  gpu.fdtd->SetBackend(vtkVEMFDTDSolver::BACKEND_CUDA);
+  vtkImageData* a = cpu.Run();
+  vtkImageData* b = gpu.Run();
+  EXPECT_EQ(std::string(gpu.fdtd->GetLastBackend()).rfind("cuda", 0), 0u) << gpu.fdtd->GetLastBackend();
+  for (const char* name : { "SAR", "SAR_1g", "SAR_10g", "E_real", "E_imag" })
+  {
+    vtkDataArray* x = a->GetCellData()->GetArray(name);
+    vtkDataArray* y = b->GetCellData()->GetArray(name);
+    ASSERT_TRUE(x && y) << name;
+    const double peak = x->GetRange(-1)[1];
+    EXPECT_LT(MaxAbsDiff(x, y), 1e-3 * peak) << name;
+  }
+  for (const char* c : { "whole_body_SAR_W_per_kg", "psSAR1g_W_per_kg", "psSAR10g_W_per_kg" })
+  {
+    const double x = TableValue(cpu.fdtd->GetSummaryOutput(), c);
+    EXPECT_NEAR(TableValue(gpu.fdtd->GetSummaryOutput(), c), x, 1e-3 * x) << c;
+  }
 }

@@ -25,7 +25,9 @@
 #include "vem/field_sampling.h"
 #include "vem/error.h"
 #include "vem/fdtd_engine.h"
+#include "vem/fdtd_harmonic.h"
 #include "vem/fdtd_operator.h"
+#include "vem/tfsf.h"
 #include "vem/head_phantom.h"
 #include "vem/tissue_properties.h"
 
@@ -33,6 +35,7 @@
 #include <array>
 #include <chrono>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <limits>
 #include <new>
@@ -42,6 +45,12 @@ vtkStandardNewMacro(vtkVEMFDTDSolver);
 
 namespace
 {
+
+constexpr double kPi = 3.14159265358979323846;
+// Cells between the CPML and the automatic total-field / scattered-field box: the steady-state
+// runs' default (fdtd_harmonic.h), used by the transient plane wave too, so one AirPadding suits
+// both analyses.
+const int kTfsfMargin = vem::HarmonicPlaneWave().tfsf_margin;
 
 // Everything about the grids that follows from the input geometry and the properties, without
 // reading any array: computed by RequestInformation (for WHOLE_EXTENT and TIME_STEPS) and again
@@ -113,7 +122,74 @@ std::string DomainBounds(const Plan& p)
   return os.str();
 }
 
+// The plane wave of the properties (angles in degrees -> radians), waveform left to the caller.
+vem::PlaneWave PlaneWaveOf(vtkVEMFDTDSolver* self)
+{
+  const double deg = kPi / 180.0;
+  vem::PlaneWave w;
+  const double t = self->GetIncidentTheta(), ph = self->GetIncidentPhi(),
+               psi = self->GetPolarization(), amp = self->GetIncidentAmplitude();
+  if (!std::isfinite(t + ph + psi))
+  {
+    vem::fail("plane-wave angles (theta ", t, ", phi ", ph, ", polarization ", psi,
+      " degrees) must be finite");
+  }
+  if (!(amp > 0) || !std::isfinite(amp))
+  {
+    vem::fail("incident amplitude ", amp, " V/m must be finite and > 0");
+  }
+  w.theta = t * deg;
+  w.phi = ph * deg;
+  w.psi = psi * deg;
+  w.amplitude = amp;
+  return w;
+}
+
+// The automatic total-field box: kTfsfMargin cells inside the CPML (or the grid edge) per face.
+vem::TfsfBox AutomaticTfsfBox(const Plan& p)
+{
+  vem::TfsfBox box;
+  for (int a = 0; a < 3; ++a)
+  {
+    box.lo[a] = p.pml[2 * a] + kTfsfMargin;
+    box.hi[a] = p.n_total[a] - p.pml[2 * a + 1] - kTfsfMargin;
+    if (box.hi[a] <= box.lo[a])
+    {
+      vem::fail("the grid is too small along ", "xyz"[a], " for the plane wave's total-field box (",
+        p.n_out[a], " cells inside the CPML; the box needs more than ", 2 * kTfsfMargin, ")");
+    }
+  }
+  return box;
+}
+
+// The solver's message about a plane-wave box that meets the model, with the property to change.
+[[noreturn]] void ThrowWithPaddingHint(const vem::Error& err, const Plan& p)
+{
+  const int pad = *std::min_element(p.pad.begin(), p.pad.end());
+  if (pad > kTfsfMargin)
+  {
+    throw err;
+  }
+  vem::fail(err.what(), " (the plane wave's total-field box lies ", kTfsfMargin,
+    " cells inside the CPML, so with AirPadding ", pad, " it cuts through the model; set ",
+    "AirPadding to at least ", kTfsfMargin + 1, ")");
+}
+
 } // namespace
+
+// Mass densities below this (kg/m^3) are gases: air for SAR (the built-in table and Tissue
+// Properties give air 1.16 kg/m^3; sar.h takes density <= 0 as air, which the 10 % air rule of
+// the 1 g / 10 g cubes and the whole-body mass rely on).
+constexpr float kAirDensityLimit = 10.0f;
+
+// Everything one solve builds before its sources: the setup (grid, boundaries, materials), the
+// density per computational cell (steady state, when known) and the tissue frequency used.
+struct vtkVEMFDTDSolver::Model
+{
+  vem::FdtdSetup setup;
+  std::vector<float> density;
+  double tissue_frequency = 0;
+};
 
 struct vtkVEMFDTDSolver::Internals
 {
@@ -121,6 +197,9 @@ struct vtkVEMFDTDSolver::Internals
   vem_vtk::SnapshotStore store;
   vtkSmartPointer<vtkTable> probes;
   std::vector<vtkSmartPointer<vtkDataArray>> materials; // output-grid material arrays
+  // Steady-state outputs (ports 2, 3, 4).
+  vtkSmartPointer<vtkImageData> steady;
+  vtkSmartPointer<vtkTable> summary, far;
   bool valid = false;
   vtkMTimeType solved_filter_mtime = 0;
   const void* solved_input = nullptr;
@@ -160,25 +239,49 @@ vtkVEMFDTDSolver::vtkVEMFDTDSolver()
   , SpillToDisk(true)
   , ProbeAtSource(true)
   , ProgressInterval(10)
+  , Analysis(ANALYSIS_TRANSIENT)
+  , Illumination(ILLUMINATION_POINT_SOURCE)
+  , IncidentTheta(0.0)
+  , IncidentPhi(0.0)
+  , Polarization(0.0)
+  , IncidentAmplitude(1.0)
+  , DipoleAxis(2)
+  , DipoleLength(0.0)
+  , AcceptedPower(1.0)
+  , FeedCurrent(1.0)
+  , DFTFrequencies(1, 900e6)
+  , SteadyStateTolerance(1e-3)
+  , MaxSteps(0)
+  , FixedSteps(0)
+  , DFTSampleInterval(0)
+  , FarFieldStep(2.0)
+  , ComputeAveragedSAR(true)
   , NumberOfSolves(0)
   , TimeStep(0.0)
   , LastMcellsPerSecond(0.0)
   , LastFieldEnergy(0.0)
+  , LastSteps(0)
+  , LastConverged(false)
+  , LastRelativeChange(0.0)
   , Internal(new Internals)
 {
+  this->DipoleCentre[0] = 0.1;
+  this->DipoleCentre[1] = 0.0;
+  this->DipoleCentre[2] = 0.0;
   this->SourcePosition[0] = 0.1;
   this->SourcePosition[1] = 0.0;
   this->SourcePosition[2] = 0.0;
   this->SourcePolarization[0] = 0.0;
   this->SourcePolarization[1] = 0.0;
   this->SourcePolarization[2] = 1.0;
-  this->SetNumberOfOutputPorts(2);
+  this->SetNumberOfOutputPorts(5);
   const int cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
   this->SetInputArrayToProcess(0, 0, 0, cells, "permittivity");
   this->SetInputArrayToProcess(1, 0, 0, cells, "conductivity");
   this->SetInputArrayToProcess(2, 0, 0, cells, "None");
   this->SetInputArrayToProcess(3, 0, 0, cells, "None");
   this->SetInputArrayToProcess(4, 0, 0, cells, "tissue");
+  this->SetInputArrayToProcess(5, 0, 0, cells, "density");
 }
 
 vtkVEMFDTDSolver::~vtkVEMFDTDSolver() = default;
@@ -247,10 +350,70 @@ vtkTable* vtkVEMFDTDSolver::GetProbeOutput()
   return vtkTable::SafeDownCast(this->GetOutputDataObject(1));
 }
 
+vtkImageData* vtkVEMFDTDSolver::GetSteadyStateOutput()
+{
+  return vtkImageData::SafeDownCast(this->GetOutputDataObject(2));
+}
+
+vtkTable* vtkVEMFDTDSolver::GetSummaryOutput()
+{
+  return vtkTable::SafeDownCast(this->GetOutputDataObject(3));
+}
+
+vtkTable* vtkVEMFDTDSolver::GetFarFieldOutput()
+{
+  return vtkTable::SafeDownCast(this->GetOutputDataObject(4));
+}
+
+void vtkVEMFDTDSolver::SetNumberOfDFTFrequencies(int n)
+{
+  n = std::max(0, n);
+  if (static_cast<int>(this->DFTFrequencies.size()) != n)
+  {
+    this->DFTFrequencies.resize(static_cast<std::size_t>(n), 0.0);
+    this->Modified();
+  }
+}
+
+int vtkVEMFDTDSolver::GetNumberOfDFTFrequencies() const
+{
+  return static_cast<int>(this->DFTFrequencies.size());
+}
+
+void vtkVEMFDTDSolver::SetDFTFrequency(int i, double f)
+{
+  if (i < 0)
+  {
+    return;
+  }
+  if (static_cast<std::size_t>(i) >= this->DFTFrequencies.size())
+  {
+    this->DFTFrequencies.resize(static_cast<std::size_t>(i) + 1, 0.0);
+  }
+  else if (this->DFTFrequencies[static_cast<std::size_t>(i)] == f)
+  {
+    return;
+  }
+  this->DFTFrequencies[static_cast<std::size_t>(i)] = f;
+  this->Modified();
+}
+
+double vtkVEMFDTDSolver::GetDFTFrequency(int i) const
+{
+  return i >= 0 && static_cast<std::size_t>(i) < this->DFTFrequencies.size()
+    ? this->DFTFrequencies[static_cast<std::size_t>(i)]
+    : 0.0;
+}
+
+void vtkVEMFDTDSolver::ClearDFTFrequencies()
+{
+  this->SetNumberOfDFTFrequencies(0);
+}
+
 //------------------------------------------------------------------------------
 int vtkVEMFDTDSolver::FillOutputPortInformation(int port, vtkInformation* info)
 {
-  if (port == 1)
+  if (port == 1 || port == 3 || port == 4)
   {
     info->Set(vtkDataObject::DATA_TYPE_NAME(), "vtkTable");
     return 1;
@@ -260,8 +423,10 @@ int vtkVEMFDTDSolver::FillOutputPortInformation(int port, vtkInformation* info)
 
 //------------------------------------------------------------------------------
 // Builds the plan from the input's extent, spacing and origin. Throws vem::Error.
+// `timeSteps`: also the step count and snapshot steps of the transient analysis (from the
+// stopping properties, which the steady-state analysis does not use).
 static Plan MakePlan(vtkVEMFDTDSolver* self, const int extent[6], const double spacing[3],
-  const double origin[3], bool points_as_voxels)
+  const double origin[3], bool points_as_voxels, bool timeSteps)
 {
   Plan p;
   p.points_as_voxels = points_as_voxels;
@@ -311,6 +476,10 @@ static Plan MakePlan(vtkVEMFDTDSolver* self, const int extent[6], const double s
     vem::fail("Courant factor ", cf, " must be in (0, 1]");
   }
   p.dt = cf * g.courant_limit_dt();
+  if (!timeSteps)
+  {
+    return p;
+  }
   if (self->GetStopMode() == vtkVEMFDTDSolver::STOP_AFTER_TIME)
   {
     const double t = self->GetSimulatedTime();
@@ -349,9 +518,15 @@ int vtkVEMFDTDSolver::RequestInformation(
 {
   vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  vtkInformation* tableInfo = outputVector->GetInformationObject(1);
-  tableInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
-  tableInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+  vtkInformation* steadyInfo = outputVector->GetInformationObject(2);
+  // Only port 0 of the transient analysis is a time series.
+  for (int port = 0; port < 5; ++port)
+  {
+    vtkInformation* info = outputVector->GetInformationObject(port);
+    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+    info->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+  }
+  const bool steady = this->Analysis == ANALYSIS_STEADY_STATE;
   int ext[6];
   double spacing[3], origin[3];
   if (!vem_vtk::ReadInputGeometry(inInfo, ext, spacing, origin))
@@ -361,11 +536,20 @@ int vtkVEMFDTDSolver::RequestInformation(
   }
   try
   {
-    const Plan p = MakePlan(this, ext, spacing, origin, PointsAsVoxels(this));
+    const Plan p = MakePlan(this, ext, spacing, origin, PointsAsVoxels(this), !steady);
     int whole[6] = { 0, p.n_out[0], 0, p.n_out[1], 0, p.n_out[2] };
-    outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
-    outInfo->Set(vtkDataObject::SPACING(), spacing, 3);
-    outInfo->Set(vtkDataObject::ORIGIN(), p.origin_out.data(), 3);
+    // Ports 0 and 2 share the grid (the one not used by the analysis stays empty).
+    for (vtkInformation* info : { outInfo, steadyInfo })
+    {
+      info->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
+      info->Set(vtkDataObject::SPACING(), spacing, 3);
+      info->Set(vtkDataObject::ORIGIN(), p.origin_out.data(), 3);
+    }
+    this->TimeStep = p.dt;
+    if (steady)
+    {
+      return 1;
+    }
     std::vector<double> times;
     for (int s : p.snapshot_steps)
     {
@@ -375,7 +559,6 @@ int vtkVEMFDTDSolver::RequestInformation(
       static_cast<int>(times.size()));
     double range[2] = { times.front(), times.back() };
     outInfo->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
-    this->TimeStep = p.dt;
   }
   catch (const vem::Error& err)
   {
@@ -418,12 +601,30 @@ int vtkVEMFDTDSolver::RequestData(
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   vtkImageData* output = vtkImageData::GetData(outputVector, 0);
   vtkTable* table = vtkTable::GetData(outputVector, 1);
-  if (!input || !output || !table)
+  vtkImageData* steadyOut = vtkImageData::GetData(outputVector, 2);
+  vtkTable* summaryOut = vtkTable::GetData(outputVector, 3);
+  vtkTable* farOut = vtkTable::GetData(outputVector, 4);
+  if (!input || !output || !table || !steadyOut || !summaryOut || !farOut)
   {
     vtkErrorMacro("FDTD Solver: the input must be a vtkImageData.");
     return 0;
   }
   Internals& in = *this->Internal;
+  // Every port empty: after an error or an abort, and the ports the analysis does not use.
+  auto clearSteady = [&]() {
+    steadyOut->Initialize();
+    summaryOut->Initialize();
+    farOut->Initialize();
+  };
+  auto clearAll = [&]() {
+    in.store.Clear();
+    in.steady = nullptr;
+    in.summary = nullptr;
+    in.far = nullptr;
+    output->Initialize();
+    table->Initialize();
+    clearSteady();
+  };
 
   // Solve again when this filter or anything upstream was modified (the pipeline MTime), or
   // the input is another data object. The input's own MTime is no guide: the pipeline touches
@@ -438,6 +639,9 @@ int vtkVEMFDTDSolver::RequestData(
     in.store.Clear();
     in.probes = nullptr;
     in.materials.clear();
+    in.steady = nullptr;
+    in.summary = nullptr;
+    in.far = nullptr;
     bool aborted = false;
     try
     {
@@ -446,9 +650,7 @@ int vtkVEMFDTDSolver::RequestData(
     catch (const vem::Error& err)
     {
       vtkErrorMacro("FDTD Solver: " << err.what());
-      in.store.Clear();
-      output->Initialize();
-      table->Initialize();
+      clearAll();
       return 0;
     }
     catch (const std::bad_alloc&)
@@ -456,16 +658,18 @@ int vtkVEMFDTDSolver::RequestData(
       vtkErrorMacro("FDTD Solver: out of host memory for a grid of "
         << in.plan.n_total[0] << " x " << in.plan.n_total[1] << " x " << in.plan.n_total[2]
         << " cells; use coarser voxels, less padding, or fewer snapshots.");
-      in.store.Clear();
-      output->Initialize();
-      table->Initialize();
+      clearAll();
+      return 0;
+    }
+    catch (const std::exception& err)
+    {
+      vtkErrorMacro("FDTD Solver: " << err.what());
+      clearAll();
       return 0;
     }
     if (aborted)
     {
-      in.store.Clear();
-      output->Initialize();
-      table->Initialize();
+      clearAll();
       vtkWarningMacro("FDTD Solver: the run was aborted; no output was produced. "
                       "It runs again at the next update.");
       return 1;
@@ -474,6 +678,18 @@ int vtkVEMFDTDSolver::RequestData(
     in.solved_filter_mtime = filterMTime;
     in.solved_input = input;
   }
+
+  // Steady state: ports 2-4 from the cache, ports 0 and 1 empty.
+  if (in.steady)
+  {
+    output->Initialize();
+    table->Initialize();
+    steadyOut->ShallowCopy(in.steady);
+    summaryOut->ShallowCopy(in.summary);
+    farOut->ShallowCopy(in.far);
+    return 1;
+  }
+  clearSteady();
 
   // Port 0: the snapshot nearest to the requested time.
   const Plan& p = in.plan;
@@ -564,11 +780,16 @@ int vtkVEMFDTDSolver::RequestData(
 }
 
 //------------------------------------------------------------------------------
-// Runs the simulation and fills the snapshot store, probe table and material arrays.
-// Returns false if aborted. Throws vem::Error.
-bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVector)
+// The model shared by both analyses: the plan (in Internal), the setup's grid, boundaries and
+// materials, the output-grid material arrays (in Internal) and, when asked, the density per
+// computational cell. Throws vem::Error.
+void vtkVEMFDTDSolver::BuildModel(
+  vtkImageData* input, vtkInformationVector** inputVector, bool steady, Model& m)
 {
   Internals& in = *this->Internal;
+  vem::FdtdSetup& setup = m.setup;
+  std::vector<float>& density = m.density;
+  const bool keepMaterials = steady || this->KeepMaterials;
   const bool labelMode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
   const int primary = labelMode ? 4 : 0;
 
@@ -578,7 +799,8 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     this->GetInputArrayToProcess(primary, inputVector, association),
     this->GetInputArrayInformation(primary), primary, input, labelMode, association);
   const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  in.plan = MakePlan(this, input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points);
+  in.plan =
+    MakePlan(this, input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, !steady);
   const Plan& p = in.plan;
   if (p.voxels.spacing[0] > 0.05 || p.voxels.spacing[1] > 0.05 || p.voxels.spacing[2] > 0.05)
   {
@@ -589,7 +811,6 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   }
 
   // Setup.
-  vem::FdtdSetup setup;
   setup.grid = GridOf(p);
   setup.courant_factor = this->CourantFactor;
   for (int f = 0; f < 6; ++f)
@@ -620,13 +841,20 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
         }
   };
 
-  double tissueFrequency = 0;
   if (labelMode)
   {
     const std::vector<std::uint16_t> labels = vem_vtk::ReadLabels(primaryArray, p.voxels, "label");
     const vem::TissueTable tissues =
       vem_vtk::LoadTissueTable(this->UseBuiltInTissueTable, this->TissueTableFile);
-    tissueFrequency = this->TissueFrequency > 0 ? this->TissueFrequency : this->SourceFrequency;
+    const double tissueFrequency = this->TissueFrequency > 0
+      ? this->TissueFrequency
+      : (steady ? this->DFTFrequencies.at(0) : this->SourceFrequency);
+    if (!(tissueFrequency > 0) || !std::isfinite(tissueFrequency))
+    {
+      vem::fail("the tissue frequency ", tissueFrequency, " Hz must be > 0 (TissueFrequency, or ",
+        steady ? "the first DFT frequency" : "SourceFrequency", " when it is 0)");
+    }
+    m.tissue_frequency = tissueFrequency;
     std::vector<std::int64_t> values, counts;
     vem_vtk::UniqueLabels(labels, values, counts);
     const vem::LabelProperties props = tissues.lookup(values, tissueFrequency, &counts);
@@ -638,10 +866,12 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     setup.material_mode = vem::MaterialMode::indexed;
     setup.materials.push_back(vem::Material::vacuum());
     std::vector<std::uint16_t> toMaterial(65536, 0);
+    std::vector<double> materialDensity(1, 0.0);  // material 0: the padding's vacuum
     for (std::size_t q = 0; q < props.labels.size(); ++q)
     {
       setup.materials.push_back(vem::Material::isotropic(
         props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
+      materialDensity.push_back(props.density[q]);
       toMaterial[static_cast<std::size_t>(props.labels[q])] = static_cast<std::uint16_t>(q + 1);
     }
     setup.material_index.assign(static_cast<std::size_t>(nTotal), 0);
@@ -650,16 +880,25 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
       setup.material_index[static_cast<std::size_t>(totalIndex(v))] =
         toMaterial[labels[static_cast<std::size_t>(v)]];
     }
-    if (this->KeepMaterials)
+    if (steady)
+    {
+      density.assign(static_cast<std::size_t>(nTotal), 0.0f);
+      for (long long v = 0; v < nVox; ++v)
+      {
+        const std::size_t t = static_cast<std::size_t>(totalIndex(v));
+        density[t] = static_cast<float>(materialDensity[setup.material_index[t]]);
+      }
+    }
+    if (keepMaterials)
     {
       std::vector<float> eps(static_cast<std::size_t>(nTotal), 1.0f), sig(eps.size(), 0.0f),
         lab(eps.size(), 0.0f);
       for (long long v = 0; v < nVox; ++v)
       {
         const std::size_t t = static_cast<std::size_t>(totalIndex(v));
-        const vem::Material& m = setup.materials[setup.material_index[t]];
-        eps[t] = static_cast<float>(m.eps_r[0]);
-        sig[t] = static_cast<float>(m.sigma_e[0]);
+        const vem::Material& mat = setup.materials[setup.material_index[t]];
+        eps[t] = static_cast<float>(mat.eps_r[0]);
+        sig[t] = static_cast<float>(mat.sigma_e[0]);
         lab[t] = labels[static_cast<std::size_t>(v)];
       }
       const char* names[3] = { "permittivity", "conductivity", "tissue" };
@@ -688,20 +927,28 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
       const char* out;
       const char* fallback;
     };
-    const Slot slots[4] = {
+    // Density (slot 5) only in the steady-state analysis (SAR): scalar, optional, and absent
+    // without an error when only its default name "density" was looked for.
+    std::vector<std::vector<float>> densityArrays;
+    const Slot slots[5] = {
       { 0, "permittivity", true, true, 1.0f, &setup.medium.eps_r, "permittivity", "permittivity" },
       { 1, "conductivity", false, false, 0.0f, &setup.medium.sigma_e, "conductivity", "conductivity" },
       { 2, "permeability", false, true, 1.0f, &setup.medium.mu_r, "permeability", nullptr },
       { 3, "magnetic conductivity", false, false, 0.0f, &setup.medium.sigma_m,
         "magnetic_conductivity", nullptr },
+      { 5, "density", false, false, 0.0f, &densityArrays, "density", "density" },
     };
     for (const Slot& s : slots)
     {
+      if (s.idx == 5 && !steady)
+      {
+        continue;
+      }
       int assoc = -1;
       vtkDataArray* a = vem_vtk::ResolvePropertyArray(
         this->GetInputArrayToProcess(s.idx, inputVector, assoc),
         this->GetInputArrayInformation(s.idx), s.idx, input, s.what, s.fallback, s.required,
-        true, false, association, assoc);
+        s.idx != 5, s.idx == 5, association, assoc);
       if (!a)
       {
         continue;
@@ -717,7 +964,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
         }
         s.dst->push_back(std::move(total));
       }
-      if (this->KeepMaterials && (s.idx <= 1))
+      if (keepMaterials && s.idx <= 1)
       {
         vtkNew<vtkFloatArray> o;
         o->SetName(s.out);
@@ -730,75 +977,130 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
         in.materials.push_back(o.GetPointer());
       }
     }
+    if (!densityArrays.empty())
+    {
+      density = std::move(densityArrays[0]);
+    }
   }
+  for (float& r : density)
+  {
+    r = r < kAirDensityLimit ? 0.0f : r;
+  }
+  if (!density.empty())
+  {
+    vtkNew<vtkFloatArray> a;
+    a->SetName("density");
+    a->SetNumberOfTuples(p.out_cells());
+    cropToOutput(density, a, 1, 0);
+    in.materials.push_back(a.GetPointer());
+  }
+}
 
-  // Source.
-  const double* pol = this->SourcePolarization;
-  if (!(std::fabs(pol[0]) + std::fabs(pol[1]) + std::fabs(pol[2]) > 0) ||
-    !std::isfinite(pol[0] + pol[1] + pol[2]))
+//------------------------------------------------------------------------------
+// Runs the simulation and fills the snapshot store, probe table and material arrays (transient),
+// or the steady-state outputs. Returns false if aborted. Throws vem::Error.
+bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVector)
+{
+  if (this->Analysis == ANALYSIS_STEADY_STATE)
   {
-    vem::fail("source polarization (", pol[0], ", ", pol[1], ", ", pol[2],
-      ") must be a finite non-zero vector");
+    return this->SolveSteadyState(input, inputVector);
   }
-  int dominant = 0;
-  for (int a = 1; a < 3; ++a)
+  if (this->Illumination == ILLUMINATION_HALF_WAVE_DIPOLE)
   {
-    if (std::fabs(pol[a]) > std::fabs(pol[dominant]))
-    {
-      dominant = a;
-    }
+    vem::fail("the half-wave dipole illumination needs Analysis = 'Steady state (DFT)'; the ",
+      "transient analysis takes a point source or a plane wave");
   }
-  vem::PointSource src;
-  src.kind = this->SourceType == SOURCE_HARD_E ? vem::PointSource::Kind::hard_e
-                                               : vem::PointSource::Kind::electric_current;
-  const std::array<int, 3> sidx =
-    NearestSample(p, static_cast<vem::Component>(dominant), this->SourcePosition);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (sidx[a] < 0 || sidx[a] > p.n_total[a])
-    {
-      vem::fail("the source position (", this->SourcePosition[0], ", ", this->SourcePosition[1],
-        ", ", this->SourcePosition[2], ") m is outside the computational domain ", DomainBounds(p));
-    }
-    if (sidx[a] < p.pml[2 * a] || sidx[a] > p.n_total[a] - p.pml[2 * a + 1])
-    {
-      vem::fail("the source position (", this->SourcePosition[0], ", ", this->SourcePosition[1],
-        ", ", this->SourcePosition[2], ") m lies in the CPML layer; move it inside ",
-        "the padded model (the absorbing layer is the outer ", this->CPMLThickness, " cells of ",
-        DomainBounds(p), ")");
-    }
-  }
-  src.i = sidx[0];
-  src.j = sidx[1];
-  src.k = sidx[2];
-  src.direction = { pol[0], pol[1], pol[2] };
-  src.amplitude = this->SourceAmplitude;
+  Internals& in = *this->Internal;
+  Model model;
+  this->BuildModel(input, inputVector, false, model);
+  vem::FdtdSetup& setup = model.setup;
+  const Plan& p = in.plan;
+  const long long nTotal = p.total_cells();
+  const bool planeWave = this->Illumination == ILLUMINATION_PLANE_WAVE;
+
+  // Source waveform (point source and plane wave).
   const double f0 = this->SourceFrequency;
   if (!(f0 > 0) || !std::isfinite(f0))
   {
     vem::fail("source frequency ", f0, " Hz must be > 0");
   }
   const double bw = this->SourceBandwidth > 0 ? this->SourceBandwidth : f0;
+  vem::Waveform waveform;
   switch (this->SourceWaveform)
   {
     case WAVEFORM_SINUSOID:
-      src.waveform = vem::Waveform::sinusoid(f0);
+      waveform = vem::Waveform::sinusoid(f0);
       break;
     case WAVEFORM_GAUSSIAN:
-      src.waveform = vem::Waveform::gaussian_for_bandwidth(bw);
+      waveform = vem::Waveform::gaussian_for_bandwidth(bw);
       break;
     case WAVEFORM_DIFFERENTIATED_GAUSSIAN:
-      src.waveform = vem::Waveform::differentiated_gaussian_for_bandwidth(bw);
+      waveform = vem::Waveform::differentiated_gaussian_for_bandwidth(bw);
       break;
     default:
-      src.waveform = vem::Waveform::modulated_gaussian(f0, bw);
+      waveform = vem::Waveform::modulated_gaussian(f0, bw);
       break;
   }
-  setup.sources.push_back(src);
+
+  // Plane wave: a TF/SF source attached to the engine below; its box 3 cells inside the CPML.
+  vem::PlaneWave wave;
+  vem::TfsfBox box;
+  if (planeWave)
+  {
+    wave = PlaneWaveOf(this);
+    wave.waveform = waveform;
+    wave.design_frequency = f0;
+    box = AutomaticTfsfBox(p);
+  }
+  else
+  {
+    const double* pol = this->SourcePolarization;
+    if (!(std::fabs(pol[0]) + std::fabs(pol[1]) + std::fabs(pol[2]) > 0) ||
+      !std::isfinite(pol[0] + pol[1] + pol[2]))
+    {
+      vem::fail("source polarization (", pol[0], ", ", pol[1], ", ", pol[2],
+        ") must be a finite non-zero vector");
+    }
+    int dominant = 0;
+    for (int a = 1; a < 3; ++a)
+    {
+      if (std::fabs(pol[a]) > std::fabs(pol[dominant]))
+      {
+        dominant = a;
+      }
+    }
+    vem::PointSource src;
+    src.kind = this->SourceType == SOURCE_HARD_E ? vem::PointSource::Kind::hard_e
+                                                 : vem::PointSource::Kind::electric_current;
+    const std::array<int, 3> sidx =
+      NearestSample(p, static_cast<vem::Component>(dominant), this->SourcePosition);
+    for (int a = 0; a < 3; ++a)
+    {
+      if (sidx[a] < 0 || sidx[a] > p.n_total[a])
+      {
+        vem::fail("the source position (", this->SourcePosition[0], ", ", this->SourcePosition[1],
+          ", ", this->SourcePosition[2], ") m is outside the computational domain ", DomainBounds(p));
+      }
+      if (sidx[a] < p.pml[2 * a] || sidx[a] > p.n_total[a] - p.pml[2 * a + 1])
+      {
+        vem::fail("the source position (", this->SourcePosition[0], ", ", this->SourcePosition[1],
+          ", ", this->SourcePosition[2], ") m lies in the CPML layer; move it inside ",
+          "the padded model (the absorbing layer is the outer ", this->CPMLThickness, " cells of ",
+          DomainBounds(p), ")");
+      }
+    }
+    src.i = sidx[0];
+    src.j = sidx[1];
+    src.k = sidx[2];
+    src.direction = { pol[0], pol[1], pol[2] };
+    src.amplitude = this->SourceAmplitude;
+    src.waveform = waveform;
+    setup.sources.push_back(src);
+  }
 
   // Probes: the three E components nearest to each position.
   std::vector<std::pair<std::string, std::array<double, 3>>> probePoints;
-  if (this->ProbeAtSource)
+  if (this->ProbeAtSource && !planeWave)
   {
     probePoints.push_back({ "source", { this->SourcePosition[0], this->SourcePosition[1],
                                         this->SourcePosition[2] } });
@@ -866,6 +1168,19 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     vtkWarningMacro("FDTD Solver: " << warning);
   }
   this->LastBackend = engine->backend();
+  // Declared after the engine: detached (destroyed) before it.
+  std::unique_ptr<vem::TfsfSource> tfsf;
+  if (planeWave)
+  {
+    try
+    {
+      tfsf.reset(new vem::TfsfSource(*engine, wave, box));
+    }
+    catch (const vem::Error& err)
+    {
+      ThrowWithPaddingHint(err, p);
+    }
+  }
 
   // Time stepping, snapshot by snapshot.
   const auto start = std::chrono::steady_clock::now();
@@ -958,7 +1273,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   {
     stepCol->InsertNextValue(s);
     timeCol->InsertNextValue(s * op.dt());
-    waveCol->InsertNextValue(src.waveform.value(s * op.dt()));
+    waveCol->InsertNextValue(waveform.value(s * op.dt()));
   }
   t->AddColumn(stepCol);
   t->AddColumn(timeCol);
@@ -977,7 +1292,523 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   std::snprintf(text, sizeof(text), "FDTD (%s): %d steps, %.1f Mcells/s", this->LastBackend.c_str(),
     done, this->LastMcellsPerSecond);
   this->SetProgressText(text);
-  (void)tissueFrequency;
+  return true;
+}
+
+//------------------------------------------------------------------------------
+namespace
+{
+
+// "_900MHz", "_433p92MHz": the array-name suffix of a DFT frequency (see the class comment).
+std::string FrequencySuffix(double f)
+{
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "_%.6gMHz", f / 1e6);
+  std::string s(buf);
+  std::replace(s.begin(), s.end(), '.', 'p');
+  std::replace(s.begin(), s.end(), '+', 'p');
+  return s;
+}
+
+vtkSmartPointer<vtkDoubleArray> DoubleColumn(const char* name, int components = 1)
+{
+  vtkSmartPointer<vtkDoubleArray> a = vtkSmartPointer<vtkDoubleArray>::New();
+  a->SetName(name);
+  a->SetNumberOfComponents(components);
+  return a;
+}
+
+} // namespace
+
+// The steady-state analysis: one call of vem::run_fdtd_harmonic, then the outputs of ports 2-4
+// into Internal. Returns false when aborted. Throws vem::Error.
+bool vtkVEMFDTDSolver::SolveSteadyState(vtkImageData* input, vtkInformationVector** inputVector)
+{
+  Internals& in = *this->Internal;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double>& freqs = this->DFTFrequencies;
+  if (freqs.empty())
+  {
+    vem::fail("the steady-state analysis needs at least one DFT frequency (property DFTFrequencies, Hz)");
+  }
+  std::vector<std::string> suffix;
+  for (std::size_t q = 0; q < freqs.size(); ++q)
+  {
+    if (!(freqs[q] > 0) || !std::isfinite(freqs[q]))
+    {
+      vem::fail("DFT frequency #", q + 1, " is ", freqs[q], " Hz; it must be finite and > 0");
+    }
+    suffix.push_back(freqs.size() > 1 ? FrequencySuffix(freqs[q]) : std::string());
+    for (std::size_t r = 0; r < q; ++r)
+    {
+      if (freqs.size() > 1 && suffix[r] == suffix[q])
+      {
+        vem::fail("DFT frequencies #", r + 1, " (", freqs[r], " Hz) and #", q + 1, " (", freqs[q],
+          " Hz) give the same array suffix '", suffix[q], "'; give distinct frequencies (6 ",
+          "significant digits in MHz)");
+      }
+    }
+  }
+  if (!(this->SteadyStateTolerance > 0) || !std::isfinite(this->SteadyStateTolerance))
+  {
+    vem::fail("steady-state tolerance ", this->SteadyStateTolerance, " must be > 0");
+  }
+
+  Model model;
+  this->BuildModel(input, inputVector, true, model);
+  const Plan& p = in.plan;
+  const bool labelMode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
+  if (labelMode && freqs.size() > 1)
+  {
+    vtkWarningMacro("FDTD Solver: the tissue table is evaluated at "
+      << model.tissue_frequency << " Hz only; the results at the other DFT frequencies use "
+      << "these material values (one material model per run).");
+  }
+
+  vem::HarmonicOptions opt;
+  opt.frequencies = freqs;
+  float phasorSign = 1.0f;
+  const double* d = p.voxels.spacing.data();
+  switch (this->Illumination)
+  {
+    case ILLUMINATION_PLANE_WAVE:
+    {
+      opt.source = vem::HarmonicSource::plane_wave;
+      const vem::PlaneWave w = PlaneWaveOf(this);
+      opt.plane_wave.theta = w.theta;
+      opt.plane_wave.phi = w.phi;
+      opt.plane_wave.psi = w.psi;
+      opt.plane_wave.amplitude = w.amplitude;
+      opt.plane_wave.tfsf_margin = kTfsfMargin;  // box_hi < 0: the automatic box
+      break;
+    }
+    case ILLUMINATION_HALF_WAVE_DIPOLE:
+    {
+      opt.source = vem::HarmonicSource::dipole;
+      for (int a = 0; a < 3; ++a)
+      {
+        opt.dipole.centre[a] = this->DipoleCentre[a];
+      }
+      opt.dipole.axis = this->DipoleAxis;
+      if (!(this->DipoleLength >= 0) || !std::isfinite(this->DipoleLength))
+      {
+        vem::fail("dipole length ", this->DipoleLength, " m must be >= 0 (0: half a wavelength)");
+      }
+      if (!(this->AcceptedPower >= 0) || !std::isfinite(this->AcceptedPower))
+      {
+        vem::fail("accepted power ", this->AcceptedPower, " W must be >= 0 (0: use the feed current)");
+      }
+      if (this->AcceptedPower == 0 && (!(this->FeedCurrent > 0) || !std::isfinite(this->FeedCurrent)))
+      {
+        vem::fail("feed current ", this->FeedCurrent, " A must be finite and > 0 when the ",
+          "accepted power is 0");
+      }
+      opt.dipole.length = this->DipoleLength;
+      opt.dipole.accepted_power = this->AcceptedPower;
+      opt.dipole.feed_current = this->FeedCurrent;
+      break;
+    }
+    default:
+    {
+      // A point source becomes a one-edge (Hertzian) dipole with the same current moment.
+      if (this->SourceType == SOURCE_HARD_E)
+      {
+        vem::fail("a hard E-field point source has no steady-state form; use Source Type 'Electric ",
+          "dipole (current moment)', a half-wave dipole or a plane wave");
+      }
+      const double* pol = this->SourcePolarization;
+      int axis = -1, nonzero = 0;
+      for (int a = 0; a < 3; ++a)
+      {
+        if (!std::isfinite(pol[a]))
+        {
+          nonzero = 99;
+        }
+        else if (pol[a] != 0)
+        {
+          ++nonzero;
+          axis = a;
+        }
+      }
+      if (nonzero != 1)
+      {
+        vem::fail("in the steady-state analysis a point source is a one-edge dipole along x, y or z; ",
+          "the source polarization (", pol[0], ", ", pol[1], ", ", pol[2], ") is not along an axis");
+      }
+      if (!(this->SourceAmplitude != 0) || !std::isfinite(this->SourceAmplitude))
+      {
+        vem::fail("source amplitude ", this->SourceAmplitude, " A m must be finite and non-zero");
+      }
+      opt.source = vem::HarmonicSource::dipole;
+      for (int a = 0; a < 3; ++a)
+      {
+        opt.dipole.centre[a] = this->SourcePosition[a];
+      }
+      opt.dipole.axis = axis;
+      opt.dipole.length = d[axis];
+      opt.dipole.accepted_power = 0.0;
+      // The solver feeds a positive current; a negative direction or amplitude flips the sign of
+      // the phasors (below), which SAR, far field and impedance do not see.
+      opt.dipole.feed_current = std::fabs(this->SourceAmplitude) / d[axis];
+      phasorSign = (pol[axis] > 0) == (this->SourceAmplitude > 0) ? 1.0f : -1.0f;
+      break;
+    }
+  }
+  const bool haveDensity = !model.density.empty();
+  opt.steady_state_tolerance = this->SteadyStateTolerance;
+  opt.max_steps = this->MaxSteps;
+  opt.fixed_steps = this->FixedSteps;
+  opt.dft_sample_interval = this->DFTSampleInterval;
+  opt.density = std::move(model.density);
+  opt.averaged_sar = haveDensity && this->ComputeAveragedSAR;
+  opt.far_field = true;
+  opt.far_field_step_deg = this->FarFieldStep;
+  opt.backend = this->Backend == BACKEND_CUDA
+    ? vem::Backend::cuda
+    : (this->Backend == BACKEND_CPU ? vem::Backend::cpu : vem::Backend::automatic);
+  opt.device_index = this->DeviceIndex;
+  opt.progress_interval = this->ProgressInterval;
+  char text[256];
+  const double tol = this->SteadyStateTolerance;
+  opt.progress = [&](int done, int total, double rel) {
+    std::snprintf(text, sizeof(text),
+      "FDTD steady state: step %d / %d at most, relative change %.2e (tolerance %.1e)", done,
+      total, rel, tol);
+    this->SetProgressText(text);
+    this->UpdateProgress(total > 0 ? 0.95 * std::min(1.0, static_cast<double>(done) / total) : 0.0);
+    return !this->CheckAbort();
+  };
+
+  this->UpdateProgress(0.0);
+  this->SetProgressText("FDTD steady state: building the operator");
+  vem::HarmonicResult res;
+  try
+  {
+    res = vem::run_fdtd_harmonic(model.setup, opt);
+  }
+  catch (const vem::Error& err)
+  {
+    if (opt.source != vem::HarmonicSource::plane_wave)
+    {
+      throw;
+    }
+    ThrowWithPaddingHint(err, p);
+  }
+  if (res.aborted || this->CheckAbort())
+  {
+    this->SetProgressText("FDTD steady state: aborted");
+    return false;
+  }
+  if (res.frequencies.size() != freqs.size())
+  {
+    vem::fail("the steady-state run returned ", res.frequencies.size(), " frequencies for ",
+      freqs.size(), " requested");
+  }
+  if (!res.warning.empty())
+  {
+    vtkWarningMacro("FDTD Solver: " << res.warning);
+  }
+  this->TimeStep = res.dt;
+  this->LastBackend = res.backend;
+  this->LastMcellsPerSecond = res.mcells_per_second;
+  this->LastSteps = res.steps;
+  this->LastConverged = res.converged;
+  this->LastRelativeChange = res.last_relative_change;
+
+  // Port 2: the phasors and SAR per frequency, then the materials.
+  this->SetProgressText("FDTD steady state: output arrays");
+  this->UpdateProgress(0.97);
+  const vem::YeeGrid grid = GridOf(p);
+  const std::array<int, 3> first = { p.pml[0], p.pml[2], p.pml[4] };
+  const long long nOut = p.out_cells();
+  const long long nTotal = p.total_cells();
+  auto crop = [&](const std::vector<float>& total, const std::string& name, bool root) {
+    if (static_cast<long long>(total.size()) != nTotal)
+    {
+      vem::fail("the steady-state array '", name, "' has ", total.size(), " values for a grid of ",
+        nTotal, " cells");
+    }
+    vtkSmartPointer<vtkFloatArray> a = vtkSmartPointer<vtkFloatArray>::New();
+    a->SetName(name.c_str());
+    a->SetNumberOfTuples(nOut);
+    float* dst = a->GetPointer(0);
+    long long o = 0;
+    for (int K = 0; K < p.n_out[2]; ++K)
+      for (int J = 0; J < p.n_out[1]; ++J)
+        for (int I = 0; I < p.n_out[0]; ++I, ++o)
+        {
+          const float v = total[static_cast<std::size_t>((I + first[0]) +
+            p.n_total[0] * ((J + first[1]) + static_cast<long long>(p.n_total[1]) * (K + first[2])))];
+          dst[o] = root ? std::sqrt(std::max(0.0f, v)) : v;
+        }
+    return a;
+  };
+  auto world = [&](const std::array<int, 3>& v) {
+    std::array<double, 3> x;
+    for (int a = 0; a < 3; ++a)
+    {
+      x[a] = v[a] < 0 ? nan : p.origin_total[a] + (v[a] + 0.5) * p.voxels.spacing[a];
+    }
+    return x;
+  };
+  vtkNew<vtkImageData> img;
+  img->SetExtent(0, p.n_out[0], 0, p.n_out[1], 0, p.n_out[2]);
+  img->SetSpacing(p.voxels.spacing.data());
+  img->SetOrigin(p.origin_out.data());
+  vtkCellData* cd = img->GetCellData();
+
+  // Per-frequency values for the field data and the summary table.
+  struct Row
+  {
+    double f, wbsar, peak, ps1, ps10, absorbed, accepted, radiated, zr, zi, csca;
+    std::array<double, 3> loc1, loc10;
+  };
+  std::vector<Row> rows;
+  for (std::size_t q = 0; q < res.frequencies.size(); ++q)
+  {
+    const vem::HarmonicFrequencyResult& fr = res.frequencies[q];
+    const std::string& sfx = suffix[q];
+    // E phasors at the cell centres.
+    const std::vector<std::complex<float>>* comps[3] = { &fr.ex, &fr.ey, &fr.ez };
+    vtkNew<vtkFloatArray> re, im;
+    re->SetName(("E_real" + sfx).c_str());
+    im->SetName(("E_imag" + sfx).c_str());
+    for (vtkFloatArray* a : { re.GetPointer(), im.GetPointer() })
+    {
+      a->SetNumberOfComponents(3);
+      a->SetNumberOfTuples(nOut);
+    }
+    std::vector<float> part;
+    for (int c = 0; c < 3; ++c)
+    {
+      const std::vector<std::complex<float>>& v = *comps[c];
+      for (int ri = 0; ri < 2; ++ri)
+      {
+        part.resize(v.size());
+        for (std::size_t s = 0; s < v.size(); ++s)
+        {
+          part[s] = phasorSign * (ri == 0 ? v[s].real() : v[s].imag());
+        }
+        vem::cell_centred(grid, part, static_cast<vem::Component>(c), first, p.n_out,
+          (ri == 0 ? re : im)->GetPointer(0), 3, c);
+      }
+    }
+    cd->AddArray(re);
+    cd->AddArray(im);
+    cd->AddArray(crop(fr.e_squared, "E_magnitude" + sfx, true));
+    if (fr.has_sar)
+    {
+      cd->AddArray(crop(fr.local_sar, "SAR" + sfx, false));
+      if (!fr.sar_1g.sar.empty() && !fr.sar_10g.sar.empty())  // skipped for non-cubic voxels
+      {
+        cd->AddArray(crop(fr.sar_1g.sar, "SAR_1g" + sfx, false));
+        cd->AddArray(crop(fr.sar_10g.sar, "SAR_10g" + sfx, false));
+      }
+    }
+    Row r;
+    r.f = fr.frequency;
+    const bool sar = fr.has_sar;
+    const bool avg = sar && opt.averaged_sar && !fr.sar_1g.sar.empty();
+    r.wbsar = sar ? fr.whole_body_sar : nan;
+    r.peak = sar ? fr.peak_local_sar : nan;
+    r.absorbed = sar ? fr.absorbed_power : nan;
+    const vem::AveragedSar* av[2] = { &fr.sar_1g, &fr.sar_10g };
+    double* ps[2] = { &r.ps1, &r.ps10 };
+    std::array<double, 3>* loc[2] = { &r.loc1, &r.loc10 };
+    for (int m = 0; m < 2; ++m)
+    {
+      const bool valid = avg && av[m]->valid > 0;
+      *ps[m] = valid ? av[m]->peak : nan;
+      *loc[m] = valid ? world(av[m]->peak_voxel) : std::array<double, 3>{ nan, nan, nan };
+      if (avg && !valid)
+      {
+        vtkWarningMacro("FDTD Solver: no valid " << (m == 0 ? "1 g" : "10 g") << " averaging cube at "
+          << fr.frequency << " Hz (too little tissue, or more than 10 % air in every cube); its "
+          << "peak spatial-average SAR is NaN.");
+      }
+    }
+    const bool dipole = opt.source == vem::HarmonicSource::dipole;
+    r.accepted = dipole ? fr.accepted_power : nan;
+    r.radiated = fr.has_far_field ? fr.radiated_power : nan;
+    r.zr = dipole ? fr.feed_impedance.real() : nan;
+    r.zi = dipole ? fr.feed_impedance.imag() : nan;
+    r.csca = !dipole && fr.has_far_field ? fr.scattering_cross_section : nan;
+    rows.push_back(r);
+  }
+  for (const auto& m : in.materials)
+  {
+    cd->AddArray(m);
+  }
+  const std::string active = (cd->GetArray(("SAR" + suffix[0]).c_str()) ? "SAR" : "E_magnitude") + suffix[0];
+  cd->SetActiveScalars(active.c_str());
+
+  // Field data: one tuple per frequency, and the run's scalars.
+  vtkFieldData* fd = img->GetFieldData();
+  struct Col
+  {
+    const char* field;    // field-data name
+    const char* column;   // summary column ("" = field data only)
+    double Row::*value;
+  };
+  const Col cols[] = {
+    { "frequency_Hz", "frequency_Hz", &Row::f },
+    { "whole_body_SAR_W_per_kg", "whole_body_SAR_W_per_kg", &Row::wbsar },
+    { "peak_local_SAR_W_per_kg", "peak_local_SAR_W_per_kg", &Row::peak },
+    { "psSAR1g_W_per_kg", "psSAR1g_W_per_kg", &Row::ps1 },
+    { "psSAR10g_W_per_kg", "psSAR10g_W_per_kg", &Row::ps10 },
+    { "absorbed_power_W", "absorbed_power_W", &Row::absorbed },
+    { "accepted_power_W", "accepted_power_W", &Row::accepted },
+    { "radiated_power_W", "radiated_power_W", &Row::radiated },
+    { "scattering_cross_section_m2", "scattering_cross_section_m2", &Row::csca },
+  };
+  for (const Col& c : cols)
+  {
+    auto a = DoubleColumn(c.field);
+    for (const Row& r : rows)
+    {
+      a->InsertNextValue(r.*(c.value));
+    }
+    fd->AddArray(a);
+  }
+  {
+    auto l1 = DoubleColumn("psSAR1g_location_m", 3), l10 = DoubleColumn("psSAR10g_location_m", 3),
+         z = DoubleColumn("feed_impedance_ohm", 2);
+    for (const Row& r : rows)
+    {
+      l1->InsertNextTuple(r.loc1.data());
+      l10->InsertNextTuple(r.loc10.data());
+      const double zz[2] = { r.zr, r.zi };
+      z->InsertNextTuple(zz);
+    }
+    fd->AddArray(l1);
+    fd->AddArray(l10);
+    fd->AddArray(z);
+  }
+  auto addScalar = [&](const char* name, double v) {
+    auto a = DoubleColumn(name);
+    a->InsertNextValue(v);
+    fd->AddArray(a);
+  };
+  auto addInt = [&](const char* name, int v) {
+    vtkNew<vtkIntArray> a;
+    a->SetName(name);
+    a->InsertNextValue(v);
+    fd->AddArray(a);
+  };
+  addInt("steps", res.steps);
+  addInt("converged", res.converged ? 1 : 0);
+  addScalar("relative_change", res.last_relative_change);
+  addScalar("time_step_dt", res.dt);
+  addScalar("simulated_time", res.simulated_time);
+  addInt("dft_sample_interval", res.dft_sample_interval);
+  addScalar("tissue_frequency_Hz", labelMode ? model.tissue_frequency : nan);
+  {
+    vtkNew<vtkStringArray> a;
+    a->SetName("backend");
+    a->InsertNextValue(res.backend);
+    fd->AddArray(a);
+  }
+
+  // Port 3: the summary table (the same values, one row per frequency).
+  vtkNew<vtkTable> summary;
+  {
+    auto add = [&](const char* name, auto get) {
+      auto a = DoubleColumn(name);
+      for (const Row& r : rows)
+      {
+        a->InsertNextValue(get(r));
+      }
+      summary->AddColumn(a);
+    };
+    add("frequency_Hz", [](const Row& r) { return r.f; });
+    add("whole_body_SAR_W_per_kg", [](const Row& r) { return r.wbsar; });
+    add("peak_local_SAR_W_per_kg", [](const Row& r) { return r.peak; });
+    add("psSAR1g_W_per_kg", [](const Row& r) { return r.ps1; });
+    add("psSAR1g_x_m", [](const Row& r) { return r.loc1[0]; });
+    add("psSAR1g_y_m", [](const Row& r) { return r.loc1[1]; });
+    add("psSAR1g_z_m", [](const Row& r) { return r.loc1[2]; });
+    add("psSAR10g_W_per_kg", [](const Row& r) { return r.ps10; });
+    add("psSAR10g_x_m", [](const Row& r) { return r.loc10[0]; });
+    add("psSAR10g_y_m", [](const Row& r) { return r.loc10[1]; });
+    add("psSAR10g_z_m", [](const Row& r) { return r.loc10[2]; });
+    add("absorbed_power_W", [](const Row& r) { return r.absorbed; });
+    add("accepted_power_W", [](const Row& r) { return r.accepted; });
+    add("radiated_power_W", [](const Row& r) { return r.radiated; });
+    add("feed_impedance_real_ohm", [](const Row& r) { return r.zr; });
+    add("feed_impedance_imag_ohm", [](const Row& r) { return r.zi; });
+    add("scattering_cross_section_m2", [](const Row& r) { return r.csca; });
+    vtkNew<vtkIntArray> steps, conv;
+    steps->SetName("steps");
+    conv->SetName("converged");
+    for (std::size_t q = 0; q < rows.size(); ++q)
+    {
+      steps->InsertNextValue(res.steps);
+      conv->InsertNextValue(res.converged ? 1 : 0);
+    }
+    summary->AddColumn(steps);
+    summary->AddColumn(conv);
+  }
+
+  // Port 4: the far field.
+  vtkNew<vtkTable> far;
+  {
+    const bool dipole = opt.source == vem::HarmonicSource::dipole;
+    const char* names[5] = { "theta_deg", dipole ? "gain_E_plane_dBi" : "rcs_E_plane_dBsm",
+      dipole ? "gain_H_plane_dBi" : "rcs_H_plane_dBsm", dipole ? "gain_E_plane" : "rcs_E_plane_m2",
+      dipole ? "gain_H_plane" : "rcs_H_plane_m2" };
+    auto fcol = DoubleColumn("frequency_Hz");
+    vtkSmartPointer<vtkDoubleArray> c[5];
+    for (int k = 0; k < 5; ++k)
+    {
+      c[k] = DoubleColumn(names[k]);
+    }
+    bool missing = false;
+    for (const vem::HarmonicFrequencyResult& fr : res.frequencies)
+    {
+      if (!fr.has_far_field)
+      {
+        missing = true;
+        continue;
+      }
+      for (const vem::FarFieldRow& r : fr.far_field)
+      {
+        fcol->InsertNextValue(fr.frequency);
+        c[0]->InsertNextValue(r.theta_deg);
+        c[1]->InsertNextValue(10.0 * std::log10(std::max(r.e_plane, 1e-300)));
+        c[2]->InsertNextValue(10.0 * std::log10(std::max(r.h_plane, 1e-300)));
+        c[3]->InsertNextValue(r.e_plane);
+        c[4]->InsertNextValue(r.h_plane);
+      }
+    }
+    if (missing)
+    {
+      vtkWarningMacro("FDTD Solver: the steady-state run computed no far field (no room for the "
+                      "near-to-far-field box between the model and the "
+        << (dipole ? "CPML" : "total-field box") << "; increase AirPadding); the far-field table "
+                      "stays empty.");
+    }
+    else
+    {
+      if (freqs.size() > 1)
+      {
+        far->AddColumn(fcol);
+      }
+      for (int k = 0; k < 5; ++k)
+      {
+        far->AddColumn(c[k]);
+      }
+    }
+  }
+
+  in.steady = img.GetPointer();
+  in.summary = summary.GetPointer();
+  in.far = far.GetPointer();
+  ++this->NumberOfSolves;
+  std::snprintf(text, sizeof(text), "FDTD steady state (%s): %d steps, %s (relative change %.2e)",
+    res.backend.c_str(), res.steps, res.converged ? "converged" : "not converged",
+    res.last_relative_change);
+  this->SetProgressText(text);
+  this->UpdateProgress(1.0);
   return true;
 }
 
