@@ -2,7 +2,14 @@
 # One call on the GPU machine: build VoxelEM with CUDA (sm_90), run the whole GoogleTest suite
 # (the CUDA tests run there instead of skipping), then the benchmarks. Logs and JSON go to $OUT
 # (the device tool brings them back); copy the JSON to testing/benchmarks/results/ and commit.
-# Usage: bash scripts/device_check.sh <commit> [tests|bench|all] [bench args...]
+# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|profile] [args...]
+#   tests [ctest args]  the whole suite (or e.g. -R 'FdtdFdfdHead|FdtdSphereRcsFine'); the JUnit XML
+#                       ctest_junit.xml carries each test's RecordProperty values (merged from
+#                       GoogleTest's own XML files, which ctest's JUnit output leaves out)
+#   bench [args]        bench_fdtd (throughput sweep) -> bench_fdtd.{json,md,log}
+#   fdtd-ext [args]     bench_fdtd extensions at 512^3 (TF/SF, DFT monitors, SAR overhead; options
+#                       in bench_fdtd.cpp, e.g. --n 256) -> bench_fdtd_ext.{json,md,log}
+# VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
 set -uo pipefail
 OUT=${OUT:-/tmp/vem-device-out}
 mkdir -p "$OUT"
@@ -11,15 +18,66 @@ WHAT=${2:-all}
 shift 2 || true
 BUILD=build-device
 nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv > "$OUT/gpu.txt" 2>&1 || true
+# Every GoogleTest process run by ctest goes through this launcher, which gives it its own XML
+# output directory when VEM_GTEST_XML_DIR is set (ctest runs several processes of one executable
+# at once; with one shared GTEST_OUTPUT directory they would pick the same file name and
+# overwrite each other). CMake < 3.28 applies CMAKE_CROSSCOMPILING_EMULATOR to add_test commands,
+# CMake >= 3.29 CMAKE_TEST_LAUNCHER.
+mkdir -p $BUILD
+cat > $BUILD/gtest_launcher.sh <<'SH'
+#!/bin/sh
+if [ -n "${VEM_GTEST_XML_DIR:-}" ]; then export GTEST_OUTPUT="xml:$VEM_GTEST_XML_DIR/$$/"; fi
+exec "$@"
+SH
+chmod +x $BUILD/gtest_launcher.sh
 # (The device tool brings back at most 8 files: configure and build share one log.)
-if ! { cmake -G Ninja -S . -B $BUILD -DVEM_BUILD_PLUGIN=OFF -DCMAKE_BUILD_TYPE=Release > "$OUT/build.log" 2>&1 &&
-       ninja -C $BUILD >> "$OUT/build.log" 2>&1; }; then
+if ! { cmake -G Ninja -S . -B $BUILD -DVEM_BUILD_PLUGIN=OFF -DCMAKE_BUILD_TYPE=Release \
+         -DCMAKE_CROSSCOMPILING_EMULATOR="$PWD/$BUILD/gtest_launcher.sh" \
+         -DCMAKE_TEST_LAUNCHER="$PWD/$BUILD/gtest_launcher.sh" > "$OUT/build.log" 2>&1 &&
+       ninja -C $BUILD ${VEM_TARGETS:-} >> "$OUT/build.log" 2>&1; }; then
   tail -60 "$OUT/build.log"
   exit 1
 fi
 rc=0
 if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
-  (cd $BUILD && OMP_NUM_THREADS=2 ctest --output-on-failure -j8 --timeout 900 --output-junit "$OUT/ctest_junit.xml" > "$OUT/ctest.log" 2>&1) || rc=1
+  CTEST_ARGS=()
+  if [ "$WHAT" = tests ]; then CTEST_ARGS=("$@"); fi
+  rm -rf "$BUILD/gtest-xml"
+  (cd $BUILD && VEM_GTEST_XML_DIR="$PWD/gtest-xml" OMP_NUM_THREADS=2 ctest --output-on-failure -j8 --timeout 900 \
+     --output-junit "$OUT/ctest_junit.xml" ${CTEST_ARGS[@]+"${CTEST_ARGS[@]}"} > "$OUT/ctest.log" 2>&1) || rc=1
+  # ctest's JUnit XML has empty <properties>: copy in the RecordProperty values of every test case
+  # from GoogleTest's per-process XML files (same "Suite.Test" names).
+  python3 - "$BUILD/gtest-xml" "$OUT/ctest_junit.xml" <<'PY' || true
+import glob, sys, xml.etree.ElementTree as ET
+props = {}
+for f in glob.glob(sys.argv[1] + "/*/*.xml"):
+    try:
+        root = ET.parse(f).getroot()
+    except ET.ParseError:
+        continue
+    for suite in root.iter("testsuite"):
+        for tc in suite.iter("testcase"):
+            p = [(q.get("name"), q.get("value")) for q in tc.iter("property")]
+            if p:
+                props[suite.get("name") + "." + tc.get("name")] = p
+                if tc.get("value_param"):  # ctest names unnamed parameters by value, not index
+                    props[suite.get("name") + "." + tc.get("name").rsplit("/", 1)[0] + "/" + tc.get("value_param")] = p
+tree = ET.parse(sys.argv[2])
+n = 0
+for tc in tree.getroot().iter("testcase"):
+    p = props.get(tc.get("name"))
+    if not p:
+        continue
+    el = tc.find("properties")
+    if el is None:
+        el = ET.SubElement(tc, "properties")
+    for k, v in p:
+        ET.SubElement(el, "property", name=k, value=v)
+    n += 1
+    print("properties " + tc.get("name") + ": " + ", ".join(k + "=" + v for k, v in p))
+tree.write(sys.argv[2], encoding="UTF-8", xml_declaration=True)
+print(f"ctest_junit.xml: RecordProperty values of {n} test cases merged")
+PY
   grep -E "relative L2|dB|rel|Passed|Failed|tests passed|SKIPPED" "$OUT/ctest.log" | tail -60
   tail -15 "$OUT/ctest.log"
 fi
@@ -35,6 +93,12 @@ fi
 if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   ./$BUILD/testing/benchmarks/bench_fdtd "$OUT/bench_fdtd.json" "$COMMIT" "$@" > "$OUT/bench_fdtd.md" 2> "$OUT/bench_fdtd.log" || rc=1
   cat "$OUT/bench_fdtd.md"
+fi
+if [ "$WHAT" = fdtd-ext ]; then
+  ./$BUILD/testing/benchmarks/bench_fdtd extensions "$OUT/bench_fdtd_ext.json" --commit "$COMMIT" "$@" \
+    > "$OUT/bench_fdtd_ext.md" 2> "$OUT/bench_fdtd_ext.log" || rc=1
+  cat "$OUT/bench_fdtd_ext.md"
+  tail -5 "$OUT/bench_fdtd_ext.log"
 fi
 if [ "$WHAT" = fdfd-bench ]; then
   ./$BUILD/testing/benchmarks/bench_fdfd "$OUT/bench_fdfd.json" --commit "$COMMIT" "$@" > "$OUT/bench_fdfd.md" 2> "$OUT/bench_fdfd.log" || rc=1

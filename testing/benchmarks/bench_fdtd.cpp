@@ -11,6 +11,41 @@
 //   CPML slab samples, per phase: psi read+write 16, field read+write 16, source field 8,
 //                      index 2 or coefficients 8: 42 (indexed) or 48 (arrays), both phases.
 // Usage: bench_fdtd <out.json> [commit] [max_n] [cpu_max_n]
+//        bench_fdtd extensions <out.json> [options]   (overhead of TF/SF, DFT monitors, SAR; below)
+//        bench_fdtd profile [n]
+//
+// Extensions mode (issue #5): on one engine configuration (indexed materials: the 16 lossy block
+// materials above inside, vacuum in a 16-cell shell so that a TF/SF box 3 cells inside the 10-cell
+// CPML lies in vacuum; 1 mm cells; default tuning), times
+//   bare            the engine alone (one CW point source at the centre, as in every variant);
+//   tfsf            + TfsfSource plane wave (CW, box 3 cells inside the CPML);
+//   dft1 / dft8     + DftMonitor, whole volume, Ex Ey Ez, 1 or 8 frequencies, at sample interval 1
+//                   (every step) and at DftMonitor::nyquist_interval(dt, f_cw, 16);
+//   tfsf+dft1       what a CW steady-state run does (run_fdtd_harmonic): TF/SF + 1 frequency at
+//                   the Nyquist interval;
+//   bare (again)    at the end, to show the drift of the baseline.
+// Overhead % = (seconds per step / bare seconds per step - 1) * 100, bare = mean of both bare runs.
+// CW frequency: 10 cells per wavelength in tissue of eps_r 40 (the usual accuracy limit of a
+// staircased tissue model): lambda0 = 10 d sqrt(40), f_cw = c0 / lambda0 = 4.74 GHz at d = 1 mm,
+// 110.6 steps per period at Courant factor 0.99, so the Nyquist interval (16 samples per period)
+// is 6 steps whatever d is. The 8 frequencies are f_cw * (1..8) / 8 (f_max = f_cw, same interval).
+// All variants step one engine (extensions attach and detach between them) whose field samples
+// all start at nonzero pseudo-random values (the DFT kernels skip zero samples; a whole-volume
+// monitor at steady state sees none), so the DFT cost is the full cost. 3 repetitions (CUDA) of
+// ~target-s each, median; timed after run() returns (it synchronizes with the device).
+// SAR post-processing: vem::spatial_average_sar (1 g and 10 g) on the head phantom voxelized to
+// fill a sar_n^3 grid (0.26 m cube: 0.51 mm voxels at 512^3, the head's real size), tissues at
+// 900 MHz, density 0 for air and sinus air, |E|^2 decaying from the side the wave enters;
+// seconds per backend and the same time in bare steps of the timed grid.
+//   --commit <id>      recorded in the JSON
+//   --n <n>            grid cells per side (default 512)
+//   --backend cuda|cpu default: cuda when usable, else cpu
+//   --sar-n <n>        SAR volume cells per side for the CUDA backend (default: n)
+//   --sar-cpu-n <n>    SAR volume for the CPU backend (default: min(sar-n, 256); 0 skips it; the
+//                      CUDA backend is timed on this size too when it differs). The CPU 10 g
+//                      average of a 512^3 volume took 119 s on the H100 host (16 cores): too long
+//                      for one device call next to the build.
+//   --target-s <s>     seconds per timed repetition (default 1.0; 3 repetitions on CUDA, median)
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -25,7 +60,11 @@
 #include <string>
 #include <vector>
 
+#include "vem/dft_monitor.h"
 #include "vem/fdtd_engine.h"
+#include "vem/head_phantom.h"
+#include "vem/sar.h"
+#include "vem/tfsf.h"
 #include "bench_common.h"
 
 using namespace vem;
@@ -130,9 +169,291 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   return res;
 }
 
+// ---- Extensions mode ------------------------------------------------------------------------
+
+struct ExtResult {
+  std::string variant;
+  int frequencies = 0, sample_interval = 0, steps = 0;
+  bool tfsf = false;
+  double seconds = 0, per_step = 0, mcells = 0, overhead = 0;
+};
+
+struct SarRow {
+  std::string backend;
+  double mass_g = 0, seconds = 0, equivalent_bare_steps = 0, peak = 0;
+  std::size_t valid = 0, assigned = 0, unassigned = 0;
+};
+
+// make_setup's block materials inside, vacuum (material 0) in a shell of `shell` cells, one CW
+// point source at the centre.
+FdtdSetup make_ext_setup(int n, double f_cw, int shell) {
+  FdtdSetup s = make_setup(n, MaterialMode::indexed);
+  s.materials.insert(s.materials.begin(), Material::vacuum());
+  for (int k = 0; k < n; ++k)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        auto& m = s.material_index[i + std::size_t(n) * (j + std::size_t(n) * k)];
+        const bool inner = std::min({i, j, k}) >= shell && std::max({i, j, k}) < n - shell;
+        m = inner ? std::uint16_t(m + 1) : std::uint16_t(0);
+      }
+  s.sources[0].waveform = Waveform::sinusoid(f_cw);
+  return s;
+}
+
+// Nonzero pseudo-random values in [-1, 1) for every sample of every component (a hash, fast).
+void fill_fields(FdtdEngine& eng) {
+  const YeeGrid& g = eng.op().grid();
+  const std::size_t np = std::size_t(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+  std::vector<float> v(np);
+  for (int c = 0; c < 6; ++c) {
+#pragma omp parallel for schedule(static)
+    for (std::int64_t q = 0; q < std::int64_t(np); ++q) {
+      std::uint64_t x = std::uint64_t(q) * 0x9E3779B97F4A7C15ull + std::uint64_t(c + 1) * 0xBF58476D1CE4E5B9ull;
+      x ^= x >> 31; x *= 0x94D049BB133111EBull; x ^= x >> 29;
+      const float u = float((x >> 40) & 0xFFFFFF) / float(1 << 24);  // [0, 1)
+      v[q] = (u < 0.5f ? -1.0f : 1.0f) * (0.05f + u);                 // never 0
+    }
+    eng.set_field(Component(c), v);
+  }
+}
+
+// Median seconds of `reps` runs of `steps` steps (run() synchronizes with the device at the end).
+double time_steps(FdtdEngine& eng, int steps, int reps) {
+  std::vector<double> secs;
+  for (int r = 0; r < reps; ++r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    eng.run(steps, {}, steps);
+    secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(secs.begin(), secs.end());
+  return secs[secs.size() / 2];
+}
+
+SarInput sar_volume(int n, double* tissue_fraction) {
+  const double side = 0.26, d = side / n;
+  SarInput in;
+  in.grid = {n, n, n, d, d, d};
+  in.grid.origin = {-0.13, -0.124, -0.175};
+  const std::size_t cells = std::size_t(in.grid.cell_count());
+  std::vector<std::uint8_t> label(cells);
+  HeadPhantomGeometry geo;
+  const int ext[6] = {0, n - 1, 0, n - 1, 0, n - 1};
+  head_phantom_fill(geo, in.grid.origin, {d, d, d}, ext, label.data());
+  const TissueTable table = head_phantom_tissue_table();
+  std::vector<float> sig(256, 0.0f), rho(256, 0.0f);
+  for (const auto& e : table.entries()) {
+    sig[e.label] = float(e.at(900e6).sigma);
+    rho[e.label] = (e.label == kAir || e.label == kSinusAir) ? 0.0f : float(e.density);
+  }
+  in.sigma.resize(cells);
+  in.density.resize(cells);
+  in.e_squared.resize(cells);
+  std::size_t tissue = 0;
+#pragma omp parallel for reduction(+ : tissue) schedule(static)
+  for (std::int64_t q = 0; q < std::int64_t(cells); ++q) {
+    const int i = int(q % n);
+    const int j = int((q / n) % n), k = int(q / (std::int64_t(n) * n));
+    in.sigma[q] = sig[label[q]];
+    in.density[q] = rho[label[q]];
+    // A wave entering from -x: 2 cm power decay depth, a standing-wave ripple along x, smooth in y, z.
+    const double x = (i + 0.5) * d, y = (j + 0.5) * d, z = (k + 0.5) * d;
+    in.e_squared[q] = float(400.0 * std::exp(-x / 0.02) * (1.2 + std::sin(2 * kPi * x / 0.045)) *
+                            (1.0 + 0.3 * std::cos(2 * kPi * y / side)) * (1.0 + 0.2 * std::sin(2 * kPi * z / side)));
+    tissue += rho[label[q]] > 0 ? 1 : 0;
+  }
+  *tissue_fraction = double(tissue) / double(cells);
+  return in;
+}
+
+int run_extensions(int argc, char** argv) {
+  std::string out = argc > 2 ? argv[2] : "bench_fdtd_ext.json";
+  std::string commit = "unknown", backend_arg;
+  int n = 512, sar_n = -1, sar_cpu_n = -1;
+  double target_s = 1.0;
+  for (int a = 3; a + 1 < argc; a += 2) {
+    const std::string k = argv[a], v = argv[a + 1];
+    if (k == "--commit") commit = v;
+    else if (k == "--n") n = std::atoi(v.c_str());
+    else if (k == "--backend") backend_arg = v;
+    else if (k == "--sar-n") sar_n = std::atoi(v.c_str());
+    else if (k == "--sar-cpu-n") sar_cpu_n = std::atoi(v.c_str());
+    else if (k == "--target-s") target_s = std::atof(v.c_str());
+    else { std::cerr << "unknown option " << k << "\n"; return 2; }
+  }
+  if (sar_n < 0) sar_n = n;
+  if (sar_cpu_n < 0) sar_cpu_n = std::min(sar_n, 256);
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  const bool gpu = cuda_available();
+  const Backend backend = backend_arg.empty() ? (gpu ? Backend::cuda : Backend::cpu) : backend_from_name(backend_arg);
+  if (backend == Backend::cpu && device == "none") device = "cpu";
+  std::cerr << "extensions: device " << device << ", backend " << backend_name(backend) << ", n = " << n
+            << ", copy bandwidth " << copy << " GB/s\n";
+
+  auto clock0 = std::chrono::steady_clock::now();
+  auto lap = [&clock0](const char* what) {
+    const auto now = std::chrono::steady_clock::now();
+    std::cerr << "  [" << std::chrono::duration<double>(now - clock0).count() << " s] " << what << "\n";
+    clock0 = now;
+  };
+  const double d = 1e-3, f_cw = kC0 / (10.0 * d * std::sqrt(40.0));
+  const int pml = 10, margin = 3, shell = pml + margin + 3;
+  const FdtdOperator op(make_ext_setup(n, f_cw, shell));
+  lap("operator built");
+  const double dt = op.dt(), cells = double(op.grid().cell_count());
+  const int m_nyq = DftMonitor::nyquist_interval(dt, f_cw, 16.0);
+  const double steps_per_period = 1.0 / (f_cw * dt);
+  std::vector<double> f8;
+  for (int q = 1; q <= 8; ++q) f8.push_back(f_cw * q / 8.0);
+  const std::vector<Component> ecomp = {Component::Ex, Component::Ey, Component::Ez};
+  PlaneWave pw;
+  pw.waveform = Waveform::sinusoid(f_cw);
+  TfsfBox box;
+  box.lo = {pml + margin, pml + margin, pml + margin};
+  box.hi = {n - pml - margin, n - pml - margin, n - pml - margin};
+  const int reps = backend == Backend::cpu ? 1 : 3;
+
+  struct Variant { const char* name; bool tfsf; int nf; int interval; };
+  const Variant variants[] = {{"bare", false, 0, 0},          {"tfsf", true, 0, 0},
+                              {"dft1_every_step", false, 1, 1}, {"dft1_nyquist", false, 1, m_nyq},
+                              {"dft8_every_step", false, 8, 1}, {"dft8_nyquist", false, 8, m_nyq},
+                              {"tfsf+dft1_nyquist", true, 1, m_nyq}, {"bare_again", false, 0, 0}};
+  std::vector<ExtResult> rows;
+  int steps = 0;
+  std::size_t tfsf_samples = 0;
+  // One engine for every variant (extensions attach to a running engine and detach when destroyed;
+  // the TF/SF source takes its waveform time from the step index, so a late start is a later
+  // switch-on of the same CW wave).
+  auto eng = make_engine(op, backend);
+  fill_fields(*eng);
+  lap("engine created, fields filled");
+  for (const Variant& v : variants) {
+    std::unique_ptr<TfsfSource> tf;
+    std::unique_ptr<DftMonitor> mon;
+    if (v.tfsf) { tf = std::make_unique<TfsfSource>(*eng, pw, box); tfsf_samples = tf->corrected_samples(); }
+    if (v.nf > 0)
+      mon = std::make_unique<DftMonitor>(*eng, v.nf == 1 ? std::vector<double>{f_cw} : f8, ecomp, DftBox{}, v.interval);
+    // Warm-up; the step count is calibrated once, on the warm bare engine, to ~target_s and
+    // rounded to a multiple of the Nyquist interval (every variant then runs the same steps).
+    const int warm = backend == Backend::cpu ? m_nyq : 4 * m_nyq;
+    eng->run(warm, {}, warm);
+    if (steps == 0) {
+      const auto t0 = std::chrono::steady_clock::now();
+      eng->run(warm, {}, warm);
+      const double w = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      steps = std::max(m_nyq, int(target_s / std::max(w / warm, 1e-7)) / m_nyq * m_nyq);
+      steps = std::min(steps, 20000 / m_nyq * m_nyq);
+    }
+    ExtResult r;
+    r.variant = v.name;
+    r.tfsf = v.tfsf;
+    r.frequencies = v.nf;
+    r.sample_interval = v.interval;
+    r.steps = steps;
+    r.seconds = time_steps(*eng, steps, reps);
+    r.per_step = r.seconds / steps;
+    r.mcells = steps * cells / r.seconds / 1e6;
+    std::cerr << "  " << r.variant << ": " << r.mcells << " Mcells/s (" << r.per_step * 1e3 << " ms/step)\n";
+    rows.push_back(r);
+  }
+  eng.reset();
+  lap("stepping variants done");
+  const double bare = 0.5 * (rows.front().per_step + rows.back().per_step);
+  for (auto& r : rows) r.overhead = 100.0 * (r.per_step / bare - 1.0);
+
+  // SAR post-processing.
+  std::vector<SarRow> sar_rows;
+  double tissue_fraction = 0, sar_voxel = 0, fill_s = 0;
+  int sar_cells_n = 0;
+  SarInput in;
+  std::vector<std::pair<Backend, int>> sar_runs;
+  if (gpu && sar_n > 0) sar_runs.push_back({Backend::cuda, sar_n});
+  if (gpu && sar_cpu_n > 0 && sar_cpu_n != sar_n) sar_runs.push_back({Backend::cuda, sar_cpu_n});
+  if (sar_cpu_n > 0) sar_runs.push_back({Backend::cpu, sar_cpu_n});
+  for (const auto& run : sar_runs) {
+    const Backend b = run.first;
+    const int sn = run.second;
+    if (in.grid.nx != sn) {  // build the volume once per size
+      const auto t0 = std::chrono::steady_clock::now();
+      double frac = 0;
+      in = sar_volume(sn, &frac);
+      const double fs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (sar_cells_n == 0) { sar_cells_n = sn; tissue_fraction = frac; sar_voxel = in.grid.dx; fill_s = fs; }
+      lap("SAR volume built");
+    }
+    for (double mass : {1e-3, 1e-2}) {
+      const auto t1 = std::chrono::steady_clock::now();
+      const AveragedSar a = spatial_average_sar(in, mass, b);
+      SarRow r;
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+      r.backend = backend_name(b);
+      r.mass_g = mass * 1e3;
+      r.equivalent_bare_steps = r.seconds / bare;
+      r.peak = a.peak;
+      r.valid = a.valid; r.assigned = a.assigned; r.unassigned = a.unassigned;
+      std::cerr << "  SAR " << r.backend << " " << sn << "^3 " << r.mass_g << " g: " << r.seconds << " s = "
+                << r.equivalent_bare_steps << " bare steps (peak " << a.peak << " W/kg)\n";
+      // Keep the volume size with the row (CPU and CUDA may differ).
+      r.backend += "@" + std::to_string(sn);
+      sar_rows.push_back(r);
+    }
+  }
+
+  const std::string date = vem_bench::utc_date();
+  std::ofstream js(out);
+  js << std::setprecision(6);
+  js << "{\n  \"benchmark\": \"fdtd_extensions\",\n  \"device\": \"" << device << "\",\n  \"commit\": \"" << commit
+     << "\",\n  \"date\": \"" << date << "\",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"backend\": \""
+     << backend_name(backend) << "\",\n  \"n\": " << n << ",\n  \"cell_m\": " << d
+     << ",\n  \"cpml_cells\": " << pml << ",\n  \"material_mode\": \"indexed\",\n  \"tuning\": \"default\""
+     << ",\n  \"vacuum_shell_cells\": " << shell << ",\n  \"tfsf_box\": [" << box.lo[0] << ", " << box.hi[0]
+     << "],\n  \"tfsf_corrected_samples\": " << tfsf_samples << ",\n  \"cw_frequency_Hz\": " << f_cw
+     << ",\n  \"cw_choice\": \"10 cells per wavelength in tissue eps_r 40\",\n  \"dt_s\": " << dt
+     << ",\n  \"steps_per_period\": " << steps_per_period << ",\n  \"nyquist_interval\": " << m_nyq
+     << ",\n  \"dft_frequencies_8\": [";
+  for (std::size_t q = 0; q < f8.size(); ++q) js << f8[q] << (q + 1 < f8.size() ? ", " : "");
+  js << "],\n  \"dft_components\": \"Ex Ey Ez, whole volume\",\n  \"initial_fields\": \"nonzero pseudo-random\",\n"
+     << "  \"bare_seconds_per_step\": " << bare << ",\n  \"results\": [\n";
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    const ExtResult& r = rows[q];
+    js << "    {\"variant\": \"" << r.variant << "\", \"tfsf\": " << (r.tfsf ? "true" : "false")
+       << ", \"dft_frequencies\": " << r.frequencies << ", \"sample_interval\": " << r.sample_interval
+       << ", \"steps\": " << r.steps << ", \"seconds\": " << r.seconds << ", \"seconds_per_step\": " << r.per_step
+       << ", \"mcells_per_s\": " << r.mcells << ", \"overhead_pct\": " << r.overhead << "}"
+       << (q + 1 < rows.size() ? "," : "") << "\n";
+  }
+  js << "  ],\n  \"sar\": {\"n\": " << sar_cells_n << ", \"voxel_m\": " << sar_voxel << ", \"tissue_fraction\": "
+     << tissue_fraction << ", \"volume_build_seconds\": " << fill_s
+     << ", \"model\": \"head phantom in a 0.26 m cube, tissues at 900 MHz\", \"rows\": [\n";
+  for (std::size_t q = 0; q < sar_rows.size(); ++q) {
+    const SarRow& r = sar_rows[q];
+    const auto at = r.backend.find('@');
+    js << "    {\"backend\": \"" << r.backend.substr(0, at) << "\", \"n\": " << r.backend.substr(at + 1)
+       << ", \"mass_g\": " << r.mass_g << ", \"seconds\": " << r.seconds << ", \"equivalent_bare_steps\": "
+       << r.equivalent_bare_steps << ", \"peak_W_per_kg\": " << r.peak << ", \"valid\": " << r.valid
+       << ", \"assigned\": " << r.assigned << ", \"unassigned\": " << r.unassigned << "}"
+       << (q + 1 < sar_rows.size() ? "," : "") << "\n";
+  }
+  js << "  ]}\n}\n";
+
+  std::cout << "| variant | DFT freqs | interval | steps | ms/step | Mcells/s | overhead |\n|---|---|---|---|---|---|---|\n";
+  for (const ExtResult& r : rows)
+    std::cout << "| " << r.variant << " | " << r.frequencies << " | " << r.sample_interval << " | " << r.steps << " | "
+              << std::fixed << std::setprecision(3) << r.per_step * 1e3 << " | " << std::setprecision(0) << r.mcells
+              << " | " << std::setprecision(1) << r.overhead << " % |\n";
+  std::cout << "\n| SAR backend | mass | seconds | bare steps |\n|---|---|---|---|\n";
+  for (const SarRow& r : sar_rows)
+    std::cout << "| " << r.backend << " | " << std::setprecision(0) << r.mass_g << " g | " << std::setprecision(3)
+              << r.seconds << " | " << std::setprecision(0) << r.equivalent_bare_steps << " |\n";
+  std::cout << "\n" << device << ", n = " << n << ", f_cw = " << std::setprecision(3) << f_cw / 1e9
+            << " GHz, Nyquist interval " << m_nyq << ", copy bandwidth " << std::setprecision(0) << copy << " GB/s\n";
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "extensions") return run_extensions(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "profile") {
     // A few steps at 512^3 for a profiler (ncu) to count DRAM bytes per kernel.
     const FdtdOperator op(make_setup(argc > 2 ? std::atoi(argv[2]) : 512, MaterialMode::indexed));
