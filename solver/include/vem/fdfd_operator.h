@@ -27,6 +27,40 @@
 // Symmetry: with W_a(p) = s_x s_y s_z evaluated at the E_a sample position, diag(W eps) A is
 // complex-symmetric (SC-PML symmetrization, Shin & Fan 2012) - the COCG solver uses this.
 //
+// Grad-div regularization (Shin & Fan, "Accelerated solution of the frequency-domain Maxwell's
+// equations by engineering the eigenvalue distribution of the operator", Opt. Express 21 (2013)
+// 22578). Nodes n = (i,j,k) at integer positions; interior nodes have 1 <= n_a <= n_a - 1 on
+// every axis, all others (on the PEC walls) carry phi = 0.
+//   Stretched divergence, E samples -> interior nodes (reads no wall sample):
+//     (D v)(n) = sum_a [v_a(n) - v_a(n - e_a)] / (s_a^e(n_a) d_a),
+//   stretched gradient, nodes -> E samples (zero on the wall samples, since phi = 0 there):
+//     (G phi)_a(p) = [phi(p + e_a) - phi(p)] / (s_a^h(p_a) d_a).
+//   With P_a = s_b^e s_c^e at the E_a sample, W_n = s_x^e s_y^e s_z^e at the node and Delta the
+//   unstretched node divergence: D = W_n^-1 Delta diag(P), G = -diag(1/s^h) Delta^T, and
+//   W_a = s_a^h P_a.
+//   Two exact discrete identities (separable stretching; proof: the mixed second differences
+//   cancel because each stretch depends on one coordinate only, and the masking agrees):
+//     (i)  curl_h G = 0, hence A G = G (the H stage of a gradient vanishes; wall rows are
+//          identity rows and G phi is zero there);
+//     (ii) D curl_e = 0, hence D diag(eps) A = D diag(eps).
+//   Q = (s / k0^2) G M D diag(eps), M = diag over the interior nodes. By (i), A Q = Q, so
+//     A + Q = A (I + Q):   solve (A + Q) y = b, then x = y + Q y solves A x = b
+//   (by (ii) also A + Q = (I + Q) A: the same operator, the left form A' x = b + Q b).
+//   The right form keeps the residual: b - (A + Q) y = b - A x, so the stopping test and the
+//   true residual are those of the unregularized system, and no rho = D(eps E) has to be
+//   formed (the left form's right-hand side term). Symmetry: diag(W eps) Q =
+//     -(s / k0^2) diag(eps P) Delta^T diag(M / W_n) Delta diag(P eps)
+//   is complex-symmetric, so diag(W eps) (A + Q) is too and COCG / COCR apply unchanged.
+//   Scale: M = 1 / eps_n^2 with eps_n the arithmetic mean of the eps_a of the six E samples
+//   around the node. In a uniform medium without PML, Q = (s / (k0^2 eps)) grad div and
+//     A + Q = I - (1 / (k0^2 eps)) (curl curl - s grad div),
+//   i.e. for s = 1 the (negative) vector Laplacian: the gradient fields, an eigenspace of A with
+//   eigenvalue exactly 1, move to 1 - s lambda_L / (k0^2 eps) (lambda_L >= 0 the eigenvalues of
+//   -Laplacian on the nodes) and join the transverse spectrum.
+//   Cost: the two-stage product writes phi (N values) in the H stage and reads it in the E
+//   stage; eps and the stretches come from the E-stage coefficients (eps_a s_b = 1 / (k0 d_b
+//   e_ab)) and 1-D profiles, so no per-sample array is added.
+//
 // Storage schemes (paper sec. 3):
 //  CAS  (coefficient arrays): 12 arrays of N complex coefficients, (h_ab, h_ac) and (e_ab, e_ac)
 //       per component, x fastest.
@@ -96,6 +130,11 @@ class FdfdOperator {
 
   // Reference product y = A x (double precision, OpenMP); x, y hold 3 N entries.
   void apply(const cdouble* x, cdouble* y) const;
+  // Grad-div term (see above): out = Q x, Q = (s / k0^2) G M D diag(eps) (double, OpenMP);
+  // x, out hold 3 N entries. grad_div_diagonal(s) = diag(Q).
+  void grad_div(double s, const cdouble* x, cdouble* out) const;
+  std::vector<cdouble> grad_div_diagonal(double s) const;
+
   // Scattered H (A/m, 3 N entries at H sample positions) from the scattered E (eq. 3).
   std::vector<cdouble> scattered_h(const std::vector<cdouble>& e_scat) const;
 

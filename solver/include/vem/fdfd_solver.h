@@ -78,6 +78,13 @@ enum class FdfdMatvec { two_stage, fused };
 // iterations, no progress), then BiCGSTAB finishes (5.1e-7 after 10170 products in all). On 24^3
 // cells c64 COCG inner solves do converge (unit test).
 enum class FdfdRefinement { automatic, off, on };
+// Grad-div regularization (Shin & Fan, Opt. Express 21 (2013) 22578; the discrete form and why
+// it leaves the solution unchanged are in fdfd_operator.h, "Grad-div regularization"): the
+// Krylov method solves (A + Q) y = b with Q = (s / k0^2) G M D diag(eps), then x = y + Q y.
+// The residual b - (A + Q) y equals b - A x, so the stopping test is the unregularized one; the
+// symmetrized form diag(W eps)(A + Q) stays complex-symmetric (COCG/COCR apply unchanged).
+// s = regularization_scale (1: curl curl - grad div = -Laplacian in a uniform medium).
+enum class FdfdRegularization { none, grad_div };
 
 const char* fdfd_name(FdfdPrecision v);
 const char* fdfd_name(FdfdStorage v);
@@ -87,6 +94,7 @@ const char* fdfd_name(FdfdPreconditioner v);
 const char* fdfd_name(FdfdBlas v);
 const char* fdfd_name(FdfdMatvec v);
 const char* fdfd_name(FdfdRefinement v);
+const char* fdfd_name(FdfdRegularization v);
 
 // Bytes of constant memory the CUDA backend reserves for the CIS tables.
 constexpr std::size_t kFdfdConstantBytes = 60 * 1024;
@@ -107,6 +115,8 @@ struct FdfdSolverOptions {
   FdfdRefinement refinement = FdfdRefinement::automatic;
   double inner_tolerance = 1e-3;  // refinement: relative tolerance of each inner solve, in (0, 1)
   int max_refinements = 30;       // refinement: outer steps at most (>= 1)
+  FdfdRegularization regularization = FdfdRegularization::none;
+  double regularization_scale = 1.0;  // s, finite and > 0
   bool keep_history = true;
   // Called every `progress_interval` iterations with (iteration, relative residual); returning
   // false stops the solve (status stopped, best iterate returned). With refinement the
@@ -118,7 +128,7 @@ struct FdfdSolverOptions {
 };
 
 // Throws vem::Error for tolerance or inner_tolerance outside (0, 1), max_iterations < 1,
-// negative restarts, max_refinements < 1.
+// negative restarts, max_refinements < 1, regularization_scale not finite or <= 0.
 void validate(const FdfdSolverOptions& o);
 
 enum class FdfdStatus { converged, max_iterations, breakdown, stopped };
@@ -151,6 +161,8 @@ struct FdfdSolveStats {
   FdfdPreconditioner preconditioner = FdfdPreconditioner::none;
   FdfdBlas blas = FdfdBlas::fused;
   FdfdMatvec matvec = FdfdMatvec::two_stage;
+  FdfdRegularization regularization = FdfdRegularization::none;
+  double regularization_scale = 0;  // s when grad_div, else 0
   std::size_t h_table_entries = 0, e_table_entries = 0;  // CIS tables
 
   // Cost.

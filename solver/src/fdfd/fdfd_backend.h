@@ -33,6 +33,42 @@ struct BackendResult {
   std::int64_t device_bytes = 0;
 };
 
+// Grad-div regularization (fdfd_operator.h): the Krylov method solved (A + Q) y = b; this turns
+// y into the solution x = y + Q y, in double on the host (once per solve or outer step).
+inline void regularized_to_solution(const FdfdOperator& op, const FdfdSolverOptions& o,
+                                    std::vector<cdouble>& y) {
+  if (o.regularization != FdfdRegularization::grad_div) return;
+  std::vector<cdouble> q(y.size());
+  op.grad_div(o.regularization_scale, y.data(), q.data());
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] += q[i];
+}
+
+// The 1-D profiles of the grad-div term (fdfd_stencil.h, GradDiv) on the host: se[a] has
+// n_a + 1 entries, gsh[a] n_a; T precision.
+template <class T>
+struct GradDivProfiles {
+  std::vector<Cx<T>> se[3], gsh[3];
+  T inv_d[3], kd[3], c36;
+  GradDivProfiles(const FdfdOperator& op, double s) {
+    const YeeGrid& g = op.grid();
+    const int n[3] = {g.nx, g.ny, g.nz};
+    const double d[3] = {g.dx, g.dy, g.dz};
+    for (int a = 0; a < 3; ++a) {
+      for (int q = 0; q <= n[a]; ++q) {
+        const cdouble v = op.stretch_e(a, q);
+        se[a].push_back({T(v.real()), T(v.imag())});
+      }
+      for (int q = 0; q < n[a]; ++q) {
+        const cdouble v = 1.0 / (op.stretch_h(a, q) * d[a]);
+        gsh[a].push_back({T(v.real()), T(v.imag())});
+      }
+      inv_d[a] = T(1.0 / d[a]);
+      kd[a] = T(op.k0() * d[a]);
+    }
+    c36 = T(36.0 * s / (op.k0() * op.k0()));
+  }
+};
+
 // One run of the chosen method (o.method resolved) from x = 0.
 template <class Ops>
 KrylovResult run_method(Ops& ops, FdfdMethod m, const typename Ops::C* b, typename Ops::C* x,
@@ -118,6 +154,7 @@ KrylovResult refine(Ops& ops, const FdfdOperator& op, const FdfdSolverOptions& o
     if (kp.keep_history)
       for (std::size_t i = 1; i < in.history.size(); ++i) res.history.push_back(scale * in.history[i]);
     dx = ops.download(x);
+    regularized_to_solution(op, o, dx);
     for (std::size_t i = 0; i < n; ++i) xh[i] += rnorm * dx[i];
     op.apply(xh.data(), ax.data());
     for (std::size_t i = 0; i < n; ++i) r[i] = hv.b[i] - ax[i];
@@ -188,8 +225,13 @@ template <class T>
 void convert_vector(const std::vector<cdouble>& in, Cx<T>* out);
 
 // Nominal bytes of one product with A (every array touched once per kernel).
-inline double matvec_bytes(FdfdStorage s, FdfdMatvec m, double n_cells, double elem) {
+// With grad-div, the two-stage product also writes phi (N) in the H stage and reads it in the
+// E stage; the fused product recomputes it (no extra bytes; 1-D profiles not counted).
+inline double matvec_bytes(FdfdStorage s, FdfdMatvec m, double n_cells, double elem,
+                           bool grad_div = false) {
   const double idx = 2.0;  // uint16 index
+  if (grad_div && m == FdfdMatvec::two_stage)
+    return matvec_bytes(s, m, n_cells, elem) + 2.0 * n_cells * elem;
   if (m == FdfdMatvec::fused)
     return s == FdfdStorage::cas ? n_cells * (3 + 12 + 3) * elem
                                  : n_cells * ((3 + 3) * elem + 6 * idx);

@@ -31,8 +31,9 @@ class CpuOps {
  public:
   using C = Cx<T>;
 
-  CpuOps(const FdfdOperator& op, FdfdStorage storage, FdfdMatvec mv)
-      : op_(op), storage_(storage), mv_(mv) {
+  CpuOps(const FdfdOperator& op, FdfdStorage storage, FdfdMatvec mv, bool grad_div = false,
+         double scale = 1.0)
+      : op_(op), storage_(storage), mv_(mv), reg_(grad_div) {
     const YeeGrid& g = op.grid();
     d_.n[0] = g.nx; d_.n[1] = g.ny; d_.n[2] = g.nz;
     d_.s[0] = 1; d_.s[1] = g.nx; d_.s[2] = std::int64_t(g.nx) * g.ny;
@@ -68,14 +69,26 @@ class CpuOps {
       coef_bytes_ = 6.0 * d_.cells * 2 + (htab_.size() + etab_.size()) * sizeof(Pair<T>);
     }
     if (mv_ == FdfdMatvec::two_stage) t_.resize(n_);
-    matvec_bytes_ = matvec_bytes(storage, mv, double(d_.cells), double(sizeof(C)));
+    if (reg_) {
+      prof_.reset(new GradDivProfiles<T>(op, scale));
+      for (int a = 0; a < 3; ++a) {
+        gd_.se[a] = prof_->se[a].data();
+        gd_.gsh[a] = prof_->gsh[a].data();
+        gd_.inv_d[a] = prof_->inv_d[a];
+        gd_.kd[a] = prof_->kd[a];
+      }
+      gd_.c36 = prof_->c36;
+      if (mv_ == FdfdMatvec::two_stage) phi_.resize(d_.cells);
+    }
+    matvec_bytes_ = matvec_bytes(storage, mv, double(d_.cells), double(sizeof(C)), reg_);
   }
 
   std::int64_t size() const { return n_; }
   double bytes() const { return bytes_; }
   double matvec_bytes_nominal() const { return matvec_bytes_; }
   double allocated_bytes() const {
-    return coef_bytes_ + double(pool_.size() + (t_.empty() ? 0 : 1)) * n_ * sizeof(C);
+    return coef_bytes_ + double(pool_.size() + (t_.empty() ? 0 : 1)) * n_ * sizeof(C) +
+           double(phi_.size()) * sizeof(C);
   }
 
   C* alloc() {
@@ -259,6 +272,19 @@ class CpuOps {
  private:
   template <class Coef>
   void matvec_with(const Coef& coef, const C* x, C* y) {
+    if (!reg_) {
+      matvec_impl(coef, x, y, NoGradDiv{}, NoGradDiv{});
+    } else if (mv_ == FdfdMatvec::two_stage) {
+      matvec_impl(coef, x, y, StoredPhi<T>{phi_.data(), gd_}, NoGradDiv{});
+    } else {
+      matvec_impl(coef, x, y, NoGradDiv{}, RecomputedPhi<T, Coef>{x, coef, gd_});
+    }
+  }
+  // Stored: the H stage writes phi, the E stage reads it; Recomputed: the fused E stage
+  // recomputes phi at the nodes it needs.
+  template <class Coef, class Stored, class Recomputed>
+  void matvec_impl(const Coef& coef, const C* x, C* y, const Stored& stored,
+                   const Recomputed& recomputed) {
     const Dims d = d_;
     const int nx = d.n[0], ny = d.n[1], nz = d.n[2];
     const std::int64_t N = d.cells;
@@ -272,6 +298,8 @@ class CpuOps {
             t[idx] = h_stage<0>(x, d, i, j, k, idx, coef);
             t[N + idx] = h_stage<1>(x, d, i, j, k, idx, coef);
             t[2 * N + idx] = h_stage<2>(x, d, i, j, k, idx, coef);
+            if constexpr (Stored::enabled)
+              phi_[idx] = grad_div_node<T, Coef>(x, d, i, j, k, idx, coef, gd_);
           }
         }
       const StoredT<T> ts{t, N};
@@ -280,9 +308,9 @@ class CpuOps {
         for (int j = 0; j < ny; ++j) {
           std::int64_t idx = d.s[2] * k + d.s[1] * j;
           for (int i = 0; i < nx; ++i, ++idx) {
-            y[idx] = e_stage<0>(x, d, i, j, k, idx, coef, ts);
-            y[N + idx] = e_stage<1>(x, d, i, j, k, idx, coef, ts);
-            y[2 * N + idx] = e_stage<2>(x, d, i, j, k, idx, coef, ts);
+            y[idx] = e_stage_gd<0>(x, d, i, j, k, idx, coef, ts, stored);
+            y[N + idx] = e_stage_gd<1>(x, d, i, j, k, idx, coef, ts, stored);
+            y[2 * N + idx] = e_stage_gd<2>(x, d, i, j, k, idx, coef, ts, stored);
           }
         }
     } else {
@@ -292,9 +320,9 @@ class CpuOps {
         for (int j = 0; j < ny; ++j) {
           std::int64_t idx = d.s[2] * k + d.s[1] * j;
           for (int i = 0; i < nx; ++i, ++idx) {
-            y[idx] = e_stage<0>(x, d, i, j, k, idx, coef, ts);
-            y[N + idx] = e_stage<1>(x, d, i, j, k, idx, coef, ts);
-            y[2 * N + idx] = e_stage<2>(x, d, i, j, k, idx, coef, ts);
+            y[idx] = e_stage_gd<0>(x, d, i, j, k, idx, coef, ts, recomputed);
+            y[N + idx] = e_stage_gd<1>(x, d, i, j, k, idx, coef, ts, recomputed);
+            y[2 * N + idx] = e_stage_gd<2>(x, d, i, j, k, idx, coef, ts, recomputed);
           }
         }
     }
@@ -303,6 +331,10 @@ class CpuOps {
   const FdfdOperator& op_;
   FdfdStorage storage_;
   FdfdMatvec mv_;
+  bool reg_ = false;
+  std::unique_ptr<GradDivProfiles<T>> prof_;
+  GradDiv<T> gd_{};
+  std::vector<C> phi_;
   Dims d_;
   std::int64_t n_ = 0;
   std::vector<std::unique_ptr<C[]>> pool_;
@@ -320,7 +352,8 @@ BackendResult solve_cpu_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   using Clock = std::chrono::steady_clock;
   BackendResult out;
   const auto t0 = Clock::now();
-  CpuOps<T> ops(op, o.storage, o.matvec);
+  CpuOps<T> ops(op, o.storage, o.matvec, o.regularization == FdfdRegularization::grad_div,
+                o.regularization_scale);
   using C = typename CpuOps<T>::C;
   C* b = ops.upload(hv.b);
   C* x = ops.alloc();

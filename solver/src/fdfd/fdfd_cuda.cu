@@ -65,9 +65,10 @@ struct CisConstCoefficients {
 // ---------------------------------------------------------------- matrix-vector kernels
 constexpr int kBx = 32, kBy = 4;
 
-template <class T, class Coef>
+// H stage; with grad-div (Reg) it also writes the node value phi (fdfd_stencil.h).
+template <class T, class Coef, bool Reg>
 __global__ void h_stage_kernel(const Cx<T>* __restrict__ x, Cx<T>* __restrict__ t, Dims d,
-                               Coef coef) {
+                               Coef coef, GradDiv<T> gd, Cx<T>* __restrict__ phi) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
@@ -76,19 +77,21 @@ __global__ void h_stage_kernel(const Cx<T>* __restrict__ x, Cx<T>* __restrict__ 
   t[idx] = h_stage<0>(x, d, i, j, k, idx, coef);
   t[d.cells + idx] = h_stage<1>(x, d, i, j, k, idx, coef);
   t[2 * d.cells + idx] = h_stage<2>(x, d, i, j, k, idx, coef);
+  if constexpr (Reg) phi[idx] = grad_div_node<T, Coef>(x, d, i, j, k, idx, coef, gd);
 }
 
-template <class T, class Coef, class TSrc>
+// E stage; PhiSrc = NoGradDiv, StoredPhi (two-stage) or RecomputedPhi (fused) for grad-div.
+template <class T, class Coef, class TSrc, class PhiSrc>
 __global__ void e_stage_kernel(const Cx<T>* __restrict__ x, Cx<T>* __restrict__ y, Dims d,
-                               Coef coef, TSrc ts) {
+                               Coef coef, TSrc ts, PhiSrc ph) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (i >= d.n[0] || j >= d.n[1]) return;
   const std::int64_t idx = i + d.s[1] * j + d.s[2] * k;
-  y[idx] = e_stage<0>(x, d, i, j, k, idx, coef, ts);
-  y[d.cells + idx] = e_stage<1>(x, d, i, j, k, idx, coef, ts);
-  y[2 * d.cells + idx] = e_stage<2>(x, d, i, j, k, idx, coef, ts);
+  y[idx] = e_stage_gd<0>(x, d, i, j, k, idx, coef, ts, ph);
+  y[d.cells + idx] = e_stage_gd<1>(x, d, i, j, k, idx, coef, ts, ph);
+  y[2 * d.cells + idx] = e_stage_gd<2>(x, d, i, j, k, idx, coef, ts, ph);
 }
 
 // ---------------------------------------------------------------- fused BLAS-1 kernels
@@ -312,7 +315,8 @@ class CudaOps {
   using BC = typename Blas<T>::C;
 
   CudaOps(const FdfdOperator& op, const FdfdSolverOptions& o)
-      : storage_(o.storage), mv_(o.matvec), blas_(o.blas) {
+      : storage_(o.storage), mv_(o.matvec), blas_(o.blas),
+        reg_(o.regularization == FdfdRegularization::grad_div) {
     try {
       setup(op, o);
     } catch (...) {
@@ -399,14 +403,32 @@ class CudaOps {
       }
     }
     if (mv_ == FdfdMatvec::two_stage) t_ = static_cast<C*>(device_alloc(n_ * sizeof(C)));
+    if (reg_) {
+      // 1-D profiles (a few hundred values; cached reads) and, two-stage, the node values phi.
+      const GradDivProfiles<T> prof(op, o.regularization_scale);
+      for (int a = 0; a < 3; ++a) {
+        gd_.se[a] = upload_small(prof.se[a]);
+        gd_.gsh[a] = upload_small(prof.gsh[a]);
+        gd_.inv_d[a] = prof.inv_d[a];
+        gd_.kd[a] = prof.kd[a];
+      }
+      gd_.c36 = prof.c36;
+      if (mv_ == FdfdMatvec::two_stage) phi_ = static_cast<C*>(device_alloc(N * sizeof(C)));
+    }
     partial_ = static_cast<double*>(device_alloc(kReduceBlocks * kMaxK * sizeof(double)));
     if (blas_ == FdfdBlas::cublas) {
       VEM_CUBLAS_CHECK(cublasCreate(&handle_));
       VEM_CUBLAS_CHECK(cublasSetPointerMode(handle_, CUBLAS_POINTER_MODE_HOST));
       tmp_ = alloc();
     }
-    matvec_bytes_ = matvec_bytes(storage_, mv_, double(N), double(sizeof(C)));
+    matvec_bytes_ = matvec_bytes(storage_, mv_, double(N), double(sizeof(C)), reg_);
     VEM_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  const C* upload_small(const std::vector<C>& v) {
+    C* p = static_cast<C*>(device_alloc(v.size() * sizeof(C)));
+    VEM_CUDA_CHECK(cudaMemcpy(p, v.data(), v.size() * sizeof(C), cudaMemcpyHostToDevice));
+    return p;
   }
 
   void release() {
@@ -660,21 +682,33 @@ class CudaOps {
   void matvec_with(const Coef& coef, const C* x, C* y) {
     const dim3 block(kBx, kBy, 1);
     const dim3 grid((d_.n[0] + kBx - 1) / kBx, (d_.n[1] + kBy - 1) / kBy, d_.n[2]);
-    if (mv_ == FdfdMatvec::two_stage) {
-      h_stage_kernel<T, Coef><<<grid, block>>>(x, t_, d_, coef);
+    const StoredT<T> ts{t_, d_.cells};
+    const RecomputedT<T, Coef> rt{x, coef};
+    if (mv_ == FdfdMatvec::two_stage && !reg_) {
+      h_stage_kernel<T, Coef, false><<<grid, block>>>(x, t_, d_, coef, gd_, nullptr);
       VEM_CUDA_CHECK_LAUNCH("FDFD H stage");
-      e_stage_kernel<T, Coef, StoredT<T>><<<grid, block>>>(x, y, d_, coef, StoredT<T>{t_, d_.cells});
+      e_stage_kernel<<<grid, block>>>(x, y, d_, coef, ts, NoGradDiv{});
       VEM_CUDA_CHECK_LAUNCH("FDFD E stage");
-    } else {
-      e_stage_kernel<T, Coef, RecomputedT<T, Coef>>
-          <<<grid, block>>>(x, y, d_, coef, RecomputedT<T, Coef>{x, coef});
+    } else if (mv_ == FdfdMatvec::two_stage) {
+      h_stage_kernel<T, Coef, true><<<grid, block>>>(x, t_, d_, coef, gd_, phi_);
+      VEM_CUDA_CHECK_LAUNCH("FDFD H stage + grad-div nodes");
+      e_stage_kernel<<<grid, block>>>(x, y, d_, coef, ts, StoredPhi<T>{phi_, gd_});
+      VEM_CUDA_CHECK_LAUNCH("FDFD E stage + grad-div");
+    } else if (!reg_) {
+      e_stage_kernel<<<grid, block>>>(x, y, d_, coef, rt, NoGradDiv{});
       VEM_CUDA_CHECK_LAUNCH("FDFD fused product");
+    } else {
+      e_stage_kernel<<<grid, block>>>(x, y, d_, coef, rt, RecomputedPhi<T, Coef>{x, coef, gd_});
+      VEM_CUDA_CHECK_LAUNCH("FDFD fused product + grad-div");
     }
   }
 
   FdfdStorage storage_;
   FdfdMatvec mv_;
   FdfdBlas blas_;
+  bool reg_ = false;
+  GradDiv<T> gd_{};
+  C* phi_ = nullptr;
   FdfdTablePlacement placement_ = FdfdTablePlacement::global_memory;
   std::string name_;
   int sms_ = 1;

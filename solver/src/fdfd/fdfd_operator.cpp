@@ -430,6 +430,101 @@ void FdfdOperator::apply(const cdouble* x, cdouble* y) const {
       }
 }
 
+namespace {
+// Node weights m(n) = 36 c W_n / S^2 (zero off the interior nodes) and g_a = eps_a s_b^e s_c^e
+// at every E sample, for the grad-div term (fdfd_operator.h; fdfd_stencil.h has the same
+// arithmetic from the coefficients).
+struct GradDivHost {
+  std::vector<cdouble> m, g;  // N, 3 N
+};
+}  // namespace
+
+static GradDivHost grad_div_host(const FdfdOperator& op, double s) {
+  const YeeGrid& gr = op.grid();
+  const int n[3] = {gr.nx, gr.ny, gr.nz};
+  const std::int64_t N = op.cells();
+  const double c = s / (op.k0() * op.k0());
+  GradDivHost h;
+  h.g.assign(3 * N, 0.0);
+  h.m.assign(N, 0.0);
+  for (int a = 0; a < 3; ++a) {
+    const int b = (a + 1) % 3, cc = (a + 2) % 3;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < n[2]; ++k)
+      for (int j = 0; j < n[1]; ++j)
+        for (int i = 0; i < n[0]; ++i) {
+          if (op.is_wall(a, i, j, k)) continue;
+          const int p[3] = {i, j, k};
+          h.g[a * N + op.linear(i, j, k)] =
+              op.eps_at(a, i, j, k) * op.stretch_e(b, p[b]) * op.stretch_e(cc, p[cc]);
+        }
+  }
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 1; k < n[2]; ++k)
+    for (int j = 1; j < n[1]; ++j)
+      for (int i = 1; i < n[0]; ++i) {
+        const int p[3] = {i, j, k};
+        const std::int64_t idx = op.linear(i, j, k);
+        const std::int64_t st[3] = {1, n[0], std::int64_t(n[0]) * n[1]};
+        cdouble sum = 0.0;
+        for (int a = 0; a < 3; ++a)
+          sum += op.stretch_e(a, p[a]) * (h.g[a * N + idx] + h.g[a * N + idx - st[a]]);
+        const cdouble w = op.stretch_e(0, i) * op.stretch_e(1, j) * op.stretch_e(2, k);
+        h.m[idx] = 36.0 * c * w / (sum * sum);
+      }
+  return h;
+}
+
+void FdfdOperator::grad_div(double s, const cdouble* x, cdouble* out) const {
+  const GradDivHost h = grad_div_host(*this, s);
+  const int n[3] = {p_.grid.nx, p_.grid.ny, p_.grid.nz};
+  const double d[3] = {p_.grid.dx, p_.grid.dy, p_.grid.dz};
+  const std::int64_t st[3] = {1, n[0], std::int64_t(n[0]) * n[1]};
+  std::vector<cdouble> phi(n_, 0.0);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 1; k < n[2]; ++k)
+    for (int j = 1; j < n[1]; ++j)
+      for (int i = 1; i < n[0]; ++i) {
+        const std::int64_t idx = linear(i, j, k);
+        cdouble div = 0.0;
+        for (int a = 0; a < 3; ++a) {
+          const std::int64_t q = a * n_ + idx;
+          div += (h.g[q] * x[q] - h.g[q - st[a]] * x[q - st[a]]) / d[a];
+        }
+        phi[idx] = h.m[idx] * div;
+      }
+  for (int a = 0; a < 3; ++a)
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < n[2]; ++k)
+      for (int j = 0; j < n[1]; ++j)
+        for (int i = 0; i < n[0]; ++i) {
+          const int p[3] = {i, j, k};
+          const std::int64_t idx = linear(i, j, k);
+          const cdouble f1 = p[a] + 1 == n[a] ? cdouble(0.0) : phi[idx + st[a]];
+          out[a * n_ + idx] = (f1 - phi[idx]) / (sh_[a][p[a]] * d[a]);
+        }
+}
+
+std::vector<cdouble> FdfdOperator::grad_div_diagonal(double s) const {
+  const GradDivHost h = grad_div_host(*this, s);
+  const int n[3] = {p_.grid.nx, p_.grid.ny, p_.grid.nz};
+  const double d[3] = {p_.grid.dx, p_.grid.dy, p_.grid.dz};
+  const std::int64_t st[3] = {1, n[0], std::int64_t(n[0]) * n[1]};
+  std::vector<cdouble> dg(3 * n_, 0.0);
+  for (int a = 0; a < 3; ++a)
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < n[2]; ++k)
+      for (int j = 0; j < n[1]; ++j)
+        for (int i = 0; i < n[0]; ++i) {
+          const int p[3] = {i, j, k};
+          const std::int64_t idx = linear(i, j, k);
+          // x_a(p) enters phi(p) with + m(p) g / d_a and phi(p + e_a) with - m(p + e_a) g / d_a.
+          const cdouble m1 = p[a] + 1 == n[a] ? cdouble(0.0) : h.m[idx + st[a]];
+          dg[a * n_ + idx] = -h.g[a * n_ + idx] * (h.m[idx] + m1) / (sh_[a][p[a]] * d[a] * d[a]);
+        }
+  return dg;
+}
+
 std::vector<cdouble> FdfdOperator::scattered_h(const std::vector<cdouble>& e_scat) const {
   if (std::int64_t(e_scat.size()) != 3 * n_)
     fail("FDFD: scattered E has ", e_scat.size(), " entries; expected 3 N = ", 3 * n_);

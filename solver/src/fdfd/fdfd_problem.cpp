@@ -147,6 +147,8 @@ void validate(const FdfdSolverOptions& o) {
     fail("FDFD: refinement inner_tolerance = ", o.inner_tolerance, " must lie in (0, 1)");
   if (o.max_refinements < 1)
     fail("FDFD: max_refinements = ", o.max_refinements, " must be >= 1");
+  if (!(std::isfinite(o.regularization_scale) && o.regularization_scale > 0.0))
+    fail("FDFD: regularization_scale = ", o.regularization_scale, " must be finite and > 0");
   if (o.device_index < 0) fail("FDFD: device_index = ", o.device_index, " must be >= 0");
   if (o.method == FdfdMethod::cocr && o.preconditioner != FdfdPreconditioner::none)
     fail("FDFD: the COCR method takes no preconditioner (use none, or COCG/BiCGSTAB with jacobi)");
@@ -182,6 +184,9 @@ const char* fdfd_name(FdfdMethod v) {
 }
 const char* fdfd_name(FdfdPreconditioner v) {
   return v == FdfdPreconditioner::none ? "none" : "jacobi";
+}
+const char* fdfd_name(FdfdRegularization v) {
+  return v == FdfdRegularization::none ? "none" : "grad_div";
 }
 const char* fdfd_name(FdfdBlas v) { return v == FdfdBlas::cublas ? "cublas" : "fused"; }
 const char* fdfd_name(FdfdMatvec v) { return v == FdfdMatvec::two_stage ? "two_stage" : "fused"; }

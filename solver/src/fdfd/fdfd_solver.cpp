@@ -65,6 +65,10 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   hv.b = op.rhs();
   if (o.preconditioner == FdfdPreconditioner::jacobi) {
     hv.minv = op.diagonal();
+    if (o.regularization == FdfdRegularization::grad_div) {  // diag(A + Q)
+      const std::vector<cdouble> dq = op.grad_div_diagonal(o.regularization_scale);
+      for (std::size_t i = 0; i < dq.size(); ++i) hv.minv[i] += dq[i];
+    }
     for (auto& v : hv.minv) v = 1.0 / v;
   }
   if (o.method != FdfdMethod::bicgstab) {
@@ -92,6 +96,9 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
 
   fdfd::BackendResult br = o.backend == Backend::cuda ? fdfd::solve_cuda(op, o, hv, kp)
                                                       : fdfd::solve_cpu(op, o, hv, kp);
+
+  // Grad-div: the backend returned y of (A + Q) y = b; x = y + Q y (refinement did it per step).
+  if (o.refinement != FdfdRefinement::on) fdfd::regularized_to_solution(op, o, br.x);
 
   // True residual in double on the host.
   {
@@ -125,6 +132,9 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   st.preconditioner = o.preconditioner;
   st.blas = o.blas;
   st.matvec = o.matvec;
+  st.regularization = o.regularization;
+  st.regularization_scale =
+      o.regularization == FdfdRegularization::grad_div ? o.regularization_scale : 0.0;
   if (o.storage == FdfdStorage::cis) {
     st.h_table_entries = op.h_table().size();
     st.e_table_entries = op.e_table().size();
