@@ -8,9 +8,12 @@
 //     SC-PML on every face (84^3 / 100^3 / 116^3 cells in all). Also reports the RCS error
 //     against Mie (E and H planes, where Mie is within 15 dB of the plane maximum) and the
 //     scattering cross-section error, from the first complex128 solution.
+//   sphere32, sphere48: the same sphere on 1 cm / 6.67 mm cells (small CPU checks).
 //   head: a 160 x 160 x 93 heterogeneous domain (2.2 x 2.2 x 2.8 mm cells, PML included), a
 //     synthetic head-sized ellipsoid of 16 tissue-like lossy materials (eps_r 5..80,
 //     sigma 0.05..2 S/m) in 4-cell blocks, z-polarized wave at 900 MHz hitting it on the side.
+//   head_x2, head_x3, head_x4: the same head (geometry, materials, labels) on cells 2 / 3 / 4
+//     times larger (80 x 80 x 47, 53 x 53 x 31, 40 x 40 x 23 cells; 8-cell PML).
 //
 // Per run: iterations, products with A, solve seconds, seconds per iteration, bytes per
 // iteration by our count (every array touched once per kernel or cuBLAS call, fdfd_solver.h),
@@ -28,6 +31,12 @@
 //   --cpu-variants quick|full CPU variants (default quick: BiCGSTAB/CIS and COCG/CIS, c128)
 //   --max-iterations <n>      default 30000
 //   --tolerance <t>           default 1e-6
+//   --threads <n>             OpenMP threads of the CPU backend (default: OMP_NUM_THREADS / all)
+//   --cpu-iterations <n>      CPU runs do exactly n iterations (tolerance 1e-300) and report the
+//                             time per iteration, status "per_iteration": for cases whose CPU solve
+//                             to tolerance is too long. Not a time to tolerance.
+//   --only a,b,...            run only these variants (names as listed in gpu/cpu_variants)
+//   --gd-scale <s>            scale s of the grad-div variants (*_graddiv*), default 1
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -40,6 +49,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <omp.h>
 
 #include "vem/fdfd_solver.h"
 #include "vem/mie.h"
@@ -71,11 +82,14 @@ FdfdProblem sphere_case(int inner) {
   return p;
 }
 
-FdfdProblem head_case() {
+// The synthetic head; `coarsen` > 1 keeps the physical geometry, materials and labels and
+// multiplies the cell size (coarsen = 1: the 160 x 160 x 93 case of the H100 tables exactly).
+FdfdProblem head_case(double coarsen = 1.0) {
   FdfdProblem p;
-  p.grid = {160, 160, 93, 2.2e-3, 2.2e-3, 2.8e-3};
+  const int nx = int(std::lround(160 / coarsen)), nz = int(std::lround(93 / coarsen));
+  p.grid = {nx, nx, nz, 2.2e-3 * coarsen, 2.2e-3 * coarsen, 2.8e-3 * coarsen};
   p.frequency = 900e6;
-  p.pml = FdfdPml::uniform(10);
+  p.pml = FdfdPml::uniform(coarsen > 1.0 ? 8 : 10);
   // z-polarized, travelling along +x (hits the head on its side): theta = 90 deg, phi = 0,
   // polarization psi = 0 gives E along theta_hat = -z; a unit amplitude either way.
   p.incident.theta = 0.5 * kPi;
@@ -87,18 +101,24 @@ FdfdProblem head_case() {
     p.materials.push_back(Material::isotropic("tissue" + std::to_string(m), 5.0 + 75.0 * u(rng),
                                               0.05 + 1.95 * u(rng)));
   p.material_index.assign(p.grid.cell_count(), 0);
-  const double cx = 80, cy = 80, cz = 46.5;       // cells
-  const double ax = 64, ay = 52, az = 32;         // semi-axes in cells (~14 x 11.4 x 9 cm)
+  // Centre and semi-axes in fine (2.2 x 2.2 x 2.8 mm) cells (~14 x 11.4 x 9 cm), as is the
+  // 4-fine-cell block pattern; a coarse cell samples them at its centre.
+  const double cx = 80, cy = 80, cz = 46.5;
+  const double ax = 64, ay = 52, az = 32;
   std::vector<int> block_label(40 * 40 * 24);
   for (int& l : block_label) l = 1 + int(16 * u(rng)) % 16;
   for (int k = 0; k < p.grid.nz; ++k)
     for (int j = 0; j < p.grid.ny; ++j)
       for (int i = 0; i < p.grid.nx; ++i) {
-        const double x = (i + 0.5 - cx) / ax, y = (j + 0.5 - cy) / ay, z = (k + 0.5 - cz) / az;
+        // centre of the cell in fine-cell units (the fine cell itself when coarsen = 1)
+        const double fi = (i + 0.5) * coarsen, fj = (j + 0.5) * coarsen, fk = (k + 0.5) * coarsen;
+        const double x = (fi - cx) / ax, y = (fj - cy) / ay, z = (fk - cz) / az;
         const double r2 = x * x + y * y + z * z;
         if (r2 >= 1.0) continue;
         // skin/bone shell, then blocks of random tissue inside
-        const int label = r2 > 0.85 ? 1 : r2 > 0.7 ? 2 : block_label[(i / 4) + 40 * ((j / 4) + 40 * (k / 4))];
+        const int bi = std::min(39, int(fi) / 4), bj = std::min(39, int(fj) / 4),
+                  bk = std::min(23, int(fk) / 4);
+        const int label = r2 > 0.85 ? 1 : r2 > 0.7 ? 2 : block_label[bi + 40 * (bj + 40 * bk)];
         p.material_index[i + std::int64_t(p.grid.nx) * (j + std::int64_t(p.grid.ny) * k)] =
             std::uint16_t(label);
       }
@@ -113,6 +133,8 @@ struct Variant {
   FdfdTablePlacement tables;
   FdfdBlas blas;
   FdfdMatvec matvec;
+  FdfdRegularization regularization = FdfdRegularization::none;
+  FdfdPreconditioner preconditioner = FdfdPreconditioner::none;
 };
 
 std::vector<Variant> gpu_variants(bool full) {
@@ -122,10 +144,17 @@ std::vector<Variant> gpu_variants(bool full) {
   using T = FdfdTablePlacement;
   using B = FdfdBlas;
   using V = FdfdMatvec;
+  using G = FdfdRegularization;
+  using J = FdfdPreconditioner;
   std::vector<Variant> v = {
       {"paper_bicgstab_cas_c128", M::bicgstab, P::complex128, S::cas, T::automatic, B::cublas, V::two_stage},
       {"paper_bicgstab_cis_c128", M::bicgstab, P::complex128, S::cis, T::automatic, B::cublas, V::two_stage},
       {"cocg_cis_c128", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage},
+      {"cocg_cis_c128_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused},
+      {"cocg_cis_c128_graddiv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div},
+      {"cocg_cis_c128_graddiv_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused, G::grad_div},
+      {"cocg_cis_c128_graddiv_jacobi", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div, J::jacobi},
+      {"cocg_cis_c128_graddiv_jacobi_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused, G::grad_div, J::jacobi},
       {"bicgstab_cis_c64", M::bicgstab, P::complex64, S::cis, T::automatic, B::fused, V::two_stage},
   };
   if (!full) return v;
@@ -136,7 +165,10 @@ std::vector<Variant> gpu_variants(bool full) {
       {"bicgstab_cis_c128_fusedall", M::bicgstab, P::complex128, S::cis, T::automatic, B::fused, V::fused},
       {"cocg_cas_c128", M::cocg, P::complex128, S::cas, T::automatic, B::fused, V::two_stage},
       {"cocg_cas_c128_fusedmv", M::cocg, P::complex128, S::cas, T::automatic, B::fused, V::fused},
-      {"cocg_cis_c128_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused},
+      {"cocg_cis_c128_jacobi", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::none, J::jacobi},
+      {"cocg_cas_c128_graddiv", M::cocg, P::complex128, S::cas, T::automatic, B::fused, V::two_stage, G::grad_div},
+      {"cocr_cis_c128_graddiv", M::cocr, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div},
+      {"bicgstab_cis_c128_graddiv_fusedall", M::bicgstab, P::complex128, S::cis, T::automatic, B::fused, V::fused, G::grad_div},
       {"cocg_cis_c128_global", M::cocg, P::complex128, S::cis, T::global_memory, B::fused, V::two_stage},
       {"cocg_cis_c128_cublas", M::cocg, P::complex128, S::cis, T::automatic, B::cublas, V::two_stage},
       {"cocr_cis_c128", M::cocr, P::complex128, S::cis, T::automatic, B::fused, V::two_stage},
@@ -154,9 +186,12 @@ std::vector<Variant> cpu_variants(bool full) {
   using T = FdfdTablePlacement;
   using B = FdfdBlas;
   using V = FdfdMatvec;
+  using G = FdfdRegularization;
+  using J = FdfdPreconditioner;
   std::vector<Variant> v = {
       {"cpu_bicgstab_cis_c128", M::bicgstab, P::complex128, S::cis, T::automatic, B::fused, V::two_stage},
       {"cpu_cocg_cis_c128", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage},
+      {"cpu_cocg_cis_c128_graddiv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div},
   };
   if (!full) return v;
   const std::vector<Variant> more = {
@@ -164,6 +199,11 @@ std::vector<Variant> cpu_variants(bool full) {
       {"cpu_cocg_cas_c128", M::cocg, P::complex128, S::cas, T::automatic, B::fused, V::two_stage},
       {"cpu_bicgstab_cis_c64", M::bicgstab, P::complex64, S::cis, T::automatic, B::fused, V::two_stage},
       {"cpu_cocg_cis_c128_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused},
+      {"cpu_cocg_cis_c128_graddiv_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused, G::grad_div},
+      {"cpu_cocr_cis_c128_graddiv", M::cocr, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div},
+      {"cpu_bicgstab_cis_c128_graddiv", M::bicgstab, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div},
+      {"cpu_cocg_cis_c128_jacobi", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::none, J::jacobi},
+      {"cpu_cocg_cis_c128_graddiv_jacobi", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div, J::jacobi},
   };
   v.insert(v.end(), more.begin(), more.end());
   return v;
@@ -233,7 +273,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << "usage: bench_fdfd <out.json> [--commit id] [--cases a,b] [--backends cpu,cuda] "
                  "[--variants quick|full] [--cpu-variants quick|full] [--cpu-max-cells n] "
-                 "[--max-iterations n] [--tolerance t]\n";
+                 "[--max-iterations n] [--tolerance t] [--threads n] [--cpu-iterations n] "
+                 "[--gd-scale s] [--only v1,v2]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -244,6 +285,9 @@ int main(int argc, char** argv) {
   std::int64_t cpu_max_cells = 2000000;
   int max_iterations = 30000;
   double tolerance = 1e-6;
+  int threads = 0, cpu_iterations = 0;
+  double gd_scale = 1.0;
+  std::vector<std::string> only;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -261,6 +305,10 @@ int main(int argc, char** argv) {
     else if (a == "--cpu-max-cells") cpu_max_cells = std::atoll(next().c_str());
     else if (a == "--max-iterations") max_iterations = std::atoi(next().c_str());
     else if (a == "--tolerance") tolerance = std::atof(next().c_str());
+    else if (a == "--threads") threads = std::atoi(next().c_str());
+    else if (a == "--cpu-iterations") cpu_iterations = std::atoi(next().c_str());
+    else if (a == "--gd-scale") gd_scale = std::atof(next().c_str());
+    else if (a == "--only") only = split(next());
     else if (i == 2 && a.rfind("--", 0) != 0) commit = a;  // bench_fdtd-style positional commit
     else {
       std::cerr << "unknown option " << a << "\n";
@@ -268,6 +316,7 @@ int main(int argc, char** argv) {
     }
   }
 
+  if (threads > 0) omp_set_num_threads(threads);
   std::string device = "none";
   const double copy_gbs = vem_bench::copy_bandwidth_gbs(&device);
   std::string why;
@@ -288,7 +337,12 @@ int main(int argc, char** argv) {
     if (cname == "sphere64") p = sphere_case(64);
     else if (cname == "sphere80") p = sphere_case(80);
     else if (cname == "sphere96") p = sphere_case(96);
+    else if (cname == "sphere32") p = sphere_case(32);
+    else if (cname == "sphere48") p = sphere_case(48);
     else if (cname == "head") p = head_case();
+    else if (cname == "head_x2") p = head_case(2.0);
+    else if (cname == "head_x3") p = head_case(3.0);
+    else if (cname == "head_x4") p = head_case(4.0);
     else {
       std::cerr << "unknown case " << cname << "\n";
       return 2;
@@ -314,6 +368,7 @@ int main(int argc, char** argv) {
       }
       for (const Variant& v : gpu ? gpu_variants(full) : cpu_variants(cpu_full)) {
         if (v.storage == FdfdStorage::cis && !op.cis_available()) continue;
+        if (!only.empty() && std::find(only.begin(), only.end(), v.name) == only.end()) continue;
         FdfdSolverOptions o;
         o.backend = gpu ? Backend::cuda : Backend::cpu;
         o.method = v.method;
@@ -325,8 +380,13 @@ int main(int argc, char** argv) {
         // The paper's rows are its plain BiCGSTAB; the other complex64 rows use the default
         // mixed-precision refinement.
         if (std::string(v.name).rfind("paper_", 0) == 0) o.refinement = FdfdRefinement::off;
-        o.tolerance = tolerance;
-        o.max_iterations = max_iterations;
+        o.regularization = v.regularization;
+        o.preconditioner = v.preconditioner;
+        o.regularization_scale = gd_scale;
+        const bool per_iteration = !gpu && cpu_iterations > 0;
+        o.tolerance = per_iteration ? 1e-300 : tolerance;
+        o.max_iterations = per_iteration ? cpu_iterations : max_iterations;
+        o.max_restarts = per_iteration ? 0 : o.max_restarts;
         o.keep_history = false;
         FdfdSolution s;
         try {
@@ -335,7 +395,8 @@ int main(int argc, char** argv) {
           std::fprintf(stderr, "  %s %s failed: %s\n", bname.c_str(), v.name, e.what());
           continue;
         }
-        const FdfdSolveStats& st = s.stats;
+        FdfdSolveStats& st = s.stats;
+        const std::string status = per_iteration ? "per_iteration" : fdfd_name(st.status);
         const double spi = st.iterations > 0 ? st.solve_seconds / st.iterations : 0;
         const double gbs = st.solve_seconds > 0
                                ? st.bytes_per_iteration * st.iterations / st.solve_seconds / 1e9
@@ -343,7 +404,7 @@ int main(int argc, char** argv) {
         const double frac = gpu && copy_gbs > 0 ? gbs / copy_gbs : 0;
         std::printf("| %s | %lld | %s | %s | %s | %d | %d | %.2f | %.3g | %.3f | %.0f | %.0f | %.1e | %.2f |\n",
                     cname.c_str(), (long long)p.grid.cell_count(), st.backend.c_str(), v.name,
-                    fdfd_name(st.status), st.iterations, st.matvecs, st.solve_seconds, spi,
+                    status.c_str(), st.iterations, st.matvecs, st.solve_seconds, spi,
                     st.bytes_per_iteration / 1e9, gbs, 100 * frac, st.true_relative_residual,
                     st.setup_seconds);
         std::fflush(stdout);
@@ -358,8 +419,11 @@ int main(int argc, char** argv) {
              << jstr(fdfd_name(st.precision)) << ", \"storage\": " << jstr(fdfd_name(st.storage))
              << ", \"tables\": " << jstr(fdfd_name(st.tables)) << ", \"blas\": "
              << jstr(gpu ? fdfd_name(st.blas) : "openmp") << ", \"matvec\": "
-             << jstr(fdfd_name(st.matvec)) << ", \"tolerance\": " << jnum(tolerance)
-             << ", \"status\": " << jstr(fdfd_name(st.status)) << ", \"iterations\": "
+             << jstr(fdfd_name(st.matvec)) << ", \"regularization\": "
+             << jstr(fdfd_name(st.regularization)) << ", \"regularization_scale\": "
+             << jnum(st.regularization_scale) << ", \"tolerance\": "
+             << jnum(per_iteration ? 0.0 : tolerance)
+             << ", \"status\": " << jstr(status) << ", \"iterations\": "
              << st.iterations << ", \"matvecs\": " << st.matvecs << ", \"restarts\": "
              << st.restarts << ", \"solve_seconds\": " << jnum(st.solve_seconds)
              << ", \"setup_seconds\": " << jnum(st.setup_seconds)
@@ -374,7 +438,7 @@ int main(int argc, char** argv) {
              << ", \"device_bytes\": " << st.device_bytes << ", \"h_table_entries\": "
              << st.h_table_entries << ", \"e_table_entries\": " << st.e_table_entries
              << ", \"message\": " << jstr(st.message) << "}";
-        if (!accuracy_done && st.precision == FdfdPrecision::complex128 &&
+        if (!accuracy_done && !per_iteration && st.precision == FdfdPrecision::complex128 &&
             st.status == FdfdStatus::converged) {
           const Accuracy acc = sphere_accuracy(p, op, s);
           accuracy_done = true;
