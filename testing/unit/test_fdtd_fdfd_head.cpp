@@ -41,10 +41,11 @@
 // Measured (FDTD vs FDFD; relative differences):
 //                    |E| L2     whole-head   psSAR1g    psSAR10g   edge psSAR10g
 //   coarse, CPU      6.6e-4     +0.10 %      +0.08 %    +0.08 %    +0.19 %
-//   full, H100       1.6e-4     +0.010 %     -0.018 %   +0.013 %   see RecordProperty
-// Cost: coarse 900 FDTD steps (3-6 s) + 3084 COCG iterations (34-60 s, one thread, CPU) = 35-70 s
-// on the 2-core development machine depending on its load; full on the H100: FDTD 2.7 s, COCG
-// 11,602 iterations 20.7 s, 31 s in all.
+//   full, H100       1.6e-4     +0.010 %     -0.018 %   +0.013 %   +0.021 %
+// (testing/benchmarks/results/gpu_tests_issue5.md). Cost: coarse 900 FDTD steps (3-6 s) + 3084
+// COCG iterations (34-60 s, one thread, CPU) = 40-70 s on the 2-core development machine depending
+// on its load (39 s of CPU time); full on the H100 alone: FDTD 2720 steps 2.7 s, COCG 11,602
+// iterations 20.7 s, 31 s in all (50 s when sharing the GPU with other tests).
 // Tolerances: coarse: |E| 1 %, whole-head / psSAR1g / psSAR10g (both SAR forms) 2 %; full: |E| 1 %,
 // whole-head and psSAR1g 2 %, psSAR10g 5 % (the issue's criterion; measured 0.013 %).
 // Every figure is printed and recorded with RecordProperty (device_check.sh merges them into the
