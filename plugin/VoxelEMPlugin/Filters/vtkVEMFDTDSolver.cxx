@@ -1827,6 +1827,23 @@ void vtkVEMFDTDSolver::PrintSelf(ostream& os, vtkIndent indent)
      << this->SourceWaveform << ", " << this->SourceFrequency << " Hz\n";
   os << indent << "Steps: " << this->NumberOfSteps << " (mode " << this->StopMode << ", time "
      << this->SimulatedTime << "), snapshot every " << this->SnapshotInterval << "\n";
+  os << indent << "Analysis: " << this->Analysis << ", Illumination: " << this->Illumination
+     << "\n";
+  os << indent << "Plane wave: theta " << this->IncidentTheta << ", phi " << this->IncidentPhi
+     << ", polarization " << this->Polarization << " deg, " << this->IncidentAmplitude << " V/m\n";
+  os << indent << "Dipole: centre (" << this->DipoleCentre[0] << ", " << this->DipoleCentre[1]
+     << ", " << this->DipoleCentre[2] << "), axis " << this->DipoleAxis << ", length "
+     << this->DipoleLength << " m, accepted power " << this->AcceptedPower << " W, feed current "
+     << this->FeedCurrent << " A\n";
+  os << indent << "DFTFrequencies:";
+  for (double f : this->DFTFrequencies)
+  {
+    os << " " << f;
+  }
+  os << " Hz; tolerance " << this->SteadyStateTolerance << ", max steps " << this->MaxSteps
+     << ", fixed steps " << this->FixedSteps << ", DFT sample interval " << this->DFTSampleInterval
+     << ", far-field step " << this->FarFieldStep << " deg, averaged SAR "
+     << this->ComputeAveragedSAR << "\n";
   os << indent << "NumberOfSolves: " << this->NumberOfSolves << ", LastBackend: "
      << this->LastBackend << "\n";
 }
