@@ -24,6 +24,9 @@
 //   tfsf+dft1       what a CW steady-state run does (run_fdtd_harmonic): TF/SF + 1 frequency at
 //                   the Nyquist interval;
 //   bare (again)    at the end, to show the drift of the baseline.
+// Also the cost of one DftMonitor::check_steady_state() on the 1-frequency whole-volume monitor
+// (what a CW run calls every `periods_per_check` = 2 periods), in seconds, bare steps and % of
+// the stepping of a 2-period window.
 // Overhead % = (seconds per step / bare seconds per step - 1) * 100, bare = mean of both bare runs.
 // CW frequency: 10 cells per wavelength in tissue of eps_r 40 (the usual accuracy limit of a
 // staircased tissue model): lambda0 = 10 d sqrt(40), f_cw = c0 / lambda0 = 4.74 GHz at d = 1 mm,
@@ -321,6 +324,7 @@ int run_extensions(int argc, char** argv) {
   std::vector<ExtResult> rows;
   int steps = 0;
   std::size_t tfsf_samples = 0;
+  double check_seconds = 0;
   // One engine for every variant (extensions attach to a running engine and detach when destroyed;
   // the TF/SF source takes its waveform time from the step index, so a late start is a later
   // switch-on of the same CW wave).
@@ -355,6 +359,22 @@ int run_extensions(int argc, char** argv) {
     r.mcells = steps * cells / r.seconds / 1e6;
     std::cerr << "  " << r.variant << ": " << r.mcells << " Mcells/s (" << r.per_step * 1e3 << " ms/step)\n";
     rows.push_back(r);
+    // The steady-state check of a CW run (DftMonitor::check_steady_state: reads the accumulated
+    // spectra back and forms the window phasors and their change on the host), on the 1-frequency
+    // whole-volume monitor: median of 3 checks, each after one more sample.
+    if (v.nf == 1 && !v.tfsf && v.interval > 1) {
+      std::vector<double> cs;
+      mon->check_steady_state();
+      for (int q = 0; q < 3; ++q) {
+        eng->run(v.interval, {}, v.interval);
+        const auto t0 = std::chrono::steady_clock::now();
+        mon->check_steady_state();
+        cs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      }
+      std::sort(cs.begin(), cs.end());
+      check_seconds = cs[1];
+      std::cerr << "  check_steady_state: " << check_seconds << " s\n";
+    }
   }
   eng.reset();
   lap("stepping variants done");
@@ -413,7 +433,10 @@ int run_extensions(int argc, char** argv) {
      << ",\n  \"dft_frequencies_8\": [";
   for (std::size_t q = 0; q < f8.size(); ++q) js << f8[q] << (q + 1 < f8.size() ? ", " : "");
   js << "],\n  \"dft_components\": \"Ex Ey Ez, whole volume\",\n  \"initial_fields\": \"nonzero pseudo-random\",\n"
-     << "  \"bare_seconds_per_step\": " << bare << ",\n  \"results\": [\n";
+     << "  \"bare_seconds_per_step\": " << bare << ",\n  \"steady_state_check_seconds\": " << check_seconds
+     << ",\n  \"steady_state_check_equivalent_bare_steps\": " << check_seconds / bare
+     << ",\n  \"steady_state_check_overhead_pct_every_2_periods\": "
+     << 100.0 * check_seconds / (2.0 * steps_per_period * bare) << ",\n  \"results\": [\n";
   for (std::size_t q = 0; q < rows.size(); ++q) {
     const ExtResult& r = rows[q];
     js << "    {\"variant\": \"" << r.variant << "\", \"tfsf\": " << (r.tfsf ? "true" : "false")
@@ -441,6 +464,9 @@ int run_extensions(int argc, char** argv) {
     std::cout << "| " << r.variant << " | " << r.frequencies << " | " << r.sample_interval << " | " << r.steps << " | "
               << std::fixed << std::setprecision(3) << r.per_step * 1e3 << " | " << std::setprecision(0) << r.mcells
               << " | " << std::setprecision(1) << r.overhead << " % |\n";
+  std::cout << "\nsteady-state check (1 frequency, whole volume): " << std::setprecision(3) << check_seconds
+            << " s = " << std::setprecision(0) << check_seconds / bare << " bare steps = " << std::setprecision(1)
+            << 100.0 * check_seconds / (2.0 * steps_per_period * bare) << " % when checked every 2 periods\n";
   std::cout << "\n| SAR backend | mass | seconds | bare steps |\n|---|---|---|---|\n";
   for (const SarRow& r : sar_rows)
     std::cout << "| " << r.backend << " | " << std::setprecision(0) << r.mass_g << " g | " << std::setprecision(3)

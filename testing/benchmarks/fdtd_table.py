@@ -33,6 +33,11 @@ def extensions(d):
                             f"({'met' if r['overhead_pct'] < 15 else 'not met'})" for r in one)
         print(f"\nTarget: under 15 % for one whole-volume DFT frequency at 512^3: {verdict}"
               + ("" if d["n"] == 512 else f" (this run: {d['n']}^3)") + ".")
+    if "steady_state_check_seconds" in d:
+        print(f"\nSteady-state check (DftMonitor::check_steady_state, 1 frequency, whole volume): "
+              f"{d['steady_state_check_seconds']:.3f} s = {d['steady_state_check_equivalent_bare_steps']:,.0f} "
+              f"bare steps, {d['steady_state_check_overhead_pct_every_2_periods']:.1f} % of the stepping when "
+              f"checked every 2 periods ({2 * d['steps_per_period']:.0f} steps).")
     s = d.get("sar", {})
     if s.get("rows"):
         print(f"\nSAR averaging (vem::spatial_average_sar): {s['model']}, {s['n']}^3 voxels of "
