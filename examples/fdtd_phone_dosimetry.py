@@ -214,8 +214,10 @@ def main():
 
     # --- Renderings ------------------------------------------------------------------------------
     if not args.no_render:
-        top = float(np.log10(max(sar.max(), 1e-30)))
-        lo = top - 4.0
+        # Colours over 3 decades below the 99.9th percentile of the tissue SAR (single voxels at
+        # the ear would otherwise set the scale).
+        top = float(np.log10(max(np.percentile(sar[sar > 0], 99.9), 1e-30))) if np.any(sar > 0) else 0.0
+        lo = top - 3.0
         logS = log_sar(fields, 10 ** (lo - 1))
         view = CreateView("RenderView")
         view.ViewSize = list(args.resolution)
@@ -250,7 +252,7 @@ def main():
             lut.RescaleTransferFunction(lo, top)
             sd.SetScalarBarVisibility(view, True)
             bar = GetScalarBar(lut, view)
-            bar.Title = "log10 SAR (W/kg) at 1 W"
+            bar.Title = "log10 SAR (W/kg), 1 W accepted"
             bar.ComponentTitle = ""
             # Tissue outlines on the slice.
             ts = Slice(registrationName=name + "Tissue", Input=tissues)

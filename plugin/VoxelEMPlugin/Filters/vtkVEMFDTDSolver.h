@@ -84,10 +84,12 @@
  *   "frequency_Hz", "whole_body_SAR_W_per_kg", "peak_local_SAR_W_per_kg", "psSAR1g_W_per_kg",
  *   "psSAR1g_location_m" (3 components, world centre of the peak cube), "psSAR10g_W_per_kg",
  *   "psSAR10g_location_m", "absorbed_power_W", "accepted_power_W", "radiated_power_W",
- *   "feed_impedance_ohm" (2 components: real, imaginary); and one value each: "steps",
- *   "converged" (1/0), "relative_change", "time_step_dt", "simulated_time", "dft_sample_interval",
- *   "backend". Quantities that do not apply are NaN (SAR without a density, feed quantities for a
- *   plane wave, 1 g / 10 g without ComputeAveragedSAR).
+ *   "scattering_cross_section_m2", "feed_impedance_ohm" (2 components: real, imaginary); and one
+ *   value each: "steps", "converged" (1/0), "relative_change", "time_step_dt", "simulated_time",
+ *   "dft_sample_interval", "tissue_frequency_Hz" (label mode; NaN otherwise), "backend".
+ *   Quantities that do not apply are NaN (SAR without a density, feed quantities and accepted
+ *   power for a plane wave, the cross-section for a dipole, 1 g / 10 g without ComputeAveragedSAR
+ *   or cubic voxels, or when no averaging cube is valid).
  *   Output port 3: vtkTable "summary", one row per frequency: frequency_Hz,
  *   whole_body_SAR_W_per_kg, peak_local_SAR_W_per_kg, psSAR1g_W_per_kg, psSAR1g_x_m, psSAR1g_y_m,
  *   psSAR1g_z_m, psSAR10g_W_per_kg, psSAR10g_x_m, psSAR10g_y_m, psSAR10g_z_m, absorbed_power_W,
