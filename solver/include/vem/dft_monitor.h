@@ -17,7 +17,8 @@
 // step drops by M; this is what makes whole-volume monitors cheap.
 //
 // CW runs: check_steady_state() (call it from run()'s callback, every whole number of periods)
-// forms the phasor over the window since the previous check,
+// forms, on the device holding the accumulators (no host copy; it keeps two more copies of the
+// accumulators there), the phasor over the window since the previous check,
 //     P_c = 2 (S_c(now) - S_c(previous)) / (t_now - t_previous)      (V/m, A/m amplitude),
 // and returns the relative change max_f ||P(f) - P_previous(f)|| / ||P(f)|| (2-norm over all
 // monitored samples and components). phasor() returns the last window's P. For exact CW
@@ -44,6 +45,9 @@ struct SteadyStateCheck {
   double relative_change = 1.0;  // max over frequencies; 1 until two windows exist
   bool has_previous = false;     // false on the first check (nothing to compare with)
   double window_s = 0;           // length of the last window, s
+  // max over frequencies of ||S(now) - S(previous check)|| / ||S(now)||: the change of the
+  // accumulated spectra themselves (a pulse run has converged when it is small); 1 on the first check.
+  double spectrum_change = 1.0;
 };
 
 class DftMonitor final : public EngineExtension {
@@ -85,6 +89,12 @@ class DftMonitor final : public EngineExtension {
     virtual void accumulate(FdtdEngine& eng, int comp_slot, Component c, const float* w_re,
                             const float* w_im) = 0;
     virtual std::vector<std::complex<float>> read(int comp_slot, int freq_index) const = 0;
+    // Steady-state window, where the accumulators live (no host copy): for every sample
+    //   P = scale (S - S_prev);  sums per frequency over all slots:
+    //   out[3f] += |P - P_old|^2,  out[3f+1] += |P|^2,  out[3f+2] += |S|^2;
+    // then P_old = P, S_prev = S. first = true only records S_prev (P_old = 0).
+    virtual void window(bool first, double scale, std::vector<double>& out) = 0;
+    virtual std::vector<std::complex<float>> read_phasor(int comp_slot, int freq_index) const = 0;
   };
 
  private:
@@ -98,8 +108,8 @@ class DftMonitor final : public EngineExtension {
   std::array<int, 3> lo_{}, hi_{};
   int steps_ = 0, samples_ = 0, interval_ = 1;
   std::unique_ptr<Backend> backend_;
-  // steady-state bookkeeping (host): S at the previous check, P of the last window
-  std::vector<std::vector<std::complex<float>>> s_prev_, p_last_, p_prev_;  // [slot*nf + f]
+  // steady-state bookkeeping: S at the previous check and P of the last window live with the
+  // accumulators (Backend::window)
   double t_prev_ = 0;
   int checks_ = 0;
 };

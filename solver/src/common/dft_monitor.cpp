@@ -45,18 +45,54 @@ class DftCpu final : public DftMonitor::Backend {
       }
   }
   std::vector<std::complex<float>> read(int slot, int f) const override {
-    std::vector<std::complex<float>> out(nbox_);
-    const float* a = acc_.data() + 2 * ((std::size_t(slot) * nf_ + f) * nbox_);
-    for (std::size_t q = 0; q < nbox_; ++q) out[q] = {a[2 * q], a[2 * q + 1]};
-    return out;
+    return copy_out(acc_, slot, f);
+  }
+  std::vector<std::complex<float>> read_phasor(int slot, int f) const override {
+    return copy_out(p_, slot, f);
+  }
+  void window(bool first, double scale, std::vector<double>& out) override {
+    if (first) {
+      s_prev_ = acc_;
+      p_.assign(acc_.size(), 0.0f);
+      return;
+    }
+    const std::size_t chunks = acc_.size() / (2 * nbox_);  // slots x frequencies
+    for (std::size_t q = 0; q < chunks; ++q) {
+      const int f = int(q % nf_);
+      const std::size_t o = q * nbox_ * 2;
+      double num = 0, den = 0, s2 = 0;
+#pragma omp parallel for reduction(+ : num, den, s2) schedule(static)
+      for (std::int64_t i = 0; i < std::int64_t(nbox_); ++i) {
+        const std::size_t a = o + 2 * i;
+        const double sr = acc_[a], si = acc_[a + 1];
+        const float pr = float(scale * (sr - s_prev_[a])), pi = float(scale * (si - s_prev_[a + 1]));
+        const double dr = double(pr) - p_[a], di = double(pi) - p_[a + 1];
+        num += dr * dr + di * di;
+        den += double(pr) * pr + double(pi) * pi;
+        s2 += sr * sr + si * si;
+        p_[a] = pr;
+        p_[a + 1] = pi;
+        s_prev_[a] = acc_[a];
+        s_prev_[a + 1] = acc_[a + 1];
+      }
+      out[3 * f] += num;
+      out[3 * f + 1] += den;
+      out[3 * f + 2] += s2;
+    }
   }
 
  private:
   const FdtdOperator& op_;
   int nf_;
   std::array<int, 3> lo_, dims_;
+  std::vector<std::complex<float>> copy_out(const std::vector<float>& v, int slot, int f) const {
+    std::vector<std::complex<float>> out(nbox_);
+    const float* a = v.data() + 2 * ((std::size_t(slot) * nf_ + f) * nbox_);
+    for (std::size_t q = 0; q < nbox_; ++q) out[q] = {a[2 * q], a[2 * q + 1]};
+    return out;
+  }
   std::size_t nbox_ = 0;
-  std::vector<float> acc_;
+  std::vector<float> acc_, s_prev_, p_;  // interleaved re/im, [slot][f][sample]
 };
 
 }  // namespace
@@ -178,10 +214,8 @@ std::vector<std::complex<float>> DftMonitor::phasor(Component c, int fi) const {
     fail("DFT monitor: no steady-state window yet (call check_steady_state() at least twice)");
   if (fi < 0 || fi >= int(freqs_.size()))
     fail("DFT monitor: frequency index ", fi, " out of range (", freqs_.size(), " frequencies)");
-  const std::size_t nf = freqs_.size();
-  std::vector<std::complex<float>> box = p_last_[slot_of(c) * nf + fi];
-  // zero non-existent samples as box_spectrum does
-  zero_missing(c, box);
+  std::vector<std::complex<float>> box = backend_->read_phasor(slot_of(c), fi);
+  zero_missing(c, box);  // as box_spectrum does
   return to_compact(c, box);
 }
 
@@ -191,40 +225,30 @@ double DftMonitor::steps_per_period(int fi) const {
 
 SteadyStateCheck DftMonitor::check_steady_state() {
   const double t_now = engine_->time_of_e();
-  const std::size_t nf = freqs_.size(), nc = comps_.size();
+  const std::size_t nf = freqs_.size();
   SteadyStateCheck r;
-  std::vector<std::vector<std::complex<float>>> s_now(nc * nf);
-  for (std::size_t s = 0; s < nc; ++s)
-    for (std::size_t f = 0; f < nf; ++f) s_now[s * nf + f] = backend_->read(int(s), int(f));
-  if (checks_ > 0) {
+  if (checks_ == 0) {
+    std::vector<double> unused;
+    backend_->window(true, 0.0, unused);
+  } else {
     const double win = t_now - t_prev_;
     if (!(win > 0)) fail("DFT monitor: check_steady_state() called twice without stepping");
     r.window_s = win;
-    p_prev_ = std::move(p_last_);
-    p_last_.assign(nc * nf, {});
-    for (std::size_t q = 0; q < nc * nf; ++q) {
-      p_last_[q].resize(s_now[q].size());
-      for (std::size_t i = 0; i < s_now[q].size(); ++i)
-        p_last_[q][i] = std::complex<float>(2.0 / win * std::complex<double>(s_now[q][i] - s_prev_[q][i]));
-    }
-    if (!p_prev_.empty()) {
-      r.has_previous = true;
-      r.relative_change = 0;
-      for (std::size_t f = 0; f < nf; ++f) {
-        double num = 0, den = 0;
-        for (std::size_t s = 0; s < nc; ++s) {
-          const auto& a = p_last_[s * nf + f];
-          const auto& b = p_prev_[s * nf + f];
-          for (std::size_t i = 0; i < a.size(); ++i) {
-            num += std::norm(std::complex<double>(a[i]) - std::complex<double>(b[i]));
-            den += std::norm(std::complex<double>(a[i]));
-          }
-        }
-        r.relative_change = std::max(r.relative_change, den > 0 ? std::sqrt(num / den) : (num > 0 ? 1.0 : 0.0));
+    std::vector<double> sums(3 * nf, 0.0);
+    backend_->window(false, 2.0 / win, sums);
+    r.spectrum_change = 0;
+    for (std::size_t f = 0; f < nf; ++f) {
+      const double num = sums[3 * f], den = sums[3 * f + 1], s2 = sums[3 * f + 2];
+      // ||S - S_prev||^2 = ||P||^2 (win / 2)^2
+      const double ds2 = den * (0.5 * win) * (0.5 * win);
+      r.spectrum_change = std::max(r.spectrum_change, s2 > 0 ? std::sqrt(ds2 / s2) : (ds2 > 0 ? 1.0 : 0.0));
+      if (checks_ >= 2) {
+        r.has_previous = true;
+        const double rc = den > 0 ? std::sqrt(num / den) : (num > 0 ? 1.0 : 0.0);
+        r.relative_change = f == 0 ? rc : std::max(r.relative_change, rc);
       }
     }
   }
-  s_prev_ = std::move(s_now);
   t_prev_ = t_now;
   ++checks_;
   return r;

@@ -292,29 +292,6 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
            2 * check_steps, " steps = ", 2 * o.periods_per_check, " periods at ", f_lo, " Hz)");
   }
 
-  // Pulse mode: relative change of the accumulated spectra between checks.
-  std::vector<std::vector<cf>> s_prev;
-  auto pulse_change = [&]() {
-    double worst = 0;
-    std::vector<std::vector<cf>> now;
-    for (std::size_t f = 0; f < o.frequencies.size(); ++f) {
-      double num = 0, den = 0;
-      for (int c = 0; c < 3; ++c) {
-        now.push_back(main.box_spectrum(static_cast<Component>(c), int(f)));
-        const auto& a = now.back();
-        const std::size_t q = f * 3 + c;
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          den += std::norm(cd(a[i]));
-          if (q < s_prev.size()) num += std::norm(cd(a[i]) - cd(s_prev[q][i]));
-        }
-      }
-      worst = std::max(worst, den > 0 ? std::sqrt(num / den) : 1.0);
-    }
-    const bool had = !s_prev.empty();
-    s_prev = std::move(now);
-    return had ? worst : 1.0;
-  };
-
   const auto t_start = std::chrono::steady_clock::now();
   int done = 0, checks = 0;
   bool aborted = false;
@@ -347,7 +324,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       have_window = checks >= 2;
       if (sc.has_previous) change = worst;
     } else {
-      change = pulse_change();
+      // pulse: the change of the accumulated spectra between checks (computed where they live)
+      change = main.check_steady_state().spectrum_change;
     }
     if (o.progress && !o.progress(done, max_steps, change)) {
       aborted = true;
