@@ -84,6 +84,12 @@ enum class FdfdRefinement { automatic, off, on };
 // The residual b - (A + Q) y equals b - A x, so the stopping test is the unregularized one; the
 // symmetrized form diag(W eps)(A + Q) stays complex-symmetric (COCG/COCR apply unchanged).
 // s = regularization_scale (1: curl curl - grad div = -Laplacian in a uniform medium).
+// Measured (CPU, COCG to 1e-6, results/fdfd.md): it does NOT cut iterations in this formulation
+// (sphere 52^3: 977 -> 1112 at s = 1, 2631 at s = 4, 10540 at s = 0.1; coarse head 40x40x23:
+// 3585 -> 5382), because A = I - curl curl / (k0^2 eps) already has the gradient fields as an
+// eigenspace with eigenvalue exactly 1. It makes Jacobi usable (coarse head: Jacobi alone
+// stalls, grad-div + Jacobi 6480), still behind plain COCG on the heads. Hence off by default.
+// Cost: two-stage product +2 N values per product; fused product: recomputed, no extra bytes.
 enum class FdfdRegularization { none, grad_div };
 
 const char* fdfd_name(FdfdPrecision v);
