@@ -198,6 +198,8 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
   t.voxel_volume = g.dx * g.dy * g.dz;
   const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1), ns = sxy * (g.nz + 1);
   t.mass.assign(ns, 0.0); t.power.assign(ns, 0.0); t.tissue.assign(ns, 0.0);
+  // Summed-volume tables (OpenMP: the fill over rows, each prefix pass over the lines it runs along).
+#pragma omp parallel for collapse(2) schedule(static)
   for (int k = 0; k < g.nz; ++k)
     for (int j = 0; j < g.ny; ++j)
       for (int i = 0; i < g.nx; ++i) {
@@ -210,15 +212,18 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
         }
       }
   for (auto* S : {&t.mass, &t.power, &t.tissue}) {  // prefix sums along x, y, z
-    auto& v = *S;
+    double* v = S->data();
+#pragma omp parallel for collapse(2) schedule(static)
     for (int k = 1; k <= g.nz; ++k)
       for (int j = 1; j <= g.ny; ++j)
         for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i - 1 + sx * j + sxy * k];
+#pragma omp parallel for schedule(static)
     for (int k = 1; k <= g.nz; ++k)
       for (int j = 1; j <= g.ny; ++j)
         for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i + sx * (j - 1) + sxy * k];
-    for (int k = 1; k <= g.nz; ++k)
-      for (int j = 1; j <= g.ny; ++j)
+#pragma omp parallel for schedule(static)
+    for (int j = 1; j <= g.ny; ++j)
+      for (int k = 1; k <= g.nz; ++k)
         for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i + sx * j + sxy * (k - 1)];
   }
   AveragedSar out;
