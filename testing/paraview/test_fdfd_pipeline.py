@@ -2,7 +2,8 @@
 
 1. A small dielectric sphere given as property arrays (permittivity, conductivity, density):
    output arrays and their sizes, |E| = |E_total|, total = incident + scattered outside the
-   sphere (checked through |E_total| ~ 1 far from it), SAR where sigma > 0, the residual table
+   sphere (checked through |E_total| ~ 1 far from it), SAR where sigma > 0 (and ~ sigma |E|^2 / 2 rho
+   inside), the residual table
    (decreasing to the tolerance) and the RCS table (columns, 0..180 deg, finite, within a few dB
    of the Mie series on this coarse grid), in complex128 and in complex64 (iterative refinement).
 2. HeadPhantom labels + tissue table: SAR from the table's densities, z-polarized side incidence.
@@ -121,9 +122,21 @@ def main():
         sig_out = vtk_to_numpy(cd.GetArray("conductivity"))
         check(np.all(sar[sig_out == 0] == 0) and np.all(sar[sig_out > 0] > 0),
               f"{tag} SAR > 0 exactly where sigma > 0")
-        i = np.argmax(sar)
-        expect = sig_out[i] * mag[i] ** 2 / (2 * rho)
-        check(abs(sar[i] - expect) <= 1e-3 * expect, f"{tag} SAR = sigma |E|^2 / (2 rho) (max {sar[i]:.3g} W/kg)")
+        # SAR comes from each E sample's own conductivity (sar.h); inside the sphere, where the
+        # field is smooth and all neighbours are tissue, it equals sigma |E_centre|^2 / (2 rho)
+        # up to the difference between the mean of |E_edge|^2 and |mean E_edge|^2 (a few %).
+        sg = sig_out.reshape(m, m, m)
+        inner = np.zeros_like(sg, dtype=bool)
+        inner[1:-1, 1:-1, 1:-1] = True
+        for dz in (-1, 0, 1):
+            for dy in (-1, 0, 1):
+                for dx in (-1, 0, 1):
+                    inner &= np.roll(sg, (dz, dy, dx), axis=(0, 1, 2)) > 0
+        inner = inner.ravel()
+        ratio = sar[inner] / (sig_out[inner] * mag[inner] ** 2 / (2 * rho))
+        med = float(np.median(ratio)) if ratio.size else float("nan")
+        check(ratio.size > 0 and abs(med - 1) < 0.05,
+              f"{tag} SAR ~ sigma |E|^2 / (2 rho) inside the sphere (median ratio {med:.4f} over {ratio.size} voxels)")
 
         it = column(res, "iteration")
         rr = column(res, "relative_residual")

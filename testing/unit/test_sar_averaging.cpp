@@ -18,6 +18,7 @@
 #include "test_support.h"
 #include "threads_util.h"
 #include "vem/error.h"
+#include "vem/fdfd_operator.h"
 #include "vem/sar.h"
 
 using namespace vem;
@@ -202,6 +203,41 @@ TEST(SarInputs, EdgeBasedPowerDensityConservesThePowerOfEveryEdge) {
   }
   EXPECT_NEAR(p[i + 9 * (j + 8 * k)] / mean, 1.0, 1e-5);
   EXPECT_THROW(cell_absorbed_power_density(g, e[0], e[1], e[2], sig, std::vector<float>(5)), Error);
+}
+
+// FDFD fields: fdfd_absorbed_power_density takes each sample's conductivity from the operator's
+// complex permittivity (sigma = -Im(eps_c) w eps0) and the layout of fdfd_fields. Checked against
+// the total dissipated power sum 1/2 sigma |E|^2 V over the samples of lossy cells (staircase:
+// a sample takes the material of cell (i,j,k)), to 1e-5.
+TEST(SarInputs, FdfdPowerDensityUsesTheOperatorConductivity) {
+  FdfdProblem p;
+  p.grid = {14, 12, 10, 2e-3, 2e-3, 2e-3};
+  p.frequency = 900e6;
+  p.pml = FdfdPml::uniform(2);
+  p.materials = {Material::vacuum(), Material::isotropic("tissue", 42.0, 0.99)};
+  p.material_index.assign(p.grid.cell_count(), 0);
+  p.average_at_edges = false;
+  std::vector<float> rho(p.grid.cell_count(), 0.0f);
+  for (int k = 4; k < 7; ++k)
+    for (int j = 4; j < 8; ++j)
+      for (int i = 5; i < 9; ++i) {
+        p.material_index[i + 14 * (j + 12 * k)] = 1;
+        rho[i + 14 * (j + 12 * k)] = 1040.0f;
+      }
+  const FdfdOperator op(p);
+  const std::size_t N = p.grid.cell_count();
+  std::vector<std::complex<double>> e(3 * N);
+  unsigned seed = 99;
+  auto rnd = [&]() { seed = seed * 1103515245u + 12345u; return double((seed >> 8) % 1000) / 100.0 - 5.0; };
+  for (auto& v : e) v = {rnd(), rnd()};
+  double total = 0;
+  for (std::size_t q = 0; q < N; ++q)
+    if (p.material_index[q] == 1)
+      for (int a = 0; a < 3; ++a) total += 0.5 * 0.99 * std::norm(e[a * N + q]) * 8e-9;
+  const auto pd = fdfd_absorbed_power_density(op, e, rho);
+  double sum = 0;
+  for (float v : pd) sum += v * 8e-9;
+  EXPECT_NEAR(sum / total, 1.0, 1e-5);
 }
 
 TEST(SarAgreement, CudaMatchesCpuOnAnIrregularVolume) {

@@ -21,6 +21,7 @@
 #include "vem/fdfd_solver.h"
 #include "vem/head_phantom.h"
 #include "vem/near_to_far.h"
+#include "vem/sar.h"
 #include "vem/tissue_properties.h"
 
 #include <algorithm>
@@ -530,6 +531,10 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   mag->SetName("E_magnitude");
   mag->SetNumberOfTuples(nOut);
   const bool haveSar = !rhoCells.empty() && !sigmaCells.empty();
+  // Absorbed power density from each E sample's own conductivity (sar.h): at tissue/air faces the
+  // cell-centred |E|^2 would mix in the air side's normal field (|eps| times larger).
+  const std::vector<float> powerDensity =
+    haveSar ? vem::fdfd_absorbed_power_density(op, f.e_total, rhoCells) : std::vector<float>();
   vtkNew<vtkFloatArray> sar;
   sar->SetName("SAR");
   sar->SetNumberOfTuples(haveSar ? nOut : 0);
@@ -539,7 +544,7 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
       for (int I = 0; I < p.n_out[0]; ++I, ++o)
       {
         const int i = I + p.pml, j = J + p.pml, k = K + p.pml;
-        double e2 = 0, sarNum = 0;
+        double e2 = 0;
         const std::size_t t = static_cast<std::size_t>(outToTotal(I, J, K));
         for (int a = 0; a < 3; ++a)
         {
@@ -550,17 +555,12 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
           tRe->GetPointer(0)[3 * o + a] = static_cast<float>(et.real());
           tIm->GetPointer(0)[3 * o + a] = static_cast<float>(et.imag());
           e2 += std::norm(et);
-          if (haveSar)
-          {
-            const std::size_t sa = sigmaCells.size() == 3 ? static_cast<std::size_t>(a) : 0;
-            sarNum += sigmaCells[sa][t] * std::norm(et);
-          }
         }
         mag->SetValue(o, static_cast<float>(std::sqrt(e2)));
         if (haveSar)
         {
-          const double rho = rhoCells[t];
-          sar->SetValue(o, rho > 0 ? static_cast<float>(sarNum / (2.0 * rho)) : 0.0f);
+          const float rho = rhoCells[t];
+          sar->SetValue(o, vem::is_tissue_density(rho) ? powerDensity[t] / rho : 0.0f);
         }
       }
   output->SetExtent(0, p.n_out[0], 0, p.n_out[1], 0, p.n_out[2]);

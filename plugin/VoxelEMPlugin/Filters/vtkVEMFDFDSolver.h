@@ -22,7 +22,10 @@
  * the cell centres (each Yee component averaged over its 4 samples around the centre):
  * "E_scat_real", "E_scat_imag", "E_total_real", "E_total_imag" (V/m, 3 components, phasors),
  * "E_magnitude" = sqrt(|Ex|^2 + |Ey|^2 + |Ez|^2) of the total field (peak amplitude), "SAR"
- * = sigma |E|^2 / (2 rho) (W/kg; where a density is known; 0 where rho = 0), and the materials
+ * = p / rho (W/kg; where a density is known; 0 in air, i.e. rho below vem::kMinTissueDensity),
+ * p the absorbed power density from each E sample's own conductivity (sar.h
+ * fdfd_absorbed_power_density: sigma |E|^2 / 2 per sample, shared among the tissue cells around
+ * it, so the total is the dissipated power and air edges do not leak into tissue), and the materials
  * used ("permittivity", "conductivity", "tissue" in label mode).
  * Output port 1: vtkTable of the residual history: "iteration", "relative_residual" (the
  * solver's estimate, relative to ||b||), "true_relative_residual" (||b - A x|| / ||b|| in double,

@@ -26,6 +26,7 @@
 #include "vem/error.h"
 #include "vem/fdtd_engine.h"
 #include "vem/fdtd_harmonic.h"
+#include "vem/sar.h"
 #include "vem/fdtd_operator.h"
 #include "vem/tfsf.h"
 #include "vem/head_phantom.h"
@@ -176,11 +177,6 @@ vem::TfsfBox AutomaticTfsfBox(const Plan& p)
 }
 
 } // namespace
-
-// Mass densities below this (kg/m^3) are gases: air for SAR (the built-in table and Tissue
-// Properties give air 1.16 kg/m^3; sar.h takes density <= 0 as air, which the 10 % air rule of
-// the 1 g / 10 g cubes and the whole-body mass rely on).
-constexpr float kAirDensityLimit = 10.0f;
 
 // Everything one solve builds before its sources: the setup (grid, boundaries, materials), the
 // density per computational cell (steady state, when known) and the tissue frequency used.
@@ -984,7 +980,7 @@ void vtkVEMFDTDSolver::BuildModel(
   }
   for (float& r : density)
   {
-    r = r < kAirDensityLimit ? 0.0f : r;
+    r = vem::is_tissue_density(r) ? r : 0.0f;  // gases (air 1.16 kg/m^3) are air for SAR (sar.h)
   }
   if (!density.empty())
   {

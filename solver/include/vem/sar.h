@@ -6,8 +6,9 @@
 // Units: sigma S/m, density kg/m^3, |E| the peak phasor amplitude in V/m, SAR W/kg, mass kg.
 //   local SAR (voxel)  = sigma |E|^2 / (2 rho)          (or power_density / rho)
 //   whole-body SAR     = sum_tissue sigma |E|^2 / 2 V  /  sum_tissue rho V
-// Averaging (cubic voxels of side d; voxels with density <= 0 are air/background and carry no
-// mass; voxels outside the grid count as air):
+// Averaging (cubic voxels of side d; voxels whose density is below kMinTissueDensity are
+// air/background (gases: the tissue tables give air 1.16 kg/m^3) and carry no mass; voxels
+// outside the grid count as air):
 //  - a cube is centred on every tissue voxel and grown layer by layer (side (2n+1) d) until its
 //    tissue mass reaches the target mass m; the last layer is taken fractionally: with M(n) the
 //    tissue mass of the cube of half-width n and M(n-1) < m <= M(n), f = (m - M(n-1)) /
@@ -30,10 +31,17 @@
 
 namespace vem {
 
+class FdfdOperator;
+
+// Densities below this (kg/m^3) are gases, i.e. air for SAR: no mass, no absorbed power, and
+// air volume for the 10 % rule (lung tissue, the lightest tissue, is ~260-1050 kg/m^3).
+constexpr float kMinTissueDensity = 10.0f;
+inline bool is_tissue_density(float rho) { return rho >= kMinTissueDensity; }
+
 struct SarInput {
   YeeGrid grid;                 // voxels = cells; cubic (dx = dy = dz) for the averaging
   std::vector<float> sigma;     // S/m, cell_count() entries, x fastest
-  std::vector<float> density;   // kg/m^3; <= 0 marks air / background
+  std::vector<float> density;   // kg/m^3; below kMinTissueDensity marks air / background
   std::vector<float> e_squared; // |E|^2 at the voxel centre (peak amplitude), V^2/m^2
   // Optional: absorbed power density per voxel (W/m^3), e.g. cell_absorbed_power_density().
   // When given it replaces sigma |E|^2 / 2 (sigma and e_squared may then be empty).
@@ -43,7 +51,7 @@ struct SarInput {
 // Absorbed power density per voxel (W/m^3) from Yee-staggered phasors (compact layout, as for
 // cell_centre_e_squared) and the conductivity each E sample is updated with (edge_sigma[c], same
 // layout, S/m). Every sample dissipates 1/2 sigma_edge |E|^2 per unit volume over the volume it
-// represents (one cell); that power is shared equally by the tissue voxels (density > 0) among
+// represents (one cell); that power is shared equally by the tissue voxels (is_tissue_density) among
 // the four cells around the edge, so the total over the tissue equals the dissipated power
 // exactly. Why not sigma_cell |E_cell|^2 / 2: at a tissue/air face the normal E outside is
 // |eps_c| times the one inside, and averaging air edges into a tissue voxel overstates the
@@ -52,6 +60,12 @@ std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vect
                                                const std::vector<std::complex<float>>& ey,
                                                const std::vector<std::complex<float>>& ez,
                                                const std::array<std::vector<float>, 3>& edge_sigma,
+                                               const std::vector<float>& density);
+
+// The same for FDFD fields: E total in fdfd_fields' layout (3 N, sample (i,j,k) of component a at
+// a N + i + nx (j + ny k)), each sample's conductivity sigma = -Im(eps_c) w eps0 from the
+// operator's complex permittivity (fdfd_problem.h), density per cell of op's grid.
+std::vector<float> fdfd_absorbed_power_density(const FdfdOperator& op, const std::vector<std::complex<double>>& e_total,
                                                const std::vector<float>& density);
 
 // |E|^2 at cell centres from Yee-staggered phasors in the compact layout of FdtdEngine::field

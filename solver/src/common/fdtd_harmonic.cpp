@@ -452,7 +452,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       bool tissue = false;
       const double vol = d[0] * d[1] * d[2];
       for (std::int64_t c = 0; c < N; ++c) {
-        if (o.density[c] > 0) {
+        if (is_tissue_density(o.density[c])) {
           tissue = true;
           r.absorbed_power += double(in.power_density[c]) * vol;
           if (r.local_sar[c] > r.peak_local_sar) {

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "vem/error.h"
+#include "vem/fdfd_operator.h"
 
 namespace vem {
 
@@ -121,7 +122,7 @@ std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vect
   const int n[3] = {g.nx, g.ny, g.nz};
   auto tissue = [&](int i, int j, int k) {
     return i >= 0 && j >= 0 && k >= 0 && i < g.nx && j < g.ny && k < g.nz &&
-           density[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] > 0;
+           is_tissue_density(density[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)]);
   };
   std::vector<double> p(ncell, 0.0);
   // Gather form (no write races): each voxel collects its share of its 12 edges.
@@ -158,12 +159,36 @@ std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vect
   return std::vector<float>(p.begin(), p.end());
 }
 
+std::vector<float> fdfd_absorbed_power_density(const FdfdOperator& op, const std::vector<std::complex<double>>& e_total,
+                                               const std::vector<float>& density) {
+  const YeeGrid& g = op.grid();
+  const std::size_t N = std::size_t(g.cell_count());
+  if (e_total.size() != 3 * N) fail("SAR: FDFD field has ", e_total.size(), " samples, expected 3 x ", N);
+  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1), nc = sxy * (g.nz + 1);
+  const double w_eps0 = op.omega() * kEps0;
+  std::vector<std::complex<float>> e[3];
+  std::array<std::vector<float>, 3> sig;
+  for (int a = 0; a < 3; ++a) {
+    e[a].assign(nc, 0.0f);
+    sig[a].assign(nc, 0.0f);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i) {
+          const std::size_t s = i + sx * j + sxy * k;
+          e[a][s] = std::complex<float>(e_total[a * N + i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)]);
+          sig[a][s] = float(std::max(0.0, -op.eps_at(a, i, j, k).imag() * w_eps0));
+        }
+  }
+  return cell_absorbed_power_density(g, e[0], e[1], e[2], sig, density);
+}
+
 std::vector<float> local_sar(const SarInput& in) {
   check_input(in);
   std::vector<float> s(in.density.size(), 0.0f);
 #pragma omp parallel for schedule(static)
   for (std::int64_t q = 0; q < std::int64_t(s.size()); ++q)
-    if (in.density[q] > 0) s[q] = float(power_density_at(in, q) / in.density[q]);
+    if (is_tissue_density(in.density[q])) s[q] = float(power_density_at(in, q) / in.density[q]);
   return s;
 }
 
@@ -171,11 +196,11 @@ double whole_body_sar(const SarInput& in) {
   check_input(in);
   double p = 0, m = 0;
   for (std::size_t q = 0; q < in.density.size(); ++q)
-    if (in.density[q] > 0) {
+    if (is_tissue_density(in.density[q])) {
       p += power_density_at(in, q);
       m += in.density[q];
     }
-  if (!(m > 0)) fail("SAR: the volume holds no tissue (every density <= 0)");
+  if (!(m > 0)) fail("SAR: the volume holds no tissue (every density below ", kMinTissueDensity, " kg/m^3)");
   return p / m;
 }
 
@@ -205,7 +230,7 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
       for (int i = 0; i < g.nx; ++i) {
         const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
         const std::size_t s = (i + 1) + sx * (j + 1) + sxy * (k + 1);
-        if (in.density[q] > 0) {
+        if (is_tissue_density(in.density[q])) {
           t.mass[s] = in.density[q] * t.voxel_volume;
           t.power[s] = power_density_at(in, q) * t.voxel_volume;
           t.tissue[s] = 1.0;
@@ -246,7 +271,7 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
       for (int j = 0; j < g.ny; ++j)
         for (int i = 0; i < g.nx; ++i) {
           const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
-          if (!(in.density[q] > 0)) continue;
+          if (!is_tissue_density(in.density[q])) continue;
           const CubeResult r = grow_cube(t, i, j, k, target_mass_kg);
           out.side_m[q] = r.side;
           if (r.valid) { avg[q] = r.sar; cover[q] = r.cover; out.status[q] = 1; out.sar[q] = r.sar; }

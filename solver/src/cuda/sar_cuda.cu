@@ -35,7 +35,7 @@ __global__ void sar_grow(Tables t, const float* __restrict__ density, double m, 
   if (i >= t.nx || j >= t.ny || k >= t.nz) return;
   const long long q = i + (long long)t.nx * (j + (long long)t.ny * k);
   avg[q] = 0.0f; cover[q] = -1; side_out[q] = 0.0f; status[q] = 0;
-  if (!(density[q] > 0)) return;
+  if (!(density[q] >= kMinTissueDensity)) return;
   const int nmax = max(t.nx, max(t.ny, t.nz));
   double Mp = 0, Pp = 0, Ap = 0, Vp = 0;
   for (int n = 0; n <= nmax; ++n) {
