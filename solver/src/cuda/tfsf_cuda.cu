@@ -3,6 +3,8 @@
 // 1D auxiliary array (host-stepped, a few hundred floats) is uploaded before each launch.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "cuda/cuda_check.h"
 #include "vem/tfsf.h"
 
@@ -49,27 +51,47 @@ class TfsfCuda final : public TfsfSource::Backend {
       L_[e].terms = upload(t[e]->terms);
     }
     n1d_ = n1d;
-    VEM_CUDA_CHECK(cudaMalloc(&in_, n1d * sizeof(float)));
+    // A ring of kRing staging slots (pinned host -> device, asynchronous on the default stream),
+    // so uploading the 1D field does not wait for the queued 3D kernels: the host may run up to
+    // kRing half steps ahead; a slot is reused only after its copy has completed (its event).
+    VEM_CUDA_CHECK(cudaMalloc(&in_, kRing * n1d * sizeof(float)));
+    VEM_CUDA_CHECK(cudaMallocHost(&pinned_, kRing * n1d * sizeof(float)));
+    for (auto& e : done_) VEM_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
   ~TfsfCuda() override {
     for (auto& l : L_) { cudaFree(l.comp); cudaFree(l.offset); cudaFree(l.begin); cudaFree(l.terms); }
+    for (auto& e : done_) cudaEventDestroy(e);
     cudaFree(in_);
+    cudaFreeHost(pinned_);
   }
   void apply(FdtdEngine& eng, bool electric, const std::vector<float>& inc) override {
     const List& l = L_[electric ? 1 : 0];
     if (l.n == 0) return;
-    VEM_CUDA_CHECK(cudaMemcpy(in_, inc.data(), n1d_ * sizeof(float), cudaMemcpyHostToDevice));
+    const int slot = next_;
+    next_ = (next_ + 1) % kRing;
+    if (used_[slot]) VEM_CUDA_CHECK(cudaEventSynchronize(done_[slot]));  // its last copy is done
+    float* host = pinned_ + std::size_t(slot) * n1d_;
+    float* dev = in_ + std::size_t(slot) * n1d_;
+    std::copy(inc.begin(), inc.begin() + n1d_, host);
+    VEM_CUDA_CHECK(cudaMemcpyAsync(dev, host, n1d_ * sizeof(float), cudaMemcpyHostToDevice, 0));
+    VEM_CUDA_CHECK(cudaEventRecord(done_[slot], 0));
+    used_[slot] = true;
     TfsfPtrs F;
     for (int c = 0; c < 6; ++c) F.f[c] = eng.raw_field(Component(c));
-    tfsf_correct<<<(l.n + 127) / 128, 128>>>(F, l.n, l.comp, l.offset, l.begin, l.terms, in_);
+    tfsf_correct<<<(l.n + 127) / 128, 128>>>(F, l.n, l.comp, l.offset, l.begin, l.terms, dev);
     VEM_CUDA_CHECK_LAUNCH(electric ? "tfsf_correct (E)" : "tfsf_correct (H)");
   }
 
  private:
   struct List { int n = 0; int* comp = nullptr; long long* offset = nullptr; int* begin = nullptr; TfsfSource::Term* terms = nullptr; };
   List L_[2];  // [0] H targets, [1] E targets
+  static constexpr int kRing = 64;
   std::size_t n1d_ = 0;
-  float* in_ = nullptr;
+  float* in_ = nullptr;       // kRing device slots
+  float* pinned_ = nullptr;   // kRing pinned host slots
+  cudaEvent_t done_[kRing] = {};
+  bool used_[kRing] = {};
+  int next_ = 0;
 };
 
 }  // namespace
