@@ -18,7 +18,6 @@ IncidentTheta = 90, IncidentPhi = 0, Polarization = 180 gives E0 = +z), then:
 The plugin is found from --plugin, $VOXELEM_PLUGIN, or the usual build folders.
 """
 import argparse
-import glob
 import json
 import os
 import sys
@@ -30,6 +29,9 @@ from paraview import servermanager
 import numpy as np
 from vtkmodules.util.numpy_support import vtk_to_numpy
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from voxelem_example_common import find_plugin  # noqa: E402
+
 SIZES = {
     # name: (voxels, spacing m, PML cells, air padding cells)
     "quick": ((40, 40, 20), (0.00704, 0.00704, 0.009), 8, 4),
@@ -37,19 +39,6 @@ SIZES = {
     "fine": ((128, 128, 64), (0.0022, 0.0022, 0.0028), 12, 8),
 }
 ORIGIN = (-0.1408, -0.1408, -0.095)  # frames the head (head_phantom.h)
-
-
-def find_plugin(explicit):
-    candidates = [c for c in (explicit, os.environ.get("VOXELEM_PLUGIN")) if c]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for p in (os.path.join(root, "build*", "lib*", "paraview-*", "plugins", "VoxelEMPlugin", "VoxelEMPlugin.so"),
-              "/tmp/b-*/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-              "/usr/local/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so"):
-        candidates.extend(sorted(glob.glob(p)))
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return None
 
 
 def slice_png(fdfd, array, component, title, png, symmetric, resolution):

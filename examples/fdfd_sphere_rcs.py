@@ -19,7 +19,6 @@ recurrences; e^{+jwt} as in vem/mie.h):
 The plugin is found from --plugin, $VOXELEM_PLUGIN, or the usual build folders.
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -31,8 +30,10 @@ from paraview import servermanager
 
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
-from vtkmodules.vtkCommonCore import vtkDoubleArray
-from vtkmodules.vtkCommonDataModel import vtkImageData, vtkTable
+from vtkmodules.vtkCommonDataModel import vtkImageData
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from voxelem_example_common import find_plugin, mie_rcs, plot_rcs_matplotlib, plot_rcs_paraview  # noqa: E402
 
 SIZES = {
     # name: (cell size m, PML cells, air padding cells)
@@ -41,19 +42,6 @@ SIZES = {
     "paper": (0.004, 10, 10),
 }
 RADIUS, EPS_R, FREQ = 0.072, 4.0, 1e9
-
-
-def find_plugin(explicit):
-    candidates = [c for c in (explicit, os.environ.get("VOXELEM_PLUGIN")) if c]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for p in (os.path.join(root, "build*", "lib*", "paraview-*", "plugins", "VoxelEMPlugin", "VoxelEMPlugin.so"),
-              "/tmp/b-*/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-              "/usr/local/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so"):
-        candidates.extend(sorted(glob.glob(p)))
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return None
 
 
 def sphere_image(h):
@@ -70,92 +58,6 @@ def sphere_image(h):
         a.SetName(name)
         img.GetCellData().AddArray(a)
     return img, n
-
-
-def mie_rcs(a, f, eps):
-    """(E-plane, H-plane) bistatic RCS functions of theta (rad), m^2 (Bohren & Huffman)."""
-    k = 2 * math.pi * f / 299792458.0
-    x = k * a
-    m = np.conj(np.sqrt(complex(eps)))
-    nstop = int(x + 4 * x ** (1 / 3) + 2)
-    mx = m * x
-    nmx = int(max(nstop, abs(mx)) + 16)
-    d = np.zeros(nmx + 1, dtype=complex)
-    for nn in range(nmx, 0, -1):
-        d[nn - 1] = nn / mx - 1 / (d[nn] + nn / mx)
-    psi0, psi1 = math.cos(x), math.sin(x)
-    chi0, chi1 = -math.sin(x), math.cos(x)
-    xi1 = complex(psi1, -chi1)
-    an, bn = [], []
-    for nn in range(1, nstop + 1):
-        psi = (2 * nn - 1) * psi1 / x - psi0
-        chi = (2 * nn - 1) * chi1 / x - chi0
-        xi = complex(psi, -chi)
-        an.append(((d[nn] / m + nn / x) * psi - psi1) / ((d[nn] / m + nn / x) * xi - xi1))
-        bn.append(((m * d[nn] + nn / x) * psi - psi1) / ((m * d[nn] + nn / x) * xi - xi1))
-        psi0, psi1, chi0, chi1 = psi1, psi, chi1, chi
-        xi1 = complex(psi1, -chi1)
-
-    def rcs(theta):
-        mu = np.cos(theta)
-        s1 = np.zeros_like(mu, dtype=complex)
-        s2 = np.zeros_like(mu, dtype=complex)
-        pi0, pi1 = np.zeros_like(mu), np.ones_like(mu)
-        for nn in range(1, nstop + 1):
-            tau = nn * mu * pi1 - (nn + 1) * pi0
-            fn = (2 * nn + 1) / (nn * (nn + 1))
-            s1 += fn * (an[nn - 1] * pi1 + bn[nn - 1] * tau)
-            s2 += fn * (an[nn - 1] * tau + bn[nn - 1] * pi1)
-            pi0, pi1 = pi1, ((2 * nn + 1) * mu * pi1 - (nn + 1) * pi0) / nn
-        return 4 * math.pi * np.abs(s2) ** 2 / k ** 2, 4 * math.pi * np.abs(s1) ** 2 / k ** 2
-
-    return rcs
-
-
-def plot_matplotlib(png, th, cols):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for name, y, style in cols:
-        ax.plot(th, y, style, label=name)
-    ax.set_xlabel("theta (deg), 0 = forward")
-    ax.set_ylabel("RCS (dBsm)")
-    ax.set_xlim(0, 180)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    ax.set_title("Dielectric sphere a = 72 mm, eps_r = 4, 1 GHz: FDFD vs Mie")
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-
-
-def plot_paraview(png, th, cols):
-    t = vtkTable()
-    for name, y in [("theta_deg", th)] + [(c[0], c[1]) for c in cols]:
-        a = vtkDoubleArray()
-        a.SetName(name)
-        for v in y:
-            a.InsertNextValue(float(v))
-        t.AddColumn(a)
-    src = TrivialProducer()
-    src.GetClientSideObject().SetOutput(t)
-    view = CreateView("XYChartView")
-    view.ViewSize = [900, 560]
-    view.ChartTitle = "Dielectric sphere a = 72 mm, eps_r = 4, 1 GHz: FDFD vs Mie"
-    view.LeftAxisTitle = "RCS (dBsm)"
-    view.BottomAxisTitle = "theta (deg), 0 = forward"
-    disp = Show(src, view)
-    disp.UseIndexForXAxis = 0
-    disp.XArrayName = "theta_deg"
-    disp.SeriesVisibility = [c[0] for c in cols]
-    styles = []
-    for c in cols:
-        styles += [c[0], "2" if "Mie" in c[0] else "1"]
-    disp.SeriesLineStyle = styles
-    Render(view)
-    SaveScreenshot(png, view, ImageResolution=[900, 560])
-    Delete(view)
-    Delete(src)
 
 
 def main():
@@ -211,12 +113,12 @@ def main():
     used = "paraview"
     if not args.no_matplotlib:
         try:
-            plot_matplotlib(png, th, cols)
+            plot_rcs_matplotlib(png, th, cols, "Dielectric sphere a = 72 mm, eps_r = 4, 1 GHz: FDFD vs Mie")
             used = "matplotlib"
         except ImportError:
             pass
     if used == "paraview":
-        plot_paraview(png, th, cols)
+        plot_rcs_paraview(png, th, cols, "Dielectric sphere a = 72 mm, eps_r = 4, 1 GHz: FDFD vs Mie")
 
     de, dh = np.abs(e_db - me_db), np.abs(h_db - mh_db)
     summary = {

@@ -28,7 +28,6 @@ build and install folders. Rendering needs an X display (xvfb-run -a on a headle
 """
 import argparse
 import csv
-import glob
 import json
 import math
 import os
@@ -42,6 +41,9 @@ import numpy as np
 from vtkmodules.numpy_interface import dataset_adapter as dsa
 from vtkmodules.util.numpy_support import vtk_to_numpy
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from voxelem_example_common import find_plugin  # noqa: E402
+
 # name: (cubic voxel size m, air padding cells, CPML cells)
 SIZES = {
     "quick": (0.005, 4, 8),
@@ -53,19 +55,6 @@ FRAME_HI = (0.1408, 0.1408, 0.084)
 FREQUENCY = 900e6
 GAP = 0.015       # dipole to the side of the head, m
 FEED_Z = -0.010   # feed height (about the ear canal), m
-
-
-def find_plugin(explicit):
-    candidates = [c for c in (explicit, os.environ.get("VOXELEM_PLUGIN")) if c]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for p in (os.path.join(root, "build*", "lib*", "paraview-*", "plugins", "VoxelEMPlugin", "VoxelEMPlugin.so"),
-              "/tmp/b-*/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-              "/usr/local/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so"):
-        candidates.extend(sorted(glob.glob(p)))
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return None
 
 
 def head_side_x(phantom, y_half_width=0.01):

@@ -22,9 +22,7 @@ examples/fdfd_sphere_rcs.py: numpy, Bohren & Huffman's recurrences, e^{+jwt}):
 The plugin is found from --plugin, $VOXELEM_PLUGIN, or the usual build folders.
 """
 import argparse
-import glob
 import json
-import math
 import os
 import sys
 import time
@@ -34,27 +32,13 @@ from paraview import servermanager
 
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
-from vtkmodules.vtkCommonCore import vtkDoubleArray
-from vtkmodules.vtkCommonDataModel import vtkImageData, vtkTable
+from vtkmodules.vtkCommonDataModel import vtkImageData
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fdfd_sphere_rcs import mie_rcs  # noqa: E402  (the Mie series of the FDFD example)
+from voxelem_example_common import find_plugin, mie_rcs, plot_rcs_matplotlib, plot_rcs_paraview  # noqa: E402
 
 RADIUS, EPS_R, FREQ = 0.072, 4.0, 1e9
 QUICK_CELLS, DEFAULT_CELLS = 14, 36
-
-
-def find_plugin(explicit):
-    candidates = [c for c in (explicit, os.environ.get("VOXELEM_PLUGIN")) if c]
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for p in (os.path.join(root, "build*", "lib*", "paraview-*", "plugins", "VoxelEMPlugin", "VoxelEMPlugin.so"),
-              "/tmp/b-*/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-              "/usr/local/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so"):
-        candidates.extend(sorted(glob.glob(p)))
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return None
 
 
 def sphere_image(cells):
@@ -73,52 +57,6 @@ def sphere_image(cells):
         a.SetName(name)
         img.GetCellData().AddArray(a)
     return img, n, h
-
-
-def plot_matplotlib(png, th, cols, title):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(8, 5))
-    for name, y, style in cols:
-        ax.plot(th, y, style, label=name)
-    ax.set_xlabel("theta (deg), 0 = forward, 180 = backscatter")
-    ax.set_ylabel("RCS (dBsm)")
-    ax.set_xlim(0, 180)
-    ax.grid(True, alpha=0.3)
-    ax.legend()
-    ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(png, dpi=110)
-
-
-def plot_paraview(png, th, cols, title):
-    t = vtkTable()
-    for name, y in [("theta_deg", th)] + [(c[0], c[1]) for c in cols]:
-        a = vtkDoubleArray()
-        a.SetName(name)
-        for v in y:
-            a.InsertNextValue(float(v))
-        t.AddColumn(a)
-    src = TrivialProducer()
-    src.GetClientSideObject().SetOutput(t)
-    view = CreateView("XYChartView")
-    view.ViewSize = [900, 560]
-    view.ChartTitle = title
-    view.LeftAxisTitle = "RCS (dBsm)"
-    view.BottomAxisTitle = "theta (deg), 0 = forward"
-    disp = Show(src, view)
-    disp.UseIndexForXAxis = 0
-    disp.XArrayName = "theta_deg"
-    disp.SeriesVisibility = [c[0] for c in cols]
-    styles = []
-    for c in cols:
-        styles += [c[0], "2" if "Mie" in c[0] else "1"]
-    disp.SeriesLineStyle = styles
-    Render(view)
-    SaveScreenshot(png, view, ImageResolution=[900, 560])
-    Delete(view)
-    Delete(src)
 
 
 def main():
@@ -175,12 +113,12 @@ def main():
     used = "paraview"
     if not args.no_matplotlib:
         try:
-            plot_matplotlib(png, th, cols, title)
+            plot_rcs_matplotlib(png, th, cols, title)
             used = "matplotlib"
         except ImportError:
             pass
     if used == "paraview":
-        plot_paraview(png, th, cols, title)
+        plot_rcs_paraview(png, th, cols, title)
 
     de, dh = np.abs(e_db - me_db), np.abs(h_db - mh_db)
     value = lambda name: float(col(summ, name)[0])

@@ -22,7 +22,6 @@ The plugin is found from --plugin, $VOXELEM_PLUGIN, PV_PLUGIN_PATH (already load
 build and install folders.
 """
 import argparse
-import glob
 import json
 import math
 import os
@@ -32,6 +31,9 @@ import time
 from paraview.simple import *  # noqa: F401,F403
 from paraview import servermanager
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from voxelem_example_common import find_plugin  # noqa: E402
+
 SIZES = {
     # name: (voxels, spacing in m, steps, snapshot interval)
     "quick": ((64, 64, 32), (0.0044, 0.0044, 0.0056), 340, 20),
@@ -40,28 +42,6 @@ SIZES = {
 }
 PHANTOM_ORIGIN = (-0.1408, -0.1408, -0.095)   # frames the head (see head_phantom.h)
 SOURCE = (0.100, 0.0, -0.010)                 # beside the right ear (ear surface at x = 0.085 m)
-
-
-def find_plugin(explicit):
-    candidates = []
-    if explicit:
-        candidates.append(explicit)
-    if os.environ.get("VOXELEM_PLUGIN"):
-        candidates.append(os.environ["VOXELEM_PLUGIN"])
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    patterns = [
-        os.path.join(root, "build*", "lib*", "paraview-*", "plugins", "VoxelEMPlugin", "VoxelEMPlugin.so"),
-        "/tmp/b-plugin/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-        "/usr/local/lib*/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-        "/usr/lib/x86_64-linux-gnu/paraview-*/plugins/VoxelEMPlugin/VoxelEMPlugin.so",
-    ]
-    for p in patterns:
-        candidates.extend(sorted(glob.glob(p)))
-    for c in candidates:
-        if os.path.isfile(c):
-            return c
-    return None
 
 
 def robust_top(proxy, fallback):
