@@ -16,6 +16,7 @@
 #include "vem/fdfd_solver.h"
 #include "vem/mie.h"
 #include "vem/near_to_far.h"
+#include "vem/voxel_shapes.h"
 
 using namespace vem;
 using cd = std::complex<double>;
@@ -236,12 +237,7 @@ TEST(FdfdRegularization, SphereRcsMatchesMie) {
   p.material_index.assign(p.grid.cell_count(), 0);
   p.average_at_edges = true;
   const double c = 0.5 * n * h, a = 0.072;
-  for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        const double x = (i + 0.5) * h - c, y = (j + 0.5) * h - c, z = (k + 0.5) * h - c;
-        if (x * x + y * y + z * z < a * a) p.material_index[i + n * (j + std::int64_t(n) * k)] = 1;
-      }
+  paint_sphere(p.grid, {c, c, c}, a, 1, p.material_index);
   const FdfdOperator op(p);
   vem_test::ThreadsForGrid guard(op.cells());
   const FdfdSolution s = solve(op, Backend::cpu, FdfdRegularization::grad_div, 1e-6);

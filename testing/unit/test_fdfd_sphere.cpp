@@ -29,6 +29,7 @@
 #include "vem/fdfd_solver.h"
 #include "vem/mie.h"
 #include "vem/near_to_far.h"
+#include "vem/voxel_shapes.h"
 
 using namespace vem;
 using cd = std::complex<double>;
@@ -50,12 +51,7 @@ FdfdProblem sphere_problem(double h, int pml, double inner, double a, double eps
   p.material_index.assign(p.grid.cell_count(), 0);
   p.average_at_edges = true;
   const double c = 0.5 * n * h;
-  for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        const double x = (i + 0.5) * h - c, y = (j + 0.5) * h - c, z = (k + 0.5) * h - c;
-        if (x * x + y * y + z * z < a * a) p.material_index[i + n * (j + std::int64_t(n) * k)] = 1;
-      }
+  paint_sphere(p.grid, {c, c, c}, a, 1, p.material_index);
   return p;
 }
 
