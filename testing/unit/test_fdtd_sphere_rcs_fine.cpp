@@ -11,6 +11,11 @@
 //              over the four cells around its edge (coefficient arrays, average_at_edges; as the
 //              FDFD benchmark's sphere);
 //   staircase: the same cells, indexed materials (each sample takes its cell's eps).
+//   fraction:  each cell's eps weighted by the fraction of its volume inside the sphere
+//              (voxel_shapes.h, 8^3 samples), then edge averaging: the sphere's volume exact.
+//              Tried to meet 1 dB at 4 mm; it does not help (arithmetic averaging is wrong for
+//              the E component normal to the surface): 0.60 / 1.39 dB, C_sca +1.62 % (FDFD on
+//              the same grid 0.60 / 1.38 dB), so it is kept as a measured variant at 1.5 dB.
 // FDFD reference at 4 mm (same grid, same material model, SC-PML 10, COCG complex128 to 1e-6,
 // same near-to-far box): separates the FDTD machinery (time stepping, TF/SF, DFT, steady state)
 // from the discretization of the sphere, which both solvers share.
@@ -43,12 +48,13 @@
 #include "vem/fdtd_harmonic.h"
 #include "vem/mie.h"
 #include "vem/near_to_far.h"
+#include "vem/voxel_shapes.h"
 
 using namespace vem;
 
 namespace {
 
-enum class SphereModel { averaged, staircase };
+enum class SphereModel { averaged, staircase, fraction };
 
 struct SphereCase {
   SphereModel model;
@@ -56,7 +62,9 @@ struct SphereCase {
 };
 
 std::string case_name(const testing::TestParamInfo<SphereCase>& info) {
-  return std::string(info.param.model == SphereModel::averaged ? "averaged_" : "staircase_") +
+  return std::string(info.param.model == SphereModel::averaged    ? "averaged_"
+                     : info.param.model == SphereModel::staircase ? "staircase_"
+                                                                  : "fraction_") +
          std::to_string(info.param.cell_um / 1000) + "mm_cuda";
 }
 
@@ -93,10 +101,16 @@ TEST_P(FdtdSphereRcsFine, DielectricSphere1GHzRcsMatchesMie) {
     s.material_mode = MaterialMode::indexed;
     s.materials = {Material::vacuum(), Material::isotropic("sphere", eps)};
     s.material_index = in;
-  } else {
+  } else if (model == SphereModel::averaged) {
     s.material_mode = MaterialMode::coefficient_array;
     s.medium.eps_r.assign(1, std::vector<float>(cells));
     for (std::size_t q = 0; q < cells; ++q) s.medium.eps_r[0][q] = in[q] ? float(eps) : 1.0f;
+    s.medium.average_at_edges = true;
+  } else {  // fraction: eps of each cell weighted by the volume fraction inside the sphere
+    const std::vector<float> frac = sphere_volume_fraction(s.grid, {0.0, 0.0, 0.0}, a);
+    s.material_mode = MaterialMode::coefficient_array;
+    s.medium.eps_r.assign(1, std::vector<float>(cells));
+    for (std::size_t q = 0; q < cells; ++q) s.medium.eps_r[0][q] = float(1.0 + (eps - 1.0) * frac[q]);
     s.medium.average_at_edges = true;
   }
   HarmonicOptions o;
@@ -126,7 +140,7 @@ TEST_P(FdtdSphereRcsFine, DielectricSphere1GHzRcsMatchesMie) {
   std::unique_ptr<NearToFarTransform> fdfd_nf;
   double fdfd_csca = 0;
   const bool coarse = GetParam().cell_um >= 4000;
-  const double mie_tol_db = coarse ? 1.5 : 1.0;
+  const double mie_tol_db = coarse ? 1.5 : 1.0;  // see the header
   if (!coarse) {
     std::cout << "  FDFD reference only at 4 mm\n";
   } else if (fdfd_cuda_available(&why)) {
@@ -137,6 +151,10 @@ TEST_P(FdtdSphereRcsFine, DielectricSphere1GHzRcsMatchesMie) {
     p.materials = {Material::vacuum(), Material::isotropic("sphere", eps)};
     p.material_index = in;
     p.average_at_edges = model == SphereModel::averaged;
+    if (model == SphereModel::fraction) {
+      p.material_mode = MaterialMode::coefficient_array;
+      p.medium = s.medium;
+    }
     const FdfdOperator op(p);
     FdfdSolverOptions so;
     so.backend = Backend::cuda;
@@ -238,5 +256,6 @@ TEST_P(FdtdSphereRcsFine, DielectricSphere1GHzRcsMatchesMie) {
 
 INSTANTIATE_TEST_SUITE_P(Models, FdtdSphereRcsFine,
                          testing::Values(SphereCase{SphereModel::averaged, 4000}, SphereCase{SphereModel::staircase, 4000},
+                                         SphereCase{SphereModel::fraction, 4000},
                                          SphereCase{SphereModel::averaged, 2000}, SphereCase{SphereModel::staircase, 2000}),
                          case_name);

@@ -17,4 +17,11 @@ namespace vem {
 std::int64_t paint_sphere(const YeeGrid& grid, const std::array<double, 3>& centre, double radius,
                           std::uint16_t label, std::vector<std::uint16_t>& cells);
 
+// Fraction (0..1) of each cell's volume inside the sphere, from samples^3 points per cell on a
+// regular sub-grid (cells wholly inside or outside are exact 1 / 0 without sampling). For
+// sub-cell material averaging of curved dielectric surfaces: eps_cell = eps_out + (eps_in -
+// eps_out) fraction keeps the object's volume (its polarizability) on coarse grids.
+std::vector<float> sphere_volume_fraction(const YeeGrid& grid, const std::array<double, 3>& centre, double radius,
+                                          int samples = 8);
+
 }  // namespace vem
