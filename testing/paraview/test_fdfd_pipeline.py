@@ -13,6 +13,7 @@
 """
 import argparse
 import math
+import os
 import sys
 
 from paraview.simple import *  # noqa: F401,F403
@@ -21,6 +22,10 @@ from paraview import servermanager
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 from vtkmodules.vtkCommonDataModel import vtkImageData
+
+# The Mie series (Bohren & Huffman) shared with the examples.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
+from voxelem_example_common import mie_rcs  # noqa: E402
 
 failures = []
 
@@ -211,46 +216,6 @@ def main():
         return 1
     print("all checks passed")
     return 0
-
-
-def mie_rcs(a, f, eps):
-    """Bistatic RCS of a sphere (E-plane, H-plane) in m^2 for e^{jwt}; BH series via numpy."""
-    k = 2 * math.pi * f / 299792458.0
-    x = k * a
-    m = np.conj(np.sqrt(eps))  # BH convention: m = n + i kappa
-    nstop = int(x + 4 * x ** (1 / 3) + 2)
-    mx = m * x
-    nmx = int(max(nstop, abs(mx)) + 16)
-    d = np.zeros(nmx + 1, dtype=complex)
-    for nn in range(nmx, 0, -1):
-        d[nn - 1] = nn / mx - 1 / (d[nn] + nn / mx)
-    psi0, psi1 = math.cos(x), math.sin(x)
-    chi0, chi1 = -math.sin(x), math.cos(x)
-    xi1 = complex(psi1, -chi1)
-    an, bn = [], []
-    for nn in range(1, nstop + 1):
-        psi = (2 * nn - 1) * psi1 / x - psi0
-        chi = (2 * nn - 1) * chi1 / x - chi0
-        xi = complex(psi, -chi)
-        an.append(((d[nn] / m + nn / x) * psi - psi1) / ((d[nn] / m + nn / x) * xi - xi1))
-        bn.append(((m * d[nn] + nn / x) * psi - psi1) / ((m * d[nn] + nn / x) * xi - xi1))
-        psi0, psi1, chi0, chi1 = psi1, psi, chi1, chi
-        xi1 = complex(psi1, -chi1)
-
-    def rcs(theta):
-        mu = np.cos(theta)
-        s1 = np.zeros_like(mu, dtype=complex)
-        s2 = np.zeros_like(mu, dtype=complex)
-        pi0, pi1 = np.zeros_like(mu), np.ones_like(mu)
-        for nn in range(1, nstop + 1):
-            tau = nn * mu * pi1 - (nn + 1) * pi0
-            fn = (2 * nn + 1) / (nn * (nn + 1))
-            s1 += fn * (an[nn - 1] * pi1 + bn[nn - 1] * tau)
-            s2 += fn * (an[nn - 1] * tau + bn[nn - 1] * pi1)
-            pi0, pi1 = pi1, ((2 * nn + 1) * mu * pi1 - (nn + 1) * pi0) / nn
-        return 4 * math.pi * np.abs(s2) ** 2 / k ** 2, 4 * math.pi * np.abs(s1) ** 2 / k ** 2
-
-    return rcs
 
 
 if __name__ == "__main__":
