@@ -33,7 +33,7 @@ from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 from vtkmodules.vtkCommonDataModel import vtkImageData
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxelem_example_common import find_plugin, mie_rcs, plot_rcs_matplotlib, plot_rcs_paraview  # noqa: E402
+from voxelem_example_common import find_plugin, plot_rcs_matplotlib, plot_rcs_paraview, rcs_against_mie  # noqa: E402
 
 SIZES = {
     # name: (cell size m, PML cells, air padding cells)
@@ -93,15 +93,8 @@ def main():
     if rcs.GetNumberOfRows() == 0:
         sys.exit("the FDFD solve produced no RCS table (see the errors above)")
     col = lambda t, name: vtk_to_numpy(t.GetColumnByName(name))
-    th = col(rcs, "theta_deg")
-    e_db, h_db = col(rcs, "rcs_E_plane_dBsm"), col(rcs, "rcs_H_plane_dBsm")
-    me, mh = mie_rcs(RADIUS, FREQ, EPS_R)(np.radians(th))
-    me_db, mh_db = 10 * np.log10(me), 10 * np.log10(mh)
-
     csv = os.path.join(args.out, "sphere_rcs.csv")
-    np.savetxt(csv, np.column_stack([th, e_db, h_db, me_db, mh_db]), delimiter=",", fmt="%.6g",
-               header="theta_deg,fdfd_E_plane_dBsm,fdfd_H_plane_dBsm,mie_E_plane_dBsm,mie_H_plane_dBsm",
-               comments="")
+    th, e_db, h_db, me_db, mh_db = rcs_against_mie(rcs, RADIUS, FREQ, EPS_R, csv, "fdfd")
     it, rr = col(res, "iteration"), col(res, "relative_residual")
     tr = col(res, "true_relative_residual")
     np.savetxt(os.path.join(args.out, "residuals.csv"), np.column_stack([it, rr, tr]), delimiter=",",

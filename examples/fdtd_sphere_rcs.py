@@ -7,7 +7,7 @@ the FDTD Solver as property arrays, lit at 1 GHz by an x-polarized plane wave tr
 (Analysis = 'Steady state (DFT)', Illumination = 'Plane wave': a total-field / scattered-field
 source, running DFTs until the 1 GHz phasors stop changing, near-to-far transform). The RCS in
 the E-plane (xz) and H-plane (yz) is compared with the Mie series (mie_rcs of
-examples/fdfd_sphere_rcs.py: numpy, Bohren & Huffman's recurrences, e^{+jwt}):
+examples/voxelem_example_common.py: numpy, Bohren & Huffman's recurrences, e^{+jwt}):
 
   <out>/sphere_rcs.csv     theta_deg, FDTD and Mie RCS in both planes (dBsm)
   <out>/sphere_rcs.png     the two cuts, FDTD (lines) and Mie (dashed); matplotlib when pvpython
@@ -35,7 +35,7 @@ from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
 from vtkmodules.vtkCommonDataModel import vtkImageData
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxelem_example_common import find_plugin, mie_rcs, plot_rcs_matplotlib, plot_rcs_paraview  # noqa: E402
+from voxelem_example_common import find_plugin, plot_rcs_matplotlib, plot_rcs_paraview, rcs_against_mie  # noqa: E402
 
 RADIUS, EPS_R, FREQ = 0.072, 4.0, 1e9
 QUICK_CELLS, DEFAULT_CELLS = 14, 36
@@ -96,15 +96,8 @@ def main():
     if far.GetNumberOfRows() == 0:
         sys.exit("the FDTD run produced no far-field table (see the errors above)")
     col = lambda t, name: vtk_to_numpy(t.GetColumnByName(name))
-    th = col(far, "theta_deg")
-    e_db, h_db = col(far, "rcs_E_plane_dBsm"), col(far, "rcs_H_plane_dBsm")
-    me, mh = mie_rcs(RADIUS, FREQ, EPS_R)(np.radians(th))
-    me_db, mh_db = 10 * np.log10(me), 10 * np.log10(mh)
-
     csv = os.path.join(args.out, "sphere_rcs.csv")
-    np.savetxt(csv, np.column_stack([th, e_db, h_db, me_db, mh_db]), delimiter=",", fmt="%.6g",
-               header="theta_deg,fdtd_E_plane_dBsm,fdtd_H_plane_dBsm,mie_E_plane_dBsm,mie_H_plane_dBsm",
-               comments="")
+    th, e_db, h_db, me_db, mh_db = rcs_against_mie(far, RADIUS, FREQ, EPS_R, csv, "fdtd")
     cols = [("FDTD E-plane", e_db, "-"), ("FDTD H-plane", h_db, "-"),
             ("Mie E-plane", me_db, "--"), ("Mie H-plane", mh_db, "--")]
     title = (f"Dielectric sphere a = 72 mm, eps_r = 4, 1 GHz: FDTD steady state "

@@ -115,3 +115,22 @@ def plot_rcs_paraview(png, th, cols, title):
     SaveScreenshot(png, view, ImageResolution=[900, 560])
     Delete(view)
     Delete(src)
+
+
+def rcs_against_mie(table, radius, freq, eps, csv_path, solver):
+    """theta (deg) and the E- / H-plane RCS (dBsm) of a far-field table (columns `theta_deg`,
+    `rcs_E_plane_dBsm`, `rcs_H_plane_dBsm`) with the Mie values at the same angles; writes all five
+    columns to `csv_path` (`solver` names the solver's columns). Returns (th, e_db, h_db, me_db, mh_db)."""
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+
+    def col(name):
+        return vtk_to_numpy(table.GetColumnByName(name))
+
+    th = col("theta_deg")
+    e_db, h_db = col("rcs_E_plane_dBsm"), col("rcs_H_plane_dBsm")
+    me, mh = mie_rcs(radius, freq, eps)(np.radians(th))
+    me_db, mh_db = 10 * np.log10(me), 10 * np.log10(mh)
+    np.savetxt(csv_path, np.column_stack([th, e_db, h_db, me_db, mh_db]), delimiter=",", fmt="%.6g",
+               header=f"theta_deg,{solver}_E_plane_dBsm,{solver}_H_plane_dBsm,mie_E_plane_dBsm,mie_H_plane_dBsm",
+               comments="")
+    return th, e_db, h_db, me_db, mh_db
