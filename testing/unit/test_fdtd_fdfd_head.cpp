@@ -329,28 +329,38 @@ void record(const Figures& r) {
   testing::Test::RecordProperty("fdfd_backend", r.fdfd_backend);
 }
 
+struct Tolerances {
+  double e, wb, ps1, ps10;
+};
+
+// Solves the head on `backend` by both solvers, records the figures, and checks them.
+void run_and_check(const HeadCase& h, Backend backend, double steady_state, const Tolerances& tol,
+                   const char* what) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::cout << "  " << what << ": " << h.grid.nx << " x " << h.grid.ny << " x " << h.grid.nz << " cells of "
+            << h.grid.dx * 1e3 << " mm, " << h.tissue_voxels << " tissue voxels\n";
+  const Figures r = compare(h, backend, steady_state);
+  record(r);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "  " << secs << " s in all\n";
+  testing::Test::RecordProperty("total_seconds", std::to_string(secs));
+  EXPECT_TRUE(r.fdtd_converged);
+  EXPECT_TRUE(r.fdfd_converged);
+  EXPECT_LT(r.e_rel_l2, tol.e);
+  EXPECT_LT(std::fabs(rel(r.wb[0], r.wb[1])), tol.wb);
+  EXPECT_LT(std::fabs(rel(r.ps1[0], r.ps1[1])), tol.ps1);
+  EXPECT_LT(std::fabs(rel(r.ps10[0], r.ps10[1])), tol.ps10);
+  EXPECT_LT(std::fabs(rel(r.ps10_edge[0], r.ps10_edge[1])), kEdge10g);
+  EXPECT_NEAR(r.own_ps10 / r.ps10_edge[0], 1.0, 1e-3);  // the same computation on the same phasors
+}
+
 }  // namespace
 
 // Coarse head (6.6 mm voxels) on the CPU, in CI.
 TEST(FdtdFdfdHead, CoarseHeadCpuAgrees) {
-  const auto t0 = std::chrono::steady_clock::now();
   const HeadCase h = make_head(6.6e-3, 3);
   const vem_test::ThreadsForGrid threads(h.grid.cell_count());
-  std::cout << "  coarse head: " << h.grid.nx << " x " << h.grid.ny << " x " << h.grid.nz << " cells of "
-            << h.grid.dx * 1e3 << " mm, " << h.tissue_voxels << " tissue voxels\n";
-  const Figures r = compare(h, Backend::cpu, kCoarseSteadyState);
-  record(r);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "  " << secs << " s in all\n";
-  RecordProperty("total_seconds", std::to_string(secs));
-  EXPECT_TRUE(r.fdtd_converged);
-  EXPECT_TRUE(r.fdfd_converged);
-  EXPECT_LT(r.e_rel_l2, kCoarseE);
-  EXPECT_LT(std::fabs(rel(r.wb[0], r.wb[1])), kCoarseWb);
-  EXPECT_LT(std::fabs(rel(r.ps1[0], r.ps1[1])), kCoarse1g);
-  EXPECT_LT(std::fabs(rel(r.ps10[0], r.ps10[1])), kCoarse10g);
-  EXPECT_LT(std::fabs(rel(r.ps10_edge[0], r.ps10_edge[1])), kEdge10g);
-  EXPECT_NEAR(r.own_ps10 / r.ps10_edge[0], 1.0, 1e-3);  // the same computation on the same phasors
+  run_and_check(h, Backend::cpu, kCoarseSteadyState, {kCoarseE, kCoarseWb, kCoarse1g, kCoarse10g}, "coarse head");
 }
 
 // Full-size head (2.2 mm voxels, 2.4 M cells): both solvers on the GPU.
@@ -358,21 +368,6 @@ TEST(FdtdFdfdHead, FullHeadCudaAgrees) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "CUDA backend not tested here (full-size FDTD/FDFD head comparison needs a GPU): " << why;
   if (!fdfd_cuda_available(&why)) GTEST_SKIP() << "FDFD CUDA backend not usable: " << why;
-  const auto t0 = std::chrono::steady_clock::now();
-  const HeadCase h = make_head(2.2e-3, 10);
-  std::cout << "  full head: " << h.grid.nx << " x " << h.grid.ny << " x " << h.grid.nz << " cells of "
-            << h.grid.dx * 1e3 << " mm, " << h.tissue_voxels << " tissue voxels\n";
-  const Figures r = compare(h, Backend::cuda, kFullSteadyState);
-  record(r);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "  " << secs << " s in all\n";
-  RecordProperty("total_seconds", std::to_string(secs));
-  EXPECT_TRUE(r.fdtd_converged);
-  EXPECT_TRUE(r.fdfd_converged);
-  EXPECT_LT(r.e_rel_l2, kFullE);
-  EXPECT_LT(std::fabs(rel(r.wb[0], r.wb[1])), kFullWb);
-  EXPECT_LT(std::fabs(rel(r.ps1[0], r.ps1[1])), kFull1g);
-  EXPECT_LT(std::fabs(rel(r.ps10[0], r.ps10[1])), kFull10g);
-  EXPECT_LT(std::fabs(rel(r.ps10_edge[0], r.ps10_edge[1])), kEdge10g);
-  EXPECT_NEAR(r.own_ps10 / r.ps10_edge[0], 1.0, 1e-3);  // the same computation on the same phasors
+  run_and_check(make_head(2.2e-3, 10), Backend::cuda, kFullSteadyState, {kFullE, kFullWb, kFull1g, kFull10g},
+                "full head");
 }
