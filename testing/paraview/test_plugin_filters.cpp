@@ -957,10 +957,12 @@ TEST(PluginFdtdSteady, ErrorsAndAbortLeaveEveryPortEmpty)
   msg.errors.clear();
   p.fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_TRANSIENT);
   p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
+  p.fdtd->SetFeedCurrent(0.0);
   p.Run();
-  EXPECT_NE(msg.errors.find("needs Analysis = 'Steady state (DFT)'"), std::string::npos) << msg.errors;
+  EXPECT_NE(msg.errors.find("feed current 0 A must be finite and > 0"), std::string::npos) << msg.errors;
   EXPECT_TRUE(allEmpty(p.fdtd));
   EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 0);
+  p.fdtd->SetFeedCurrent(1.0);
 
   // Abort during the steady-state run: every port empty, a warning, the next update runs again.
   msg.errors.clear();
@@ -1040,6 +1042,54 @@ TEST(PluginFdtd, TransientPlaneWaveFillsTheTotalFieldBoxOnly)
   EXPECT_EQ(f->GetSummaryOutput()->GetNumberOfRows(), 0);
   EXPECT_EQ(f->GetFarFieldOutput()->GetNumberOfRows(), 0);
   EXPECT_GT(vtkImageData::SafeDownCast(f->GetOutputDataObject(0))->GetNumberOfCells(), 0);
+}
+
+TEST(PluginFdtd, TransientHalfWaveDipoleHoldsItsArmsAtZero)
+{
+  // Vacuum, a 10 cm (21-edge) z dipole at the centre fed with 2 A times a 1.5 GHz modulated
+  // Gaussian: the wire's axial E is held at exactly 0 (PEC arms), the feed gap and a broadside
+  // point see the pulse, and the probe at the feed is named "feed".
+  vtkSmartPointer<vtkImageData> img = Vacuum(8, 8, 26, 0.005);
+  vtkNew<vtkTrivialProducer> src;
+  src->SetOutput(img);
+  vtkNew<vtkVEMFDTDSolver> f;
+  f->SetInputConnection(src->GetOutputPort());
+  f->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
+  f->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
+  f->SetDipoleCentre(0.0, 0.0, 0.0);
+  f->SetDipoleAxis(2);
+  f->SetDipoleLength(0.1);
+  f->SetFeedCurrent(2.0);
+  f->SetSourceFrequency(1.5e9);
+  f->SetAirPadding(4);
+  f->SetCPMLThickness(6);
+  f->SetNumberOfSteps(300);
+  f->SetSnapshotInterval(300);
+  f->SetProbeAtSource(true);
+  f->SetNumberOfProbePositions(2);
+  f->SetProbePosition(0, 0.0, 0.0, 0.03);  // on the upper arm
+  f->SetProbePosition(1, 0.03, 0.0, 0.0);  // broadside, 3 cm from the gap
+  Messages msg(f);
+  f->Update();
+  EXPECT_EQ(msg.errors, "");
+  vtkTable* probes = f->GetProbeOutput();
+  ASSERT_EQ(probes->GetNumberOfRows(), 300);
+  auto peak = [&](const char* name) {
+    vtkDataArray* a = vtkDataArray::SafeDownCast(probes->GetColumnByName(name));
+    double m = 0;
+    for (vtkIdType r = 0; a && r < a->GetNumberOfTuples(); ++r)
+    {
+      m = std::max(m, std::fabs(a->GetComponent(r, 0)));
+    }
+    return a ? m : -1.0;
+  };
+  const double arm = peak("probe0_Ez"), gap = peak("feed_Ez"), side = peak("probe1_Ez");
+  std::printf("transient dipole: peak Ez on the arm %.3g, at the feed %.3g, broadside %.3g V/m\n", arm, gap,
+    side);
+  EXPECT_EQ(arm, 0.0);
+  EXPECT_GT(gap, 0.0);
+  EXPECT_GT(side, 1e-3 * gap);
+  EXPECT_EQ(f->GetSteadyStateOutput()->GetNumberOfCells(), 0);
 }
 
 TEST(PluginFdtdSteady, LabelModePointSourceAtTwoFrequencies)

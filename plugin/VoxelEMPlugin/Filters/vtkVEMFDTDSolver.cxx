@@ -1001,11 +1001,6 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   {
     return this->SolveSteadyState(input, inputVector);
   }
-  if (this->Illumination == ILLUMINATION_HALF_WAVE_DIPOLE)
-  {
-    vem::fail("the half-wave dipole illumination needs Analysis = 'Steady state (DFT)'; the ",
-      "transient analysis takes a point source or a plane wave");
-  }
   Internals& in = *this->Internal;
   Model model;
   this->BuildModel(input, inputVector, false, model);
@@ -1013,6 +1008,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   const Plan& p = in.plan;
   const long long nTotal = p.total_cells();
   const bool planeWave = this->Illumination == ILLUMINATION_PLANE_WAVE;
+  const bool dipole = this->Illumination == ILLUMINATION_HALF_WAVE_DIPOLE;
 
   // Source waveform (point source and plane wave).
   const double f0 = this->SourceFrequency;
@@ -1047,6 +1043,28 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     wave.waveform = waveform;
     wave.design_frequency = f0;
     box = AutomaticTfsfBox(p);
+  }
+  else if (dipole)
+  {
+    // The steady state's thin-wire dipole (vem::add_thin_wire_dipole), fed with FeedCurrent (A,
+    // peak) times the source waveform; AcceptedPower needs the steady state and is not used here.
+    if (!(this->DipoleLength >= 0) || !std::isfinite(this->DipoleLength))
+    {
+      vem::fail("dipole length ", this->DipoleLength, " m must be >= 0 (0: half a wavelength)");
+    }
+    if (!(this->FeedCurrent > 0) || !std::isfinite(this->FeedCurrent))
+    {
+      vem::fail("feed current ", this->FeedCurrent, " A must be finite and > 0 (the transient ",
+        "analysis drives the dipole with it; AcceptedPower applies to the steady state only)");
+    }
+    vem::HarmonicDipole dp;
+    for (int a = 0; a < 3; ++a)
+    {
+      dp.centre[a] = this->DipoleCentre[a];
+    }
+    dp.axis = this->DipoleAxis;
+    dp.length = this->DipoleLength;
+    vem::add_thin_wire_dipole(setup, dp, f0, waveform, this->FeedCurrent);
   }
   else
   {
@@ -1098,8 +1116,8 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   std::vector<std::pair<std::string, std::array<double, 3>>> probePoints;
   if (this->ProbeAtSource && !planeWave)
   {
-    probePoints.push_back({ "source", { this->SourcePosition[0], this->SourcePosition[1],
-                                        this->SourcePosition[2] } });
+    const double* at = dipole ? this->DipoleCentre : this->SourcePosition;
+    probePoints.push_back({ dipole ? "feed" : "source", { at[0], at[1], at[2] } });
   }
   for (int q = 0; q < this->GetNumberOfProbePositions(); ++q)
   {

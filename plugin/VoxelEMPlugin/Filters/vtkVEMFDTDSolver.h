@@ -28,7 +28,10 @@
  *     inside the CPML on every face): the model must lie inside it and its faces in vacuum, so
  *     AirPadding must be at least 6; cells outside the box hold the scattered field only.
  *     ProbeAtSource is ignored;
- *   - half-wave dipole: refused in this mode (an error saying to use the steady-state mode).
+ *   - half-wave dipole: the steady state's thin-wire dipole (DipoleCentre, DipoleAxis,
+ *     DipoleLength; vem::add_thin_wire_dipole) fed at its gap with FeedCurrent (A, peak) times
+ *     the source waveform (AcceptedPower needs the steady state and is not used); with
+ *     ProbeAtSource the probe "feed" records the E field at DipoleCentre.
  *   Tissue tables are evaluated at TissueFrequency, or at SourceFrequency when it is 0.
  *   Output port 0: vtkImageData over the voxel grid plus padding, one time step per snapshot
  *   (TIME_STEPS = snapshot times of E, s dt). Cell arrays at the cell centres: "E" (V/m) and "H"

@@ -54,6 +54,7 @@
 #include "vem/fdtd_engine.h"
 #include "vem/fdtd_setup.h"
 #include "vem/sar.h"
+#include "vem/waveform.h"
 
 namespace vem {
 
@@ -172,6 +173,19 @@ struct HarmonicResult {
   int dipole_edges = 0;
   std::string warning;             // e.g. "not converged: relative change 3e-3 after 40000 steps"
 };
+
+// The thin-wire dipole of the steady-state runs as plain sources, for transient runs too: appends
+// to setup.sources the gap's electric current source (moment feed_current x gap length, A m,
+// with `waveform`) and the zero-amplitude hard_e sources that hold the arms' axial E at zero (PEC).
+// Length 0 means half the free-space wavelength at f_default. Throws vem::Error for a bad axis or
+// a wire that leaves the non-CPML interior.
+struct DipoleSources {
+  std::array<int, 3> gap{-1, -1, -1};  // E sample of the feed gap (yee_grid.h)
+  int edges = 0;                       // wire length in edges (odd), gap included
+  double gap_length = 0;               // m
+};
+DipoleSources add_thin_wire_dipole(FdtdSetup& setup, const HarmonicDipole& dipole, double f_default,
+                                   const Waveform& waveform, double feed_current);
 
 // Throws vem::Error for bad options (no or non-positive frequencies, a dipole outside the grid or
 // crossing the CPML, a density array of the wrong size, ...). The setup's own sources and probes

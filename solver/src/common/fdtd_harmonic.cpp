@@ -75,6 +75,57 @@ struct NtffFace {
 
 }  // namespace
 
+DipoleSources add_thin_wire_dipole(FdtdSetup& s, const HarmonicDipole& dp, double f_default,
+                                   const Waveform& waveform, double feed_current) {
+  const YeeGrid& g = s.grid;
+  g.validate();
+  const int axis = dp.axis;
+  if (axis < 0 || axis > 2) fail("dipole axis ", axis, " must be 0 (x), 1 (y) or 2 (z)");
+  if (!(dp.length > 0) && !(f_default > 0))
+    fail("dipole: no length given and no frequency for the default half-wavelength (", f_default, " Hz)");
+  if (!std::isfinite(feed_current)) fail("dipole: feed current ", feed_current, " A is not finite");
+  const std::array<int, 3> n = g.n();
+  const std::array<double, 3> d = g.d();
+  DipoleSources out;
+  out.gap_length = d[axis];
+  for (int a = 0; a < 3; ++a) {
+    const double u = (dp.centre[a] - g.origin[a]) / d[a] - (a == axis ? 0.5 : 0.0);
+    out.gap[a] = int(std::lround(u));
+  }
+  const double L = dp.length > 0 ? dp.length : kC0 / (2.0 * f_default);
+  out.edges = std::max(1, 2 * int(std::lround((L / d[axis] - 1.0) / 2.0)) + 1);
+  const int m = (out.edges - 1) / 2;
+  for (int a = 0; a < 3; ++a) {
+    const int lo = a == axis ? out.gap[a] - m : out.gap[a];
+    const int hi = a == axis ? out.gap[a] + m : out.gap[a];
+    const int lim_lo = s.boundaries.cpml_cells(2 * a) + 1;
+    const int lim_hi = (a == axis ? n[a] - 1 : n[a]) - s.boundaries.cpml_cells(2 * a + 1) - 1;
+    if (lo < lim_lo || hi > lim_hi)
+      fail("the dipole (centre (", dp.centre[0], ", ", dp.centre[1], ", ", dp.centre[2], ") m, ", out.edges,
+           " edges of ", d[axis], " m along ", "xyz"[axis], ") spans sample indices ", lo, "..", hi, " along ",
+           "xyz"[a], "; it must stay inside the non-CPML interior (", lim_lo, "..", lim_hi, ")");
+  }
+  PointSource feed;
+  feed.kind = PointSource::Kind::electric_current;
+  feed.i = out.gap[0];
+  feed.j = out.gap[1];
+  feed.k = out.gap[2];
+  feed.direction = {0, 0, 0};
+  feed.direction[axis] = 1.0;
+  feed.amplitude = feed_current * out.gap_length;  // current moment over the gap edge, A m
+  feed.waveform = waveform;
+  s.sources.push_back(feed);
+  for (int q = -m; q <= m; ++q) {
+    if (q == 0) continue;
+    PointSource pec = feed;
+    pec.kind = PointSource::Kind::hard_e;
+    pec.amplitude = 0.0;
+    (axis == 0 ? pec.i : axis == 1 ? pec.j : pec.k) += q;
+    s.sources.push_back(pec);
+  }
+  return out;
+}
+
 HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOptions& o) {
   // ---- validation -------------------------------------------------------------------------
   if (o.frequencies.empty()) fail("FDTD steady state: no DFT frequency given (need at least one, Hz)");
@@ -140,32 +191,12 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   }
   const double dt = s.dt;
 
-  // ---- dipole: PEC arms (zero hard sources) and the gap current source -----------------------
+  // ---- dipole: PEC arms (zero hard sources) and the gap current source (1 A) ------------------
   const bool dipole = o.source == HarmonicSource::dipole;
   int gap[3] = {-1, -1, -1};
-  int axis = o.dipole.axis;
+  const int axis = o.dipole.axis;
   double gap_len = 0;
   if (dipole) {
-    if (axis < 0 || axis > 2) fail("FDTD steady state: dipole axis ", axis, " must be 0 (x), 1 (y) or 2 (z)");
-    const Component ca = static_cast<Component>(axis);
-    gap_len = d[axis];
-    for (int a = 0; a < 3; ++a) {
-      const double u = (o.dipole.centre[a] - g.origin[a]) / d[a] - (a == axis ? 0.5 : 0.0);
-      gap[a] = int(std::lround(u));
-    }
-    const double L = o.dipole.length > 0 ? o.dipole.length : kC0 / (2.0 * f_lo);
-    const int edges = std::max(1, 2 * int(std::lround((L / d[axis] - 1.0) / 2.0)) + 1);
-    const int m = (edges - 1) / 2;
-    for (int a = 0; a < 3; ++a) {
-      const int lo = a == axis ? gap[a] - m : gap[a];
-      const int hi = a == axis ? gap[a] + m : gap[a];
-      const int lim_lo = pml_lo[a] + 1, lim_hi = (a == axis ? n[a] - 1 : n[a]) - pml_hi[a] - 1;
-      if (lo < lim_lo || hi > lim_hi)
-        fail("FDTD steady state: the dipole (centre (", o.dipole.centre[0], ", ", o.dipole.centre[1], ", ",
-             o.dipole.centre[2], ") m, ", edges, " edges of ", d[axis], " m along ", "xyz"[axis],
-             ") spans sample indices ", lo, "..", hi, " along ", "xyz"[a],
-             "; it must stay inside the non-CPML interior (", lim_lo, "..", lim_hi, ")");
-    }
     if (o.dipole.accepted_power > 0 && o.dipole.radiated_power > 0)
       fail("FDTD steady state: give the dipole an accepted power (", o.dipole.accepted_power, " W) or a radiated power (",
            o.dipole.radiated_power, " W), not both");
@@ -174,25 +205,11 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     if (!(o.dipole.feed_current > 0) && !(o.dipole.accepted_power > 0) && !(o.dipole.radiated_power > 0))
       fail("FDTD steady state: the dipole needs a feed current > 0 A or an accepted power > 0 W (got ",
            o.dipole.feed_current, " A, ", o.dipole.accepted_power, " W)");
-    PointSource feed;
-    feed.kind = PointSource::Kind::electric_current;
-    feed.i = gap[0]; feed.j = gap[1]; feed.k = gap[2];
-    feed.direction = {0, 0, 0};
-    feed.direction[axis] = 1.0;
-    feed.amplitude = 1.0 * gap_len;  // current moment of a 1 A feed over the gap edge, A m
-    feed.waveform = wave;
-    s.sources.push_back(feed);
-    for (int q = -m; q <= m; ++q) {
-      if (q == 0) continue;
-      PointSource pec = feed;
-      pec.kind = PointSource::Kind::hard_e;
-      pec.amplitude = 0.0;
-      (axis == 0 ? pec.i : axis == 1 ? pec.j : pec.k) += q;
-      s.sources.push_back(pec);
-    }
-    res.dipole_gap = {gap[0], gap[1], gap[2]};
-    res.dipole_edges = edges;
-    (void)ca;
+    const DipoleSources ds = add_thin_wire_dipole(s, o.dipole, f_lo, wave, 1.0);
+    for (int a = 0; a < 3; ++a) gap[a] = ds.gap[a];
+    gap_len = ds.gap_length;
+    res.dipole_gap = ds.gap;
+    res.dipole_edges = ds.edges;
   }
 
   // ---- operator, engine, extensions --------------------------------------------------------
