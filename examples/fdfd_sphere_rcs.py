@@ -29,11 +29,10 @@ from paraview.simple import *  # noqa: F401,F403
 from paraview import servermanager
 
 import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
-from vtkmodules.vtkCommonDataModel import vtkImageData
+from vtkmodules.util.numpy_support import vtk_to_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxelem_example_common import find_plugin, plot_rcs_matplotlib, plot_rcs_paraview, rcs_against_mie  # noqa: E402
+from voxelem_example_common import find_plugin, plot_rcs_matplotlib, plot_rcs_paraview, rcs_against_mie, sphere_image  # noqa: E402
 
 SIZES = {
     # name: (cell size m, PML cells, air padding cells)
@@ -44,21 +43,9 @@ SIZES = {
 RADIUS, EPS_R, FREQ = 0.072, 4.0, 1e9
 
 
-def sphere_image(h):
+def sphere_image_h(h):
     n = int(math.ceil(2 * RADIUS / h)) + 2
-    img = vtkImageData()
-    img.SetDimensions(n + 1, n + 1, n + 1)
-    img.SetSpacing(h, h, h)
-    img.SetOrigin(-0.5 * n * h, -0.5 * n * h, -0.5 * n * h)
-    c = (np.arange(n) + 0.5) * h - 0.5 * n * h
-    z, y, x = np.meshgrid(c, c, c, indexing="ij")
-    inside = (x * x + y * y + z * z < RADIUS * RADIUS).ravel()
-    for name, v in (("permittivity", np.where(inside, EPS_R, 1.0)), ("conductivity", np.zeros(inside.size))):
-        a = numpy_to_vtk(np.ascontiguousarray(v, dtype=np.float32), deep=1)
-        a.SetName(name)
-        img.GetCellData().AddArray(a)
-    return img, n
-
+    return sphere_image(n, h, RADIUS, EPS_R), n
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -77,7 +64,7 @@ def main():
     LoadPlugin(plugin, remote=False, ns=globals())
 
     h, pml, pad = SIZES[args.size]
-    img, n = sphere_image(h)
+    img, n = sphere_image_h(h)
     src = TrivialProducer()
     src.GetClientSideObject().SetOutput(img)
     backend = {"auto": "Auto", "cpu": "CPU", "cuda": "CUDA"}[args.backend]

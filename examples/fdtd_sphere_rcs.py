@@ -31,33 +31,20 @@ from paraview.simple import *  # noqa: F401,F403
 from paraview import servermanager
 
 import numpy as np
-from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
-from vtkmodules.vtkCommonDataModel import vtkImageData
+from vtkmodules.util.numpy_support import vtk_to_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxelem_example_common import find_plugin, plot_rcs_matplotlib, plot_rcs_paraview, rcs_against_mie  # noqa: E402
+from voxelem_example_common import find_plugin, plot_rcs_matplotlib, plot_rcs_paraview, rcs_against_mie, sphere_image  # noqa: E402
 
 RADIUS, EPS_R, FREQ = 0.072, 4.0, 1e9
 QUICK_CELLS, DEFAULT_CELLS = 14, 36
 
 
-def sphere_image(cells):
+def sphere_image_cells(cells):
     """The sphere on cells x cells x cells voxels of 2 a / cells, plus one voxel of air per face."""
     h = 2 * RADIUS / cells
     n = cells + 2
-    img = vtkImageData()
-    img.SetDimensions(n + 1, n + 1, n + 1)
-    img.SetSpacing(h, h, h)
-    img.SetOrigin(-0.5 * n * h, -0.5 * n * h, -0.5 * n * h)
-    c = (np.arange(n) + 0.5) * h - 0.5 * n * h
-    z, y, x = np.meshgrid(c, c, c, indexing="ij")
-    inside = (x * x + y * y + z * z < RADIUS * RADIUS).ravel()
-    for name, v in (("permittivity", np.where(inside, EPS_R, 1.0)), ("conductivity", np.zeros(inside.size))):
-        a = numpy_to_vtk(np.ascontiguousarray(v, dtype=np.float32), deep=1)
-        a.SetName(name)
-        img.GetCellData().AddArray(a)
-    return img, n, h
-
+    return sphere_image(n, h, RADIUS, EPS_R), n, h
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -78,7 +65,7 @@ def main():
         sys.exit("VoxelEMPlugin.so not found: give --plugin or set VOXELEM_PLUGIN")
     LoadPlugin(plugin, remote=False, ns=globals())
 
-    img, n, h = sphere_image(cells)
+    img, n, h = sphere_image_cells(cells)
     src = TrivialProducer()
     src.GetClientSideObject().SetOutput(img)
     t0 = time.time()

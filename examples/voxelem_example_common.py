@@ -134,3 +134,24 @@ def rcs_against_mie(table, radius, freq, eps, csv_path, solver):
                header=f"theta_deg,{solver}_E_plane_dBsm,{solver}_H_plane_dBsm,mie_E_plane_dBsm,mie_H_plane_dBsm",
                comments="")
     return th, e_db, h_db, me_db, mh_db
+
+
+def sphere_image(n, h, radius, eps_r):
+    """vtkImageData of n^3 cubic voxels of side h centred on the origin, with cell arrays
+    "permittivity" (eps_r where the voxel centre lies inside the sphere, else 1) and
+    "conductivity" (0)."""
+    from vtkmodules.util.numpy_support import numpy_to_vtk
+    from vtkmodules.vtkCommonDataModel import vtkImageData
+
+    img = vtkImageData()
+    img.SetDimensions(n + 1, n + 1, n + 1)
+    img.SetSpacing(h, h, h)
+    img.SetOrigin(-0.5 * n * h, -0.5 * n * h, -0.5 * n * h)
+    c = (np.arange(n) + 0.5) * h - 0.5 * n * h
+    z, y, x = np.meshgrid(c, c, c, indexing="ij")
+    inside = (x * x + y * y + z * z < radius * radius).ravel()
+    for name, v in (("permittivity", np.where(inside, eps_r, 1.0)), ("conductivity", np.zeros(inside.size))):
+        a = numpy_to_vtk(np.ascontiguousarray(v, dtype=np.float32), deep=1)
+        a.SetName(name)
+        img.GetCellData().AddArray(a)
+    return img
