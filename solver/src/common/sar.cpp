@@ -79,6 +79,61 @@ CubeResult grow_cube(const SarTables& t, int i, int j, int k, double m) {
   return {0.0f, 0.0f, false, -1};  // the whole grid holds less than the target mass
 }
 
+// For every voxel q, the largest avg[u] over the valid cubes that contain it: cover[u] >= 0 is
+// the half-width (voxels) of u's cube, -1 for no valid cube; -1 where none contains q.
+// A cube of half-width r is the L-infinity ball of radius r, i.e. r unit dilations, and dilation
+// distributes over max, so with D the 3x3x3 max filter and V_r = avg where cover == r:
+//     U_rmax = V_rmax,   U_r = max(D(U_{r+1}), V_r),   result = U_0
+// (rmax dilations, each three 1-D passes: O(rmax N) instead of O(N rmax^3) for a gather).
+std::vector<float> largest_containing_average(int nx, int ny, int nz, const std::vector<float>& avg,
+                                             const std::vector<int>& cover) {
+  const std::size_t n = avg.size(), sy = std::size_t(nx), sz = std::size_t(nx) * ny;
+  int rmax = -1;
+  for (int c : cover) rmax = std::max(rmax, c);
+  std::vector<float> u(n, -1.0f), t(n);
+  if (rmax < 0) return u;
+  for (int r = rmax; r >= 0; --r) {
+    if (r < rmax) {
+      // D = three 1-D max filters of half-width 1 (x into t, y into u, z into t), then copy back
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const std::size_t q = i + sy * j + sz * k;
+            float m = u[q];
+            if (i > 0) m = std::max(m, u[q - 1]);
+            if (i + 1 < nx) m = std::max(m, u[q + 1]);
+            t[q] = m;
+          }
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const std::size_t q = i + sy * j + sz * k;
+            float m = t[q];
+            if (j > 0) m = std::max(m, t[q - sy]);
+            if (j + 1 < ny) m = std::max(m, t[q + sy]);
+            u[q] = m;
+          }
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < nz; ++k)
+        for (int j = 0; j < ny; ++j)
+          for (int i = 0; i < nx; ++i) {
+            const std::size_t q = i + sy * j + sz * k;
+            float m = u[q];
+            if (k > 0) m = std::max(m, u[q - sz]);
+            if (k + 1 < nz) m = std::max(m, u[q + sz]);
+            t[q] = m;
+          }
+      u.swap(t);
+    }
+#pragma omp parallel for schedule(static)
+    for (std::int64_t q = 0; q < std::int64_t(n); ++q)
+      if (cover[q] == r) u[q] = std::max(u[q], avg[q]);
+  }
+  return u;
+}
+
 }  // namespace
 
 std::vector<float> cell_centre_e_squared(const YeeGrid& g, const std::vector<std::complex<float>>& ex,
@@ -277,26 +332,9 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
           if (r.valid) { avg[q] = r.sar; cover[q] = r.cover; out.status[q] = 1; out.sar[q] = r.sar; }
           else out.status[q] = 3;
         }
-    int rmax = -1;
-    for (int c : cover) rmax = std::max(rmax, c);
-#pragma omp parallel for collapse(2) schedule(dynamic)
-    for (int k = 0; k < g.nz; ++k)
-      for (int j = 0; j < g.ny; ++j)
-        for (int i = 0; i < g.nx; ++i) {
-          const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
-          if (out.status[q] != 3) continue;
-          float best = -1.0f;
-          for (int c = std::max(0, k - rmax); c <= std::min(g.nz - 1, k + rmax); ++c)
-            for (int b = std::max(0, j - rmax); b <= std::min(g.ny - 1, j + rmax); ++b)
-              for (int a = std::max(0, i - rmax); a <= std::min(g.nx - 1, i + rmax); ++a) {
-                const std::size_t u = a + std::size_t(g.nx) * (b + std::size_t(g.ny) * c);
-                const int r = cover[u];
-                if (r < 0) continue;
-                if (std::abs(a - i) <= r && std::abs(b - j) <= r && std::abs(c - k) <= r)
-                  best = std::max(best, avg[u]);
-              }
-          if (best >= 0) { out.sar[q] = best; out.status[q] = 2; }
-        }
+    const std::vector<float> best = largest_containing_average(g.nx, g.ny, g.nz, avg, cover);
+    for (std::size_t q = 0; q < n; ++q)
+      if (out.status[q] == 3 && best[q] >= 0) { out.sar[q] = best[q]; out.status[q] = 2; }
   }
   for (std::size_t q = 0; q < n; ++q) {
     if (out.status[q] == 1) {

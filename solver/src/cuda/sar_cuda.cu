@@ -1,6 +1,6 @@
 // GPU peak spatial-average SAR (sar.h): one thread per voxel grows its centred cube on the
-// summed-volume tables (built on the host, double precision), then one thread per invalid voxel
-// gathers the largest averaged SAR of the valid cubes containing it. The CPU twin is in
+// summed-volume tables (built on the host, double precision), then rmax unit dilations give each
+// invalid voxel the largest averaged SAR of the valid cubes containing it. The CPU twin is in
 // common/sar.cpp (grow_cube); the logic is the same line for line.
 #include <cuda_runtime.h>
 
@@ -68,26 +68,47 @@ __global__ void sar_grow(Tables t, const float* __restrict__ density, double m, 
   status[q] = 3;
 }
 
-__global__ void sar_assign(int nx, int ny, int nz, int rmax, const float* __restrict__ avg,
-                           const int* __restrict__ cover, unsigned char* status, float* sar) {
+// Assignment (sar.h), as on the CPU (common/sar.cpp largest_containing_average): the largest
+// average over the valid cubes containing a voxel is U_0 of U_rmax = V_rmax,
+// U_r = max(D(U_{r+1}), V_r), D the 3x3x3 max filter as three 1-D passes, V_r = avg where
+// cover == r.
+__global__ void sar_seed(long long n, int r, const float* __restrict__ avg, const int* __restrict__ cover,
+                         float* __restrict__ u, bool merge) {
+  const long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (q >= n) return;
+  const float v = cover[q] == r ? avg[q] : -1.0f;
+  u[q] = merge ? fmaxf(u[q], v) : v;
+}
+
+template <int AXIS>
+__global__ void sar_max1(int nx, int ny, int nz, const float* __restrict__ in, float* __restrict__ out) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   const int k = blockIdx.z;
   if (i >= nx || j >= ny || k >= nz) return;
-  const long long q = i + (long long)nx * (j + (long long)ny * k);
+  const long long sy = nx, sz = (long long)nx * ny;
+  const long long q = i + sy * j + sz * k;
+  float m = in[q];
+  if (AXIS == 0) {
+    if (i > 0) m = fmaxf(m, in[q - 1]);
+    if (i + 1 < nx) m = fmaxf(m, in[q + 1]);
+  } else if (AXIS == 1) {
+    if (j > 0) m = fmaxf(m, in[q - sy]);
+    if (j + 1 < ny) m = fmaxf(m, in[q + sy]);
+  } else {
+    if (k > 0) m = fmaxf(m, in[q - sz]);
+    if (k + 1 < nz) m = fmaxf(m, in[q + sz]);
+  }
+  out[q] = m;
+}
+
+__global__ void sar_assign(long long n, const float* __restrict__ avg, const float* __restrict__ best,
+                           unsigned char* status, float* sar) {
+  const long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (q >= n) return;
   if (status[q] == 1) { sar[q] = avg[q]; return; }
   sar[q] = 0.0f;
-  if (status[q] != 3) return;
-  float best = -1.0f;
-  for (int c = max(0, k - rmax); c <= min(nz - 1, k + rmax); ++c)
-    for (int b = max(0, j - rmax); b <= min(ny - 1, j + rmax); ++b)
-      for (int a = max(0, i - rmax); a <= min(nx - 1, i + rmax); ++a) {
-        const long long u = a + (long long)nx * (b + (long long)ny * c);
-        const int r = cover[u];
-        if (r < 0) continue;
-        if (abs(a - i) <= r && abs(b - j) <= r && abs(c - k) <= r) best = fmaxf(best, avg[u]);
-      }
-  if (best >= 0) { sar[q] = best; status[q] = 2; }
+  if (status[q] == 3 && best[q] >= 0.0f) { sar[q] = best[q]; status[q] = 2; }
 }
 
 template <class T>
@@ -120,7 +141,26 @@ void spatial_average_sar_cuda(const SarTables& t, const std::vector<float>& dens
   VEM_CUDA_CHECK(cudaMemcpy(cov.data(), cover.p, n * sizeof(int), cudaMemcpyDeviceToHost));
   int rmax = -1;
   for (int c : cov) rmax = std::max(rmax, c);
-  sar_assign<<<grid, block>>>(t.nx, t.ny, t.nz, rmax, avg.p, cover.p, status.p, sar.p);
+  const long long nn = (long long)n;
+  const unsigned flat = unsigned((nn + 255) / 256);
+  Dev<float> u(n), tmp(n);
+  if (rmax >= 0) {
+    sar_seed<<<flat, 256>>>(nn, rmax, avg.p, cover.p, u.p, false);
+    VEM_CUDA_CHECK_LAUNCH("sar_seed");
+    for (int r = rmax - 1; r >= 0; --r) {
+      sar_max1<0><<<grid, block>>>(t.nx, t.ny, t.nz, u.p, tmp.p);
+      sar_max1<1><<<grid, block>>>(t.nx, t.ny, t.nz, tmp.p, u.p);
+      sar_max1<2><<<grid, block>>>(t.nx, t.ny, t.nz, u.p, tmp.p);
+      VEM_CUDA_CHECK_LAUNCH("sar_max1");
+      std::swap(u.p, tmp.p);
+      sar_seed<<<flat, 256>>>(nn, r, avg.p, cover.p, u.p, true);
+      VEM_CUDA_CHECK_LAUNCH("sar_seed");
+    }
+  } else {
+    sar_seed<<<flat, 256>>>(nn, -2, avg.p, cover.p, u.p, false);  // no valid cube (cover is never -2): u = -1
+    VEM_CUDA_CHECK_LAUNCH("sar_seed");
+  }
+  sar_assign<<<flat, 256>>>(nn, avg.p, u.p, status.p, sar.p);
   VEM_CUDA_CHECK_LAUNCH("sar_assign");
   VEM_CUDA_CHECK(cudaMemcpy(out.sar.data(), sar.p, n * sizeof(float), cudaMemcpyDeviceToHost));
   VEM_CUDA_CHECK(cudaMemcpy(out.side_m.data(), side.p, n * sizeof(float), cudaMemcpyDeviceToHost));
