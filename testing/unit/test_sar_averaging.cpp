@@ -268,7 +268,7 @@ TEST_P(SarAveraging, AssignmentEqualsBruteForceGather) {
   VEM_REQUIRE_BACKEND(GetParam());
   const SarInput in = irregular_volume();
   const int nx = in.grid.nx, ny = in.grid.ny, nz = in.grid.nz;
-  for (double m : {1e-3, 1e-2}) {
+  for (double m : {1e-3, 3e-3}) {  // 10 g has no valid cube in this small volume
     const AveragedSar a = spatial_average_sar(in, m, GetParam());
     ASSERT_GT(a.assigned + a.unassigned, 0u);
     std::size_t checked = 0;

@@ -160,6 +160,25 @@ std::vector<float> ReadVoxelValues(
   return out;
 }
 
+int AppendPaddedComponents(vtkDataArray* a, const VoxelGrid& g, const std::string& what, bool positive,
+  float pad, long long total, const std::function<long long(long long)>& totalIndex,
+  std::vector<std::vector<float>>* dst)
+{
+  const int nc = a->GetNumberOfComponents();
+  const long long nVox = g.count();
+  for (int c = 0; c < nc; ++c)
+  {
+    const std::vector<float> vox = ReadVoxelValues(a, c, g, what, positive);
+    std::vector<float> grid(static_cast<std::size_t>(total), pad);
+    for (long long v = 0; v < nVox; ++v)
+    {
+      grid[static_cast<std::size_t>(totalIndex(v))] = vox[static_cast<std::size_t>(v)];
+    }
+    dst->push_back(std::move(grid));
+  }
+  return nc;
+}
+
 std::vector<std::uint16_t> ReadLabels(vtkDataArray* a, const VoxelGrid& g, const std::string& what)
 {
   const int type = a->GetDataType();

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,13 @@ vtkDataArray* ResolveSelectedArray(vtkDataArray* found, vtkInformation* info, in
 // naming the array, the voxel (i,j,k) and its value.
 std::vector<float> ReadVoxelValues(vtkDataArray* a, int comp, const VoxelGrid& g,
   const std::string& what, bool positive);
+
+// Every component of `a` (ReadVoxelValues) placed on the computational grid: one array of
+// `total` values per component, voxel v at totalIndex(v), `pad` elsewhere; appended to *dst.
+// Returns the number of components.
+int AppendPaddedComponents(vtkDataArray* a, const VoxelGrid& g, const std::string& what, bool positive,
+  float pad, long long total, const std::function<long long(long long)>& totalIndex,
+  std::vector<std::vector<float>>* dst);
 
 // Integer labels of a 1-component integer array (voxel order). Throws vem::Error for
 // floating-point or multi-component arrays and for values outside 0..65535, naming the voxel.

@@ -949,17 +949,8 @@ void vtkVEMFDTDSolver::BuildModel(
       {
         continue;
       }
-      const int nc = a->GetNumberOfComponents();
-      for (int c = 0; c < nc; ++c)
-      {
-        const std::vector<float> vox = vem_vtk::ReadVoxelValues(a, c, p.voxels, s.what, s.positive);
-        std::vector<float> total(static_cast<std::size_t>(nTotal), s.pad);
-        for (long long v = 0; v < nVox; ++v)
-        {
-          total[static_cast<std::size_t>(totalIndex(v))] = vox[static_cast<std::size_t>(v)];
-        }
-        s.dst->push_back(std::move(total));
-      }
+      const int nc = vem_vtk::AppendPaddedComponents(
+        a, p.voxels, s.what, s.positive, s.pad, nTotal, totalIndex, s.dst);
       if (keepMaterials && s.idx <= 1)
       {
         vtkNew<vtkFloatArray> o;

@@ -92,39 +92,28 @@ std::vector<float> largest_containing_average(int nx, int ny, int nz, const std:
   for (int c : cover) rmax = std::max(rmax, c);
   std::vector<float> u(n, -1.0f), t(n);
   if (rmax < 0) return u;
+  const int len[3] = {nx, ny, nz};
+  const std::size_t stride[3] = {1, sy, sz};
+  // out = max of in over the neighbours +-1 along `axis` (inside the grid)
+  auto max_filter_1 = [&](const std::vector<float>& in, std::vector<float>& out, int axis) {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < nz; ++k)
+      for (int j = 0; j < ny; ++j)
+        for (int i = 0; i < nx; ++i) {
+          const std::size_t q = i + sy * j + sz * k;
+          const int at = axis == 0 ? i : axis == 1 ? j : k;
+          float m = in[q];
+          if (at > 0) m = std::max(m, in[q - stride[axis]]);
+          if (at + 1 < len[axis]) m = std::max(m, in[q + stride[axis]]);
+          out[q] = m;
+        }
+  };
   for (int r = rmax; r >= 0; --r) {
     if (r < rmax) {
-      // D = three 1-D max filters of half-width 1 (x into t, y into u, z into t), then copy back
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-          for (int i = 0; i < nx; ++i) {
-            const std::size_t q = i + sy * j + sz * k;
-            float m = u[q];
-            if (i > 0) m = std::max(m, u[q - 1]);
-            if (i + 1 < nx) m = std::max(m, u[q + 1]);
-            t[q] = m;
-          }
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-          for (int i = 0; i < nx; ++i) {
-            const std::size_t q = i + sy * j + sz * k;
-            float m = t[q];
-            if (j > 0) m = std::max(m, t[q - sy]);
-            if (j + 1 < ny) m = std::max(m, t[q + sy]);
-            u[q] = m;
-          }
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < nz; ++k)
-        for (int j = 0; j < ny; ++j)
-          for (int i = 0; i < nx; ++i) {
-            const std::size_t q = i + sy * j + sz * k;
-            float m = u[q];
-            if (k > 0) m = std::max(m, u[q - sz]);
-            if (k + 1 < nz) m = std::max(m, u[q + sz]);
-            t[q] = m;
-          }
+      // D = three 1-D max filters of half-width 1: x (u into t), y (t into u), z (u into t)
+      max_filter_1(u, t, 0);
+      max_filter_1(t, u, 1);
+      max_filter_1(u, t, 2);
       u.swap(t);
     }
 #pragma omp parallel for schedule(static)
