@@ -162,19 +162,10 @@ struct SlabParams {
   float inv_d;
 };
 
+// CPML correction of one sample (li, lj, lk) of a slab box (SlabParams) whose normal is axis A.
 template <int A, bool ELECTRIC, class Coef>
-__global__ void cpml_correct(FieldPtrs F, GridParams g, SlabParams s, Coef coef) {
-  int li, lj;
-  if (A == 0) {  // thin in x: a warp covers several rows (x, y flattened) instead of idling
-    const int u = blockIdx.x * blockDim.x + threadIdx.x;
-    li = u % s.d[0];
-    lj = u / s.d[0];
-  } else {
-    li = blockIdx.x * blockDim.x + threadIdx.x;
-    lj = blockIdx.y * blockDim.y + threadIdx.y;
-  }
-  const int lk = blockIdx.z;
-  if (li >= s.d[0] || lj >= s.d[1]) return;
+__device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
+                                          const Coef& coef, int li, int lj, int lk) {
   const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
   const int x = A == 0 ? i : (A == 1 ? j : k);
   const int o = g.origin + i + j * g.sy + k * g.sz;
@@ -197,6 +188,38 @@ __global__ void cpml_correct(FieldPtrs F, GridParams g, SlabParams s, Coef coef)
     p = b * p + c * dF;
     s.psi[q][t] = p;
     F.f[comp][o] += sign * coef.b(comp, o, key) * (km1 * dF + p);
+  }
+}
+
+// The CPML slabs of one axis (its low and high faces, which never overlap) in one launch, one
+// thread per psi sample, the slabs one after the other along blockIdx.x: the per-face launches
+// cost more than their work on small grids. Slabs of different axes overlap along the domain's
+// edges and update the same samples there, so the axes stay separate launches, in the order
+// x, y, z of the per-face launches they replace (the same sums in the same order).
+constexpr int kMaxSlabs = 2;
+struct SlabSet {
+  SlabParams s[kMaxSlabs];
+  int axis[kMaxSlabs];
+  long long begin[kMaxSlabs + 1];  // first thread of each slab; begin[count] = total
+  int count;
+};
+
+template <bool ELECTRIC, class Coef>
+__global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef coef) {
+  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (u >= set.begin[set.count]) return;
+  int q = 0;
+  while (u >= set.begin[q + 1]) ++q;
+  const SlabParams& s = set.s[q];
+  const long long t = u - set.begin[q];
+  const int li = int(t % s.d[0]);
+  const long long r = t / s.d[0];
+  const int lj = int(r % s.d[1]);
+  const int lk = int(r / s.d[1]);
+  switch (set.axis[q]) {
+    case 0: cpml_cell<0, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+    case 1: cpml_cell<1, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+    default: cpml_cell<2, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
   }
 }
 
@@ -345,8 +368,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
   AxisProfile profile_[3];
   struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
-  template <bool ELECTRIC, class Coef> void launch_cpml(const SlabState& s, const Coef& coef);
+  template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
   std::vector<std::unique_ptr<SlabState>> slabs_;
+  SlabSet set_e_[3] = {}, set_h_[3] = {};  // per axis: its slabs as one launch (cpml_correct_all)
   DeviceArray<int> probe_field_, probe_offset_;
   DeviceArray<float> probe_buf_;
   std::size_t probe_capacity_steps_ = 0;
@@ -450,6 +474,22 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     }
     slabs_.push_back(std::move(st));
   }
+  for (int electric = 0; electric < 2; ++electric)
+    for (int a = 0; a < 3; ++a) {
+      SlabSet& set = electric ? set_e_[a] : set_h_[a];
+      set.count = 0;
+      set.begin[0] = 0;
+      for (const auto& st : slabs_) {
+        const std::int64_t cells = electric ? st->ne : st->nh;
+        if (st->axis != a || cells == 0) continue;
+        if (set.count == kMaxSlabs)
+          fail("CUDA engine: more than ", kMaxSlabs, " CPML slabs along axis ", a, " (one per face)");
+        set.s[set.count] = electric ? st->e : st->h;
+        set.axis[set.count] = a;
+        set.begin[set.count + 1] = set.begin[set.count] + cells;
+        ++set.count;
+      }
+    }
   const auto& probes = op.probes();
   if (!probes.empty()) {
     std::vector<int> pf, po;
@@ -503,17 +543,14 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
 }
 
 template <bool ELECTRIC, class Coef>
-void FdtdEngineCuda::launch_cpml(const SlabState& s, const Coef& coef) {
-  const SlabParams& p = ELECTRIC ? s.e : s.h;
-  const dim3 block(32, 4, 1);
-  const dim3 grid((p.d[0] + 31) / 32, (p.d[1] + 3) / 4, p.d[2]);
-  const dim3 flat_grid((p.d[0] * p.d[1] + 127) / 128, 1, p.d[2]);
-  switch (s.axis) {
-    case 0: cpml_correct<0, ELECTRIC><<<flat_grid, 128>>>(F_, g_, p, coef); break;
-    case 1: cpml_correct<1, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
-    default: cpml_correct<2, ELECTRIC><<<grid, block>>>(F_, g_, p, coef); break;
+void FdtdEngineCuda::launch_cpml(const Coef& coef) {
+  for (int a = 0; a < 3; ++a) {
+    const SlabSet& set = ELECTRIC ? set_e_[a] : set_h_[a];
+    if (set.count == 0) continue;
+    const long long total = set.begin[set.count];
+    cpml_correct_all<ELECTRIC><<<unsigned((total + 127) / 128), 128>>>(F_, g_, set, coef);
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
   }
-  VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct (E)" : "cpml_correct (H)");
 }
 
 template <class Coef>
@@ -525,8 +562,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
 
   update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
-  for (auto& s : slabs_)
-    if (s->nh > 0) launch_cpml<false>(*s, coef);
+  launch_cpml<false>(coef);
   push_point_updates(false, step);
   run_hooks(HookPoint::after_h, step);
   for (int a = 0; a < 3; ++a) {
@@ -543,8 +579,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
 
   update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
-  for (auto& s : slabs_)
-    if (s->ne > 0) launch_cpml<true>(*s, coef);
+  launch_cpml<true>(coef);
   push_point_updates(true, step);
   run_hooks(HookPoint::after_e, step);
   for (int a = 0; a < 3; ++a) {
