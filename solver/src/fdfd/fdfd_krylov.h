@@ -115,6 +115,39 @@ inline std::string fmt(double v) {
   return os.str();
 }
 
+// Start of every method: the history's first entry; true (with `res` complete) when b = 0.
+inline bool zero_rhs(double bnorm, const KrylovParams& prm, KrylovResult& res) {
+  if (prm.keep_history) res.history.push_back(1.0);
+  if (bnorm != 0.0) return false;
+  res.status = FdfdStatus::converged;
+  res.relative_residual = 0.0;
+  res.message = "zero right-hand side (nothing scatters): the scattered field is zero";
+  return true;
+}
+
+// End of every method: the status after a breakdown, the best iterate when not converged, and
+// the message naming the method.
+template <class Ops>
+void finish(const char* method, double rel, const std::string& breakdown, const KrylovParams& prm,
+            BestIterate<Ops>& best, typename Ops::C* x, KrylovResult& res) {
+  res.relative_residual = rel;
+  if (res.status != FdfdStatus::converged) {
+    if (res.status == FdfdStatus::max_iterations && !breakdown.empty() &&
+        res.iterations < prm.max_iterations)
+      res.status = FdfdStatus::breakdown;
+    if (best.restore(x, rel)) res.relative_residual = best.saved;
+    const std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
+                             : res.status == FdfdStatus::stopped ? "was stopped"
+                                                                 : "did not converge";
+    res.message = std::string(method) + " " + what + " after " + std::to_string(res.iterations) +
+                  " iterations; returning the best iterate, relative residual " +
+                  fmt(res.relative_residual) + " (tolerance " + fmt(prm.tolerance) + ")";
+  } else if (res.restarts > 0) {
+    res.message = std::string(method) + " converged after " + std::to_string(res.restarts) +
+                  " restart(s); last breakdown: " + breakdown;
+  }
+}
+
 }  // namespace detail
 
 // BiCGSTAB (van der Vorst 1992), right-preconditioned by diag(minv) when minv != nullptr.
@@ -125,13 +158,7 @@ KrylovResult bicgstab(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
   using C = typename Ops::C;
   KrylovResult res;
   const double bnorm = std::sqrt(ops.nrm2sq(b));
-  if (prm.keep_history) res.history.push_back(1.0);
-  if (bnorm == 0.0) {
-    res.status = FdfdStatus::converged;
-    res.relative_residual = 0.0;
-    res.message = "zero right-hand side (nothing scatters): the scattered field is zero";
-    return res;
-  }
+  if (detail::zero_rhs(bnorm, prm, res)) return res;
   C* r = ops.alloc();
   C* r0 = ops.alloc();
   C* p = ops.alloc();
@@ -233,23 +260,7 @@ KrylovResult bicgstab(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
       break;
     }
   }
-  res.relative_residual = rel;
-  if (res.status != FdfdStatus::converged) {
-    if (res.status == FdfdStatus::max_iterations && !breakdown.empty() &&
-        res.iterations < prm.max_iterations)
-      res.status = FdfdStatus::breakdown;
-    if (best.restore(x, rel)) res.relative_residual = best.saved;
-    std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
-                       : res.status == FdfdStatus::stopped ? "was stopped"
-                                                           : "did not converge";
-    res.message = "BiCGSTAB " + what + " after " + std::to_string(res.iterations) +
-                  " iterations; returning the best iterate, relative residual " +
-                  detail::fmt(res.relative_residual) + " (tolerance " +
-                  detail::fmt(prm.tolerance) + ")";
-  } else if (res.restarts > 0) {
-    res.message = "BiCGSTAB converged after " + std::to_string(res.restarts) +
-                  " restart(s); last breakdown: " + breakdown;
-  }
+  detail::finish<Ops>("BiCGSTAB", rel, breakdown, prm, best, x, res);
   return res;
 }
 
@@ -264,13 +275,7 @@ KrylovResult cocg(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
   using C = typename Ops::C;
   KrylovResult res;
   const double bnorm = std::sqrt(ops.nrm2sq(b));
-  if (prm.keep_history) res.history.push_back(1.0);
-  if (bnorm == 0.0) {
-    res.status = FdfdStatus::converged;
-    res.relative_residual = 0.0;
-    res.message = "zero right-hand side (nothing scatters): the scattered field is zero";
-    return res;
-  }
+  if (detail::zero_rhs(bnorm, prm, res)) return res;
   C* r = ops.alloc();
   C* p = ops.alloc();
   C* q = ops.alloc();
@@ -335,23 +340,7 @@ KrylovResult cocg(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
       break;
     }
   }
-  res.relative_residual = rel;
-  if (res.status != FdfdStatus::converged) {
-    if (res.status == FdfdStatus::max_iterations && !breakdown.empty() &&
-        res.iterations < prm.max_iterations)
-      res.status = FdfdStatus::breakdown;
-    if (best.restore(x, rel)) res.relative_residual = best.saved;
-    std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
-                       : res.status == FdfdStatus::stopped ? "was stopped"
-                                                           : "did not converge";
-    res.message = "COCG " + what + " after " + std::to_string(res.iterations) +
-                  " iterations; returning the best iterate, relative residual " +
-                  detail::fmt(res.relative_residual) + " (tolerance " +
-                  detail::fmt(prm.tolerance) + ")";
-  } else if (res.restarts > 0) {
-    res.message = "COCG converged after " + std::to_string(res.restarts) +
-                  " restart(s); last breakdown: " + breakdown;
-  }
+  detail::finish<Ops>("COCG", rel, breakdown, prm, best, x, res);
   return res;
 }
 
@@ -366,13 +355,7 @@ KrylovResult cocr(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
   using C = typename Ops::C;
   KrylovResult res;
   const double bnorm = std::sqrt(ops.nrm2sq(b));
-  if (prm.keep_history) res.history.push_back(1.0);
-  if (bnorm == 0.0) {
-    res.status = FdfdStatus::converged;
-    res.relative_residual = 0.0;
-    res.message = "zero right-hand side (nothing scatters): the scattered field is zero";
-    return res;
-  }
+  if (detail::zero_rhs(bnorm, prm, res)) return res;
   C* r = ops.alloc();
   C* ar = ops.alloc();
   C* p = ops.alloc();
@@ -442,23 +425,7 @@ KrylovResult cocr(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
       break;
     }
   }
-  res.relative_residual = rel;
-  if (res.status != FdfdStatus::converged) {
-    if (res.status == FdfdStatus::max_iterations && !breakdown.empty() &&
-        res.iterations < prm.max_iterations)
-      res.status = FdfdStatus::breakdown;
-    if (best.restore(x, rel)) res.relative_residual = best.saved;
-    std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
-                       : res.status == FdfdStatus::stopped ? "was stopped"
-                                                           : "did not converge";
-    res.message = "COCR " + what + " after " + std::to_string(res.iterations) +
-                  " iterations; returning the best iterate, relative residual " +
-                  detail::fmt(res.relative_residual) + " (tolerance " +
-                  detail::fmt(prm.tolerance) + ")";
-  } else if (res.restarts > 0) {
-    res.message = "COCR converged after " + std::to_string(res.restarts) +
-                  " restart(s); last breakdown: " + breakdown;
-  }
+  detail::finish<Ops>("COCR", rel, breakdown, prm, best, x, res);
   return res;
 }
 
