@@ -277,39 +277,35 @@ void FdfdOperator::build_cis() {
   cis_ok_ = true;
 }
 
-std::vector<cdouble> FdfdOperator::incident_e() const {
-  std::vector<cdouble> v(3 * n_);
-  const auto org = phase_origin(p_);
-  const int nx = p_.grid.nx, ny = p_.grid.ny, nz = p_.grid.nz;
+namespace {
+
+// The incident E (magnetic = false) or H at the sample positions of the FDFD unknowns (3 N
+// values, component blocks; fdfd_problem.h).
+std::vector<cdouble> incident_on_grid(const FdfdProblem& p, bool magnetic) {
+  const YeeGrid& g = p.grid;
+  const std::int64_t n = g.cell_count();
+  std::vector<cdouble> v(3 * n);
+  const auto org = phase_origin(p);
   for (int a = 0; a < 3; ++a) {
+    const Component c = magnetic ? kHComp[a] : kEComp[a];
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < nz; ++k)
-      for (int j = 0; j < ny; ++j)
-        for (int i = 0; i < nx; ++i) {
-          const auto e = vem::incident_e(p_.incident, org, p_.frequency,
-                                         p_.grid.position(kEComp[a], i, j, k));
-          v[a * n_ + linear(i, j, k)] = e[a];
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i) {
+          const auto r = g.position(c, i, j, k);
+          const auto f = magnetic ? vem::incident_h(p.incident, org, p.frequency, r)
+                                  : vem::incident_e(p.incident, org, p.frequency, r);
+          v[a * n + i + std::int64_t(g.nx) * (j + std::int64_t(g.ny) * k)] = f[a];
         }
   }
   return v;
 }
 
-std::vector<cdouble> FdfdOperator::incident_h() const {
-  std::vector<cdouble> v(3 * n_);
-  const auto org = phase_origin(p_);
-  const int nx = p_.grid.nx, ny = p_.grid.ny, nz = p_.grid.nz;
-  for (int a = 0; a < 3; ++a) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < nz; ++k)
-      for (int j = 0; j < ny; ++j)
-        for (int i = 0; i < nx; ++i) {
-          const auto h = vem::incident_h(p_.incident, org, p_.frequency,
-                                         p_.grid.position(kHComp[a], i, j, k));
-          v[a * n_ + linear(i, j, k)] = h[a];
-        }
-  }
-  return v;
-}
+}  // namespace
+
+std::vector<cdouble> FdfdOperator::incident_e() const { return incident_on_grid(p_, false); }
+
+std::vector<cdouble> FdfdOperator::incident_h() const { return incident_on_grid(p_, true); }
 
 std::vector<cdouble> FdfdOperator::rhs() const {
   const int nx = p_.grid.nx, ny = p_.grid.ny, nz = p_.grid.nz;
