@@ -341,4 +341,13 @@ vem::TissueTable LoadTissueTable(bool builtIn, const std::string& csvFile)
   return tissues;
 }
 
+void RequestWholeInput(vtkInformation* inInfo)
+{
+  int whole[6];
+  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::EXACT_EXTENT(), 1);
+  inInfo->Remove(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
+}
+
 } // namespace vem_vtk

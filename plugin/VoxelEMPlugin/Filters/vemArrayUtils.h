@@ -63,6 +63,10 @@ int AppendPaddedComponents(vtkDataArray* a, const VoxelGrid& g, const std::strin
   float pad, long long total, const std::function<long long(long long)>& totalIndex,
   std::vector<std::vector<float>>* dst);
 
+// RequestUpdateExtent of the solvers: the whole input, exactly (EXACT_EXTENT), and no time step
+// (the simulation time is the filter's own).
+void RequestWholeInput(vtkInformation* inInfo);
+
 // Integer labels of a 1-component integer array (voxel order). Throws vem::Error for
 // floating-point or multi-component arrays and for values outside 0..65535, naming the voxel.
 std::vector<std::uint16_t> ReadLabels(vtkDataArray* a, const VoxelGrid& g, const std::string& what);

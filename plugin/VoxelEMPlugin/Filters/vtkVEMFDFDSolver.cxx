@@ -202,11 +202,7 @@ int vtkVEMFDFDSolver::RequestInformation(
 int vtkVEMFDFDSolver::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
 {
-  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
-  int whole[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::EXACT_EXTENT(), 1);
+  vem_vtk::RequestWholeInput(inputVector[0]->GetInformationObject(0));
   return 1;
 }
 

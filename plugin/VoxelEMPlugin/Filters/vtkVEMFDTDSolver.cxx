@@ -567,13 +567,7 @@ int vtkVEMFDTDSolver::RequestInformation(
 int vtkVEMFDTDSolver::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
 {
-  // The whole input, and no time: the simulation time is this filter's own.
-  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
-  int whole[6];
-  inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::EXACT_EXTENT(), 1);
-  inInfo->Remove(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
+  vem_vtk::RequestWholeInput(inputVector[0]->GetInformationObject(0));
   return 1;
 }
 
