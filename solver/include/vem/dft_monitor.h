@@ -79,6 +79,8 @@ class DftMonitor final : public EngineExtension {
   std::vector<std::complex<float>> spectrum(Component c, int freq_index) const;
   // Phasor from the last steady-state window (compact layout); throws before two checks.
   std::vector<std::complex<float>> phasor(Component c, int freq_index) const;
+  // The same in the box layout of box_spectrum().
+  std::vector<std::complex<float>> box_phasor(Component c, int freq_index) const;
 
   SteadyStateCheck check_steady_state();
   // dt-steps per period of frequency freq_index (generally not an integer).

@@ -20,6 +20,7 @@
 
 #include <array>
 #include <complex>
+#include <functional>
 #include <vector>
 
 #include "vem/yee_grid.h"
@@ -37,6 +38,12 @@ class NearToFarTransform {
   // by solve_fdfd() / fdfd_fields()). Throws vem::Error for a box that does not fit.
   NearToFarTransform(const YeeGrid& grid, double frequency, const std::vector<std::complex<double>>& e,
                      const std::vector<std::complex<double>>& h, const NtffBox& box,
+                     const std::array<double, 3>& phase_origin);
+  // The same from a sampler: sample(c, i, j, k) returns component c (E or H) at sample index
+  // (i,j,k); only the samples within one cell of the box faces are asked for (e.g. thin DFT
+  // monitor slabs, without whole-volume arrays).
+  using Sampler = std::function<std::complex<double>(Component, int, int, int)>;
+  NearToFarTransform(const YeeGrid& grid, double frequency, const Sampler& sample, const NtffBox& box,
                      const std::array<double, 3>& phase_origin);
 
   // Far-zone pattern (F_theta, F_phi) in V (E = e^{-jkr}/r F).

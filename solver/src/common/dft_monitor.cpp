@@ -209,14 +209,18 @@ std::vector<std::complex<float>> DftMonitor::spectrum(Component c, int fi) const
   return to_compact(c, box_spectrum(c, fi));
 }
 
-std::vector<std::complex<float>> DftMonitor::phasor(Component c, int fi) const {
+std::vector<std::complex<float>> DftMonitor::box_phasor(Component c, int fi) const {
   if (checks_ < 2)
     fail("DFT monitor: no steady-state window yet (call check_steady_state() at least twice)");
   if (fi < 0 || fi >= int(freqs_.size()))
     fail("DFT monitor: frequency index ", fi, " out of range (", freqs_.size(), " frequencies)");
   std::vector<std::complex<float>> box = backend_->read_phasor(slot_of(c), fi);
   zero_missing(c, box);  // as box_spectrum does
-  return to_compact(c, box);
+  return box;
+}
+
+std::vector<std::complex<float>> DftMonitor::phasor(Component c, int fi) const {
+  return to_compact(c, box_phasor(c, fi));
 }
 
 double DftMonitor::steps_per_period(int fi) const {

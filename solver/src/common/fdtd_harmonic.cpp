@@ -404,23 +404,28 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     // Near-to-far transform of the unit-normalized fields (scale applied to powers below).
     std::unique_ptr<NearToFarTransform> nf;
     if (o.far_field) {
-      std::vector<cd> e(3 * std::size_t(N), 0.0), h(3 * std::size_t(N), 0.0);
-      for (auto& face : faces) {
-        for (Component c : face.comps) {
-          const auto v = raw(*face.mon, c);
-          auto& dst = is_electric(c) ? e : h;
-          const auto lo = face.mon->box_lo();
-          const auto hi = face.mon->box_hi();
-          for (int k = lo[2]; k <= std::min(hi[2], n[2] - 1); ++k)
-            for (int j = lo[1]; j <= std::min(hi[1], n[1] - 1); ++j)
-              for (int i = lo[0]; i <= std::min(hi[0], n[0] - 1); ++i)
-                dst[axis_of(c) * std::size_t(N) + i + std::size_t(n[0]) * (j + std::size_t(n[1]) * k)] =
-                    cd(v[i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k)]) * unit;
+      // The NTFF samples straight from the face slabs (box layout), no whole-volume arrays.
+      std::vector<std::vector<std::vector<cf>>> slab(faces.size());  // [face][comp slot]
+      for (std::size_t q = 0; q < faces.size(); ++q)
+        for (Component c : faces[q].comps)
+          slab[q].push_back(cw ? faces[q].mon->box_phasor(c, int(fi)) : faces[q].mon->box_spectrum(c, int(fi)));
+      auto sample = [&](Component c, int i, int j, int k) -> cd {
+        for (std::size_t q = 0; q < faces.size(); ++q) {
+          const auto& comps = faces[q].comps;
+          const auto it = std::find(comps.begin(), comps.end(), c);
+          if (it == comps.end()) continue;
+          const auto lo = faces[q].mon->box_lo();
+          const auto dims = faces[q].mon->box_dims();
+          const int u = i - lo[0], v = j - lo[1], w = k - lo[2];
+          if (u < 0 || v < 0 || w < 0 || u >= dims[0] || v >= dims[1] || w >= dims[2]) continue;
+          return cd(slab[q][it - comps.begin()][u + std::size_t(dims[0]) * (v + std::size_t(dims[1]) * w)]) * unit;
         }
-      }
+        fail("FDTD steady state: internal error: the near-to-far transform asked for ", component_name(c), " at (",
+             i, ", ", j, ", ", k, "), outside every monitored face slab");
+      };
       std::array<double, 3> centre;
       for (int a = 0; a < 3; ++a) centre[a] = g.origin[a] + 0.5 * (nbox.lo[a] + nbox.hi[a]) * d[a];
-      nf = std::make_unique<NearToFarTransform>(g, f, e, h, nbox, centre);
+      nf = std::make_unique<NearToFarTransform>(g, f, sample, nbox, centre);
     }
     double accepted_unit = 0;
     double scale = 1.0;  // plane wave: the run already has the requested amplitude

@@ -42,16 +42,33 @@ void gauss_legendre(int n, std::vector<double>& x, std::vector<double>& w) {
 
 }  // namespace
 
+namespace {
+
+std::int64_t checked_cells(const YeeGrid& g, std::size_t ne, std::size_t nh) {
+  g.validate();
+  const std::int64_t N = g.cell_count();
+  if (std::int64_t(ne) != 3 * N || std::int64_t(nh) != 3 * N)
+    fail("near-to-far: field arrays hold ", ne, " and ", nh, " entries; expected 3 N = ", 3 * N);
+  return N;
+}
+
+}  // namespace
+
 NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency,
                                        const std::vector<cd>& e, const std::vector<cd>& h,
+                                       const NtffBox& box, const std::array<double, 3>& origin)
+    : NearToFarTransform(
+          g, frequency,
+          [&e, &h, &g, N = checked_cells(g, e.size(), h.size())](Component c, int i, int j, int k) {
+            return (is_electric(c) ? e : h)[axis_of(c) * N + i + std::int64_t(g.nx) * (j + std::int64_t(g.ny) * k)];
+          },
+          box, origin) {}
+
+NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const Sampler& sample,
                                        const NtffBox& box, const std::array<double, 3>& origin) {
   g.validate();
   if (!std::isfinite(frequency) || frequency <= 0)
     fail("near-to-far: frequency = ", frequency, " Hz must be > 0");
-  const std::int64_t N = g.cell_count();
-  if (std::int64_t(e.size()) != 3 * N || std::int64_t(h.size()) != 3 * N)
-    fail("near-to-far: field arrays hold ", e.size(), " and ", h.size(), " entries; expected 3 N = ",
-         3 * N);
   const int n[3] = {g.nx, g.ny, g.nz};
   const double d[3] = {g.dx, g.dy, g.dz};
   for (int a = 0; a < 3; ++a)
@@ -59,9 +76,7 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency,
       fail("near-to-far: box ", "xyz"[a], " range [", box.lo[a], ", ", box.hi[a],
            "] must satisfy 1 <= lo < hi <= ", n[a] - 1);
   k_ = 2.0 * kPi * frequency / kC0;
-  auto at = [&](int comp, int i, int j, int k) -> cd {
-    return (comp < 3 ? e : h)[(comp % 3) * N + i + std::int64_t(g.nx) * (j + std::int64_t(g.ny) * k)];
-  };
+  auto at = [&](int comp, int i, int j, int k) -> cd { return sample(static_cast<Component>(comp), i, j, k); };
   for (int a = 0; a < 3; ++a) {
     const int b = (a + 1) % 3, c = (a + 2) % 3;
     for (int side = 0; side < 2; ++side) {
