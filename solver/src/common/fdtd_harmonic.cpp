@@ -428,10 +428,13 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       nf = std::make_unique<NearToFarTransform>(g, f, sample, nbox, centre);
     }
     double accepted_unit = 0;
+    // The raw E phasors, read once (the dipole's gap sample comes from them too).
+    r.ex = raw(main, Component::Ex);
+    r.ey = raw(main, Component::Ey);
+    r.ez = raw(main, Component::Ez);
     double scale = 1.0;  // plane wave: the run already has the requested amplitude
     if (dipole) {
-      const Component ca = static_cast<Component>(axis);
-      const auto eg = raw(main, ca);
+      const std::vector<cf>& eg = axis == 0 ? r.ex : axis == 1 ? r.ey : r.ez;
       const cd e_gap = cd(eg[gap[0] + std::size_t(n[0] + 1) * (gap[1] + std::size_t(n[1] + 1) * gap[2])]) * unit;
       const cd v = -e_gap * gap_len;  // per 1 A feed current
       const double p_unit = 0.5 * v.real();
@@ -455,14 +458,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     }
     r.normalization = scale;
     const cd factor = unit * scale;
-    auto norm_field = [&](const std::vector<cf>& v) {
-      std::vector<cf> out(v.size());
-      for (std::size_t i = 0; i < v.size(); ++i) out[i] = cf(cd(v[i]) * factor);
-      return out;
-    };
-    r.ex = norm_field(raw(main, Component::Ex));
-    r.ey = norm_field(raw(main, Component::Ey));
-    r.ez = norm_field(raw(main, Component::Ez));
+    for (std::vector<cf>* v : {&r.ex, &r.ey, &r.ez})
+      for (cf& x : *v) x = cf(cd(x) * factor);
     r.e_squared = cell_centre_e_squared(g, r.ex, r.ey, r.ez);
 
     if (!o.density.empty()) {
