@@ -146,23 +146,6 @@ vem::PlaneWave PlaneWaveOf(vtkVEMFDTDSolver* self)
   return w;
 }
 
-// The automatic total-field box: kTfsfMargin cells inside the CPML (or the grid edge) per face.
-vem::TfsfBox AutomaticTfsfBox(const Plan& p)
-{
-  vem::TfsfBox box;
-  for (int a = 0; a < 3; ++a)
-  {
-    box.lo[a] = p.pml[2 * a] + kTfsfMargin;
-    box.hi[a] = p.n_total[a] - p.pml[2 * a + 1] - kTfsfMargin;
-    if (box.hi[a] <= box.lo[a])
-    {
-      vem::fail("the grid is too small along ", "xyz"[a], " for the plane wave's total-field box (",
-        p.n_out[a], " cells inside the CPML; the box needs more than ", 2 * kTfsfMargin, ")");
-    }
-  }
-  return box;
-}
-
 // The solver's message about a plane-wave box that meets the model, with the property to change.
 [[noreturn]] void ThrowWithPaddingHint(const vem::Error& err, const Plan& p)
 {
@@ -1027,7 +1010,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     wave = PlaneWaveOf(this);
     wave.waveform = waveform;
     wave.design_frequency = f0;
-    box = AutomaticTfsfBox(p);
+    box = vem::automatic_tfsf_box(setup.grid, setup.boundaries, kTfsfMargin);
   }
   else if (dipole)
   {

@@ -48,6 +48,10 @@ struct TfsfBox {
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};  // node indices of the total-field box faces
 };
 
+// The total-field box `margin` cells inside the CPML on every face (inside the grid edge on
+// faces without CPML). Throws vem::Error when the grid is too small for it.
+TfsfBox automatic_tfsf_box(const YeeGrid& grid, const BoundarySpec& boundaries, int margin);
+
 class TfsfSource final : public EngineExtension {
  public:
   // Attaches itself to `engine` (detached in the destructor); attach before stepping starts.

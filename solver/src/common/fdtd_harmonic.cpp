@@ -223,14 +223,13 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   std::unique_ptr<TfsfSource> tfsf;
   std::array<int, 3> tf_lo{}, tf_hi{};
   if (!dipole) {
-    for (int a = 0; a < 3; ++a) {
-      if (o.plane_wave.box_hi[0] < 0) {
-        tf_lo[a] = pml_lo[a] + o.plane_wave.tfsf_margin;
-        tf_hi[a] = n[a] - pml_hi[a] - o.plane_wave.tfsf_margin;
-      } else {
-        tf_lo[a] = o.plane_wave.box_lo[a];
-        tf_hi[a] = o.plane_wave.box_hi[a];
-      }
+    if (o.plane_wave.box_hi[0] < 0) {
+      const TfsfBox b = automatic_tfsf_box(g, bs, o.plane_wave.tfsf_margin);
+      tf_lo = b.lo;
+      tf_hi = b.hi;
+    } else {
+      tf_lo = o.plane_wave.box_lo;
+      tf_hi = o.plane_wave.box_hi;
     }
     PlaneWave pw;
     pw.theta = o.plane_wave.theta;

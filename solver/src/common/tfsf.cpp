@@ -43,6 +43,20 @@ constexpr int kAbsorberCells = 40;
 
 }  // namespace
 
+TfsfBox automatic_tfsf_box(const YeeGrid& g, const BoundarySpec& bs, int margin) {
+  TfsfBox box;
+  const std::array<int, 3> n = g.n();
+  for (int a = 0; a < 3; ++a) {
+    box.lo[a] = bs.cpml_cells(2 * a) + margin;
+    box.hi[a] = n[a] - bs.cpml_cells(2 * a + 1) - margin;
+    if (box.hi[a] <= box.lo[a])
+      fail("the grid is too small along ", "xyz"[a], " for a plane wave's total-field box ", margin,
+           " cells inside the CPML (", n[a] - bs.cpml_cells(2 * a) - bs.cpml_cells(2 * a + 1),
+           " cells inside the CPML; the box needs more than ", 2 * margin, ")");
+  }
+  return box;
+}
+
 TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box)
     : engine_(&engine), wave_(wave) {
   const FdtdOperator& op = engine.op();
