@@ -5,6 +5,7 @@
 // Run on the GPU machine as: test_fdfd_filter --gtest_filter='*Cuda*'
 #include <gtest/gtest.h>
 
+#include "filter_messages.h"
 #include "vtkCallbackCommand.h"
 #include "vtkCellData.h"
 #include "vtkCommand.h"
@@ -25,23 +26,6 @@
 
 namespace
 {
-
-struct Messages
-{
-  std::string errors, warnings;
-  vtkNew<vtkCallbackCommand> cb;
-  explicit Messages(vtkObject* o)
-  {
-    cb->SetClientData(this);
-    cb->SetCallback([](vtkObject*, unsigned long ev, void* client, void* call) {
-      auto* self = static_cast<Messages*>(client);
-      const char* text = static_cast<const char*>(call);
-      (ev == vtkCommand::ErrorEvent ? self->errors : self->warnings) += text ? text : "";
-    });
-    o->AddObserver(vtkCommand::ErrorEvent, cb);
-    o->AddObserver(vtkCommand::WarningEvent, cb);
-  }
-};
 
 // n^3 voxels of h metres, a sphere of radius r with eps_r and sigma, density 1000 inside.
 vtkSmartPointer<vtkImageData> Sphere(int n, double h, double r, float eps, float sigma,

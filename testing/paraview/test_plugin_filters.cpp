@@ -4,6 +4,7 @@
 // the reason otherwise). Run on the GPU machine as: test_plugin_filters --gtest_filter='*Cuda*'
 #include <gtest/gtest.h>
 
+#include "filter_messages.h"
 #include "vtkCallbackCommand.h"
 #include "vtkCellData.h"
 #include "vtkCommand.h"
@@ -39,25 +40,6 @@
 
 namespace
 {
-
-// Collects the error and warning messages an algorithm emits (vtkErrorMacro / vtkWarningMacro
-// invoke these events when observed, instead of printing).
-struct Messages
-{
-  std::string errors, warnings;
-  vtkNew<vtkCallbackCommand> cb;
-  explicit Messages(vtkObject* o)
-  {
-    cb->SetClientData(this);
-    cb->SetCallback([](vtkObject*, unsigned long ev, void* client, void* call) {
-      auto* self = static_cast<Messages*>(client);
-      const char* text = static_cast<const char*>(call);
-      (ev == vtkCommand::ErrorEvent ? self->errors : self->warnings) += text ? text : "";
-    });
-    o->AddObserver(vtkCommand::ErrorEvent, cb);
-    o->AddObserver(vtkCommand::WarningEvent, cb);
-  }
-};
 
 // A small phantom (40 x 40 x 20 voxels of 6.6 x 6.6 x 8.4 mm) with tissue properties.
 struct SmallPipeline
