@@ -13,8 +13,10 @@
 #include "test_support.h"
 #include "vem/error.h"
 #include "vem/fdfd_solver.h"
+#include "vem/voxel_shapes.h"
 
 using namespace vem;
+using vem_test::rel_diff;
 using cd = std::complex<double>;
 
 namespace {
@@ -31,12 +33,7 @@ const FdfdOperator& small_sphere() {
     p.material_index.assign(p.grid.cell_count(), 0);
     p.average_at_edges = true;
     const double c = 0.5 * n * h;
-    for (int k = 0; k < n; ++k)
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) {
-          const double x = (i + 0.5) * h - c, y = (j + 0.5) * h - c, z = (k + 0.5) * h - c;
-          if (x * x + y * y + z * z < 0.09 * 0.09) p.material_index[i + n * (j + n * k)] = 1;
-        }
+    paint_sphere(p.grid, {c, c, c}, 0.09, 1, p.material_index);
     return FdfdOperator(p);
   }();
   return op;
@@ -53,15 +50,6 @@ const std::vector<cd>& reference() {
     return s.e_scat;
   }();
   return ref;
-}
-
-double rel_diff(const std::vector<cd>& a, const std::vector<cd>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
 }
 
 class FdfdRefinementTest : public testing::TestWithParam<Backend> {};

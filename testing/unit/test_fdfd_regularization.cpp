@@ -19,18 +19,10 @@
 #include "vem/voxel_shapes.h"
 
 using namespace vem;
+using vem_test::rel_diff;
 using cd = std::complex<double>;
 
 namespace {
-
-double rel_diff(const std::vector<cd>& a, const std::vector<cd>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
-}
 
 // Small anisotropic, lossy, magnetic, randomly filled problem with a PML on every face and
 // unequal cell sizes (the general case of every identity).

@@ -16,6 +16,7 @@
 #include "vem/fdfd_solver.h"
 
 using namespace vem;
+using vem_test::rel_diff;
 using cd = std::complex<double>;
 
 namespace {
@@ -59,15 +60,6 @@ const std::vector<cd>& reference() {
     return s.e_scat;
   }();
   return ref;
-}
-
-double rel_diff(const std::vector<cd>& a, const std::vector<cd>& b) {
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    num += std::norm(a[i] - b[i]);
-    den += std::norm(b[i]);
-  }
-  return std::sqrt(num / den);
 }
 
 class FdfdBackend : public testing::TestWithParam<Backend> {};

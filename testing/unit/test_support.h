@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <complex>
 #include <string>
+#include <vector>
 
 #include "vem/fdtd_engine.h"
 
@@ -20,6 +23,16 @@ namespace vem_test {
 
 inline std::string backend_param_name(const testing::TestParamInfo<vem::Backend>& info) {
   return vem::backend_name(info.param);
+}
+
+// Relative L2 difference ||a - b|| / ||b|| of two complex fields of the same layout.
+inline double rel_diff(const std::vector<std::complex<double>>& a, const std::vector<std::complex<double>>& b) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += std::norm(a[i] - b[i]);
+    den += std::norm(b[i]);
+  }
+  return std::sqrt(num / den);
 }
 
 #define VEM_INSTANTIATE_BACKENDS(Suite)                                                 \
