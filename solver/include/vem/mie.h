@@ -68,6 +68,7 @@ class MieSphere {
   std::array<std::complex<double>, 3> e_field(const std::array<double, 3>& r) const;
 
  private:
+  std::array<std::complex<double>, 2> s12(double theta) const;  // (S1, S2), one series sum
   MieSphere() = default;
   void compute();
   double kPiA2() const { return 3.14159265358979323846 * a_ * a_; }

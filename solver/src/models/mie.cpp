@@ -118,39 +118,30 @@ void MieSphere::compute() {
   g_ = qsca_ > 0 ? 4.0 * gsum / (x * x * qsca_) : 0.0;
 }
 
-cd MieSphere::s1(double theta) const {
+std::array<cd, 2> MieSphere::s12(double theta) const {
   const double mu = std::cos(theta);
   double pi0 = 0, pi1 = 1;
-  cd s = 0;
+  cd s1 = 0, s2 = 0;
   for (int n = 1; n <= terms(); ++n) {
     const double tau = n * mu * pi1 - (n + 1) * pi0;
     const double fn = (2.0 * n + 1.0) / (double(n) * (n + 1));
-    s += fn * (an_[n - 1] * pi1 + bn_[n - 1] * tau);
+    s1 += fn * (an_[n - 1] * pi1 + bn_[n - 1] * tau);
+    s2 += fn * (an_[n - 1] * tau + bn_[n - 1] * pi1);
     const double p = ((2.0 * n + 1.0) * mu * pi1 - (n + 1.0) * pi0) / n;
     pi0 = pi1;
     pi1 = p;
   }
-  return std::conj(s);
+  return {std::conj(s1), std::conj(s2)};
 }
 
-cd MieSphere::s2(double theta) const {
-  const double mu = std::cos(theta);
-  double pi0 = 0, pi1 = 1;
-  cd s = 0;
-  for (int n = 1; n <= terms(); ++n) {
-    const double tau = n * mu * pi1 - (n + 1) * pi0;
-    const double fn = (2.0 * n + 1.0) / (double(n) * (n + 1));
-    s += fn * (an_[n - 1] * tau + bn_[n - 1] * pi1);
-    const double p = ((2.0 * n + 1.0) * mu * pi1 - (n + 1.0) * pi0) / n;
-    pi0 = pi1;
-    pi1 = p;
-  }
-  return std::conj(s);
-}
+cd MieSphere::s1(double theta) const { return s12(theta)[0]; }
+
+cd MieSphere::s2(double theta) const { return s12(theta)[1]; }
 
 double MieSphere::rcs(double theta, double phi) const {
   const double c = std::cos(phi), s = std::sin(phi);
-  return 4.0 * kPi * (std::norm(s2(theta)) * c * c + std::norm(s1(theta)) * s * s) / (k0_ * k0_);
+  const auto sa = s12(theta);
+  return 4.0 * kPi * (std::norm(sa[1]) * c * c + std::norm(sa[0]) * s * s) / (k0_ * k0_);
 }
 
 double MieSphere::rcs_h_plane(double theta) const { return rcs(theta, 0.5 * kPi); }
