@@ -50,6 +50,7 @@ std::array<std::vector<float>, 3> edge_conductivity(const FdtdOperator& op) {
   for (int a = 0; a < 3; ++a) {
     out[a].assign(sxy * (g.nz + 1), 0.0f);
     const Component c = static_cast<Component>(a);
+#pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k <= g.nz; ++k)
       for (int j = 0; j <= g.ny; ++j)
         for (int i = 0; i <= g.nx; ++i) {
