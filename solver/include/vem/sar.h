@@ -94,6 +94,9 @@ struct AveragedSar {
 // usable. Throws vem::Error for inconsistent arrays, non-cubic voxels or a bad mass.
 AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg,
                                 Backend backend = Backend::cpu);
+// Several masses (e.g. 1 g and 10 g) on one set of summed-volume tables (built once).
+std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vector<double>& target_masses_kg,
+                                             Backend backend = Backend::cpu);
 
 // Internal: summed-volume tables (double, (nx+1)(ny+1)(nz+1)) of tissue mass (kg), absorbed
 // power (W) and tissue voxel count, and the CUDA pass.

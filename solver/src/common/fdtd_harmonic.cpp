@@ -485,8 +485,9 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
         r.whole_body_sar = whole_body_sar(in);
         if (o.averaged_sar) {
           if (cubic) {
-            r.sar_1g = spatial_average_sar(in, 1e-3, sar_backend);
-            r.sar_10g = spatial_average_sar(in, 1e-2, sar_backend);
+            auto both = spatial_average_sar(in, std::vector<double>{1e-3, 1e-2}, sar_backend);
+            r.sar_1g = std::move(both[0]);
+            r.sar_10g = std::move(both[1]);
           } else if (fi == 0) {
             res.warning += std::string(res.warning.empty() ? "" : "; ") +
                            "1 g / 10 g averaged SAR skipped: the voxels are not cubic (IEC/IEEE 62704-1 cubes)";

@@ -248,10 +248,12 @@ double whole_body_sar(const SarInput& in) {
   return p / m;
 }
 
-AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backend backend) {
+std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vector<double>& target_masses_kg,
+                                             Backend backend) {
   check_input(in);
-  if (!(target_mass_kg > 0) || !std::isfinite(target_mass_kg))
-    fail("SAR: target mass ", target_mass_kg, " kg must be > 0 (0.001 for 1 g, 0.01 for 10 g)");
+  for (double m : target_masses_kg)
+    if (!(m > 0) || !std::isfinite(m))
+      fail("SAR: target mass ", m, " kg must be > 0 (0.001 for 1 g, 0.01 for 10 g)");
   const YeeGrid& g = in.grid;
   if (std::fabs(g.dy - g.dx) > 1e-6 * g.dx || std::fabs(g.dz - g.dx) > 1e-6 * g.dx)
     fail("SAR: spatial averaging needs cubic voxels; the grid has dx, dy, dz = ", g.dx, ", ", g.dy,
@@ -295,51 +297,60 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
       for (int k = 1; k <= g.nz; ++k)
         for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i + sx * j + sxy * (k - 1)];
   }
-  AveragedSar out;
-  out.target_mass_kg = target_mass_kg;
-  const std::size_t n = std::size_t(g.cell_count());
-  out.sar.assign(n, 0.0f);
-  out.status.assign(n, 0);
-  out.side_m.assign(n, 0.0f);
-  if (backend == Backend::cuda) {
+  // The tables serve every mass; the cube growth and assignment run once per mass.
+  std::vector<AveragedSar> results;
+  for (const double target_mass_kg : target_masses_kg) {
+    AveragedSar out;
+    out.target_mass_kg = target_mass_kg;
+    const std::size_t n = std::size_t(g.cell_count());
+    out.sar.assign(n, 0.0f);
+    out.status.assign(n, 0);
+    out.side_m.assign(n, 0.0f);
+    if (backend == Backend::cuda) {
 #ifdef VEM_WITH_CUDA
-    spatial_average_sar_cuda(t, in.density, target_mass_kg, out);
+      spatial_average_sar_cuda(t, in.density, target_mass_kg, out);
 #else
-    fail("SAR: built without CUDA");
+      fail("SAR: built without CUDA");
 #endif
-  } else {
-    std::vector<float> avg(n, 0.0f);
-    std::vector<int> cover(n, -1);
+    } else {
+      std::vector<float> avg(n, 0.0f);
+      std::vector<int> cover(n, -1);
 #pragma omp parallel for collapse(2) schedule(dynamic)
-    for (int k = 0; k < g.nz; ++k)
-      for (int j = 0; j < g.ny; ++j)
-        for (int i = 0; i < g.nx; ++i) {
-          const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
-          if (!is_tissue_density(in.density[q])) continue;
-          const CubeResult r = grow_cube(t, i, j, k, target_mass_kg);
-          out.side_m[q] = r.side;
-          if (r.valid) { avg[q] = r.sar; cover[q] = r.cover; out.status[q] = 1; out.sar[q] = r.sar; }
-          else out.status[q] = 3;
-        }
-    const std::vector<float> best = largest_containing_average(g.nx, g.ny, g.nz, avg, cover);
-    for (std::size_t q = 0; q < n; ++q)
-      if (out.status[q] == 3 && best[q] >= 0) { out.sar[q] = best[q]; out.status[q] = 2; }
-  }
-  for (std::size_t q = 0; q < n; ++q) {
-    if (out.status[q] == 1) {
-      ++out.valid;
-      if (out.sar[q] > out.peak || out.peak_voxel[0] < 0) {
-        out.peak = out.sar[q];
-        out.peak_voxel = {int(q % g.nx), int((q / g.nx) % g.ny), int(q / (std::size_t(g.nx) * g.ny))};
-        out.peak_side_m = out.side_m[q];
-      }
-    } else if (out.status[q] == 2) {
-      ++out.assigned;
-    } else if (out.status[q] == 3) {
-      ++out.unassigned;
+      for (int k = 0; k < g.nz; ++k)
+        for (int j = 0; j < g.ny; ++j)
+          for (int i = 0; i < g.nx; ++i) {
+            const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
+            if (!is_tissue_density(in.density[q])) continue;
+            const CubeResult r = grow_cube(t, i, j, k, target_mass_kg);
+            out.side_m[q] = r.side;
+            if (r.valid) { avg[q] = r.sar; cover[q] = r.cover; out.status[q] = 1; out.sar[q] = r.sar; }
+            else out.status[q] = 3;
+          }
+      const std::vector<float> best = largest_containing_average(g.nx, g.ny, g.nz, avg, cover);
+      for (std::size_t q = 0; q < n; ++q)
+        if (out.status[q] == 3 && best[q] >= 0) { out.sar[q] = best[q]; out.status[q] = 2; }
     }
+    for (std::size_t q = 0; q < n; ++q) {
+      if (out.status[q] == 1) {
+        ++out.valid;
+        if (out.sar[q] > out.peak || out.peak_voxel[0] < 0) {
+          out.peak = out.sar[q];
+          out.peak_voxel = {int(q % g.nx), int((q / g.nx) % g.ny), int(q / (std::size_t(g.nx) * g.ny))};
+          out.peak_side_m = out.side_m[q];
+        }
+      } else if (out.status[q] == 2) {
+        ++out.assigned;
+      } else if (out.status[q] == 3) {
+        ++out.unassigned;
+      }
+    }
+    results.push_back(std::move(out));
   }
-  return out;
+  return results;
+}
+
+AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backend backend) {
+  return std::move(spatial_average_sar(in, std::vector<double>{target_mass_kg}, backend).front());
 }
 
 }  // namespace vem
