@@ -42,7 +42,7 @@ from vtkmodules.numpy_interface import dataset_adapter as dsa
 from vtkmodules.util.numpy_support import vtk_to_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxelem_example_common import find_plugin  # noqa: E402
+from voxelem_example_common import dark_render_view, find_plugin  # noqa: E402
 
 # name: (cubic voxel size m, air padding cells, CPML cells)
 SIZES = {
@@ -208,14 +208,7 @@ def main():
         top = float(np.log10(max(np.percentile(sar[sar > 0], 99.9), 1e-30))) if np.any(sar > 0) else 0.0
         lo = top - 3.0
         logS = log_sar(fields, 10 ** (lo - 1))
-        view = CreateView("RenderView")
-        view.ViewSize = list(args.resolution)
-        view.Background = [0.08, 0.08, 0.12]
-        try:
-            view.UseColorPaletteForBackground = 0
-        except AttributeError:
-            pass
-        view.OrientationAxesVisibility = 1
+        view = dark_render_view(args.resolution)
         lut = GetColorTransferFunction("log10_SAR")
         lut.ApplyPreset("Inferno (matplotlib)", True)
         lut.AutomaticRescaleRangeMode = "Never"

@@ -32,7 +32,7 @@ from paraview.simple import *  # noqa: F401,F403
 from paraview import servermanager
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from voxelem_example_common import find_plugin  # noqa: E402
+from voxelem_example_common import dark_render_view, find_plugin  # noqa: E402
 
 SIZES = {
     # name: (voxels, spacing in m, steps, snapshot interval)
@@ -159,14 +159,7 @@ def main():
         Delete(keep)
 
     # --- Views --------------------------------------------------------------------------------
-    view = CreateView("RenderView")
-    view.ViewSize = list(args.resolution)
-    view.Background = [0.08, 0.08, 0.12]
-    try:
-        view.UseColorPaletteForBackground = 0
-    except AttributeError:
-        pass
-    view.OrientationAxesVisibility = 1
+    view = dark_render_view(args.resolution)
     scene = GetAnimationScene()
     scene.UpdateAnimationUsingDataTimeSteps()
     scene.AnimationTime = times[-1]

@@ -155,3 +155,18 @@ def sphere_image(n, h, radius, eps_r):
         a.SetName(name)
         img.GetCellData().AddArray(a)
     return img
+
+
+def dark_render_view(resolution):
+    """A render view of the given size on the examples' dark background, with orientation axes."""
+    from paraview.simple import CreateView
+
+    view = CreateView("RenderView")
+    view.ViewSize = list(resolution)
+    view.Background = [0.08, 0.08, 0.12]
+    try:
+        view.UseColorPaletteForBackground = 0
+    except AttributeError:
+        pass
+    view.OrientationAxesVisibility = 1
+    return view
