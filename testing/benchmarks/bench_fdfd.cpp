@@ -153,6 +153,8 @@ std::vector<Variant> gpu_variants(bool full) {
       {"cocg_cis_c128_graddiv_jacobi", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div, J::jacobi},
       {"cocg_cis_c128_graddiv_jacobi_fusedmv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::fused, G::grad_div, J::jacobi},
       {"bicgstab_cis_c64", M::bicgstab, P::complex64, S::cis, T::automatic, B::fused, V::two_stage},
+      // Flexible GCR (host, double) preconditioned by FDTD runs on the GPU (fdfd_time_domain.h).
+      {"gcr_fdtd_c128", M::gcr, P::complex128, S::automatic, T::automatic, B::fused, V::two_stage, G::none, J::time_domain},
   };
   if (!full) return v;
   const std::vector<Variant> more = {
@@ -189,6 +191,7 @@ std::vector<Variant> cpu_variants(bool full) {
       {"cpu_bicgstab_cis_c128", M::bicgstab, P::complex128, S::cis, T::automatic, B::fused, V::two_stage},
       {"cpu_cocg_cis_c128", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage},
       {"cpu_cocg_cis_c128_graddiv", M::cocg, P::complex128, S::cis, T::automatic, B::fused, V::two_stage, G::grad_div},
+      {"cpu_gcr_fdtd_c128", M::gcr, P::complex128, S::automatic, T::automatic, B::fused, V::two_stage, G::none, J::time_domain},
   };
   if (!full) return v;
   const std::vector<Variant> more = {
@@ -271,7 +274,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: bench_fdfd <out.json> [--commit id] [--cases a,b] [--backends cpu,cuda] "
                  "[--variants quick|full] [--cpu-variants quick|full] [--cpu-max-cells n] "
                  "[--max-iterations n] [--tolerance t] [--threads n] [--cpu-iterations n] "
-                 "[--gd-scale s] [--only v1,v2]\n";
+                 "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -284,6 +287,8 @@ int main(int argc, char** argv) {
   double tolerance = 1e-6;
   int threads = 0, cpu_iterations = 0;
   double gd_scale = 1.0;
+  double td_tolerance = FdfdTimeDomainOptions{}.steady_tolerance;
+  double td_ramp = FdfdTimeDomainOptions{}.ramp_periods;
   std::vector<std::string> only;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -306,6 +311,8 @@ int main(int argc, char** argv) {
     else if (a == "--cpu-iterations") cpu_iterations = std::atoi(next().c_str());
     else if (a == "--gd-scale") gd_scale = std::atof(next().c_str());
     else if (a == "--only") only = split(next());
+    else if (a == "--td-tolerance") td_tolerance = std::atof(next().c_str());
+    else if (a == "--td-ramp") td_ramp = std::atof(next().c_str());
     else if (i == 2 && a.rfind("--", 0) != 0) commit = a;  // bench_fdtd-style positional commit
     else {
       std::cerr << "unknown option " << a << "\n";
@@ -365,6 +372,7 @@ int main(int argc, char** argv) {
       }
       for (const Variant& v : gpu ? gpu_variants(full) : cpu_variants(cpu_full)) {
         if (v.storage == FdfdStorage::cis && !op.cis_available()) continue;
+        const bool td = v.preconditioner == FdfdPreconditioner::time_domain;
         if (!only.empty() && std::find(only.begin(), only.end(), v.name) == only.end()) continue;
         FdfdSolverOptions o;
         o.backend = gpu ? Backend::cuda : Backend::cpu;
@@ -380,7 +388,10 @@ int main(int argc, char** argv) {
         o.regularization = v.regularization;
         o.preconditioner = v.preconditioner;
         o.regularization_scale = gd_scale;
-        const bool per_iteration = !gpu && cpu_iterations > 0;
+        o.time_domain.steady_tolerance = td_tolerance;
+        o.time_domain.ramp_periods = td_ramp;
+        const bool per_iteration = !gpu && cpu_iterations > 0 && !td;
+        if (!gpu && cpu_iterations > 0 && td) continue;  // per-iteration rows are for the Krylov loops
         o.tolerance = per_iteration ? 1e-300 : tolerance;
         o.max_iterations = per_iteration ? cpu_iterations : max_iterations;
         o.max_restarts = per_iteration ? 0 : o.max_restarts;
@@ -434,7 +445,26 @@ int main(int argc, char** argv) {
              << ", \"true_relative_residual\": " << jnum(st.true_relative_residual)
              << ", \"device_bytes\": " << st.device_bytes << ", \"h_table_entries\": "
              << st.h_table_entries << ", \"e_table_entries\": " << st.e_table_entries
+             << ", \"preconditioner_backend\": " << jstr(st.preconditioner_backend)
+             << ", \"preconditioner_steps\": " << st.preconditioner_steps
+             << ", \"preconditioner_steps_per_period\": " << st.preconditioner_steps_per_period
+             << ", \"preconditioner_seconds\": " << jnum(st.preconditioner_seconds)
+             << ", \"preconditioner_steady_tolerance\": " << jnum(td ? td_tolerance : 0.0)
+             << ", \"preconditioner_ramp_periods\": " << jnum(td ? td_ramp : 0.0)
+             << ", \"preconditioner_periods\": [";
+        for (std::size_t q = 0; q < st.preconditioner_periods.size(); ++q)
+          runs << (q ? ", " : "") << st.preconditioner_periods[q];
+        runs << "]"
              << ", \"message\": " << jstr(st.message) << "}";
+        if (td)
+        {
+          std::string per;
+          for (int q : st.preconditioner_periods) per += (per.empty() ? "" : " ") + std::to_string(q);
+          std::fprintf(stderr, "  %s: %d outer GCR iterations, %lld FDTD steps (%d per period; periods per "
+                       "application: %s) in %.2f s, host GCR %.2f s\n", v.name, st.iterations,
+                       (long long)st.preconditioner_steps, st.preconditioner_steps_per_period, per.c_str(),
+                       st.preconditioner_seconds, st.solve_seconds - st.preconditioner_seconds);
+        }
         if (!accuracy_done && !per_iteration && st.precision == FdfdPrecision::complex128 &&
             st.status == FdfdStatus::converged) {
           const Accuracy acc = sphere_accuracy(p, op, s);

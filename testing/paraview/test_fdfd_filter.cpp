@@ -21,6 +21,7 @@
 #include "vem/fdfd_solver.h"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -176,6 +177,35 @@ TEST(PluginFdfd, Complex64WithRefinementMatchesComplex128)
     measured += std::isfinite(v) ? 1 : 0;
   }
   EXPECT_GE(measured, 3); // start + at least two outer steps
+}
+
+// Method 4: flexible GCR with the FDTD time-domain preconditioner gives the COCG answer in a
+// few outer iterations, on the CPU here (and on the GPU below when there is one).
+TEST(PluginFdfd, TimeDomainPreconditionedGcrMatchesCocg)
+{
+  auto img = Sphere(10, 0.01, 0.04, 4.0f, 0.05f);
+  for (int backend : { vtkVEMFDFDSolver::BACKEND_CPU, vtkVEMFDFDSolver::BACKEND_CUDA })
+  {
+    if (backend == vtkVEMFDFDSolver::BACKEND_CUDA && !vem::fdfd_cuda_available(nullptr))
+    {
+      std::printf("[ SKIP ] GCR + FDTD preconditioner on CUDA: no usable CUDA device\n");
+      continue;
+    }
+    SpherePipeline a(img), b(img);
+    b.fdfd->SetMethod(vtkVEMFDFDSolver::METHOD_GCR_TIME_DOMAIN);
+    b.fdfd->SetBackend(backend);
+    Messages msg(b.fdfd);
+    a.Run();
+    b.Run();
+    EXPECT_TRUE(msg.errors.empty()) << msg.errors;
+    EXPECT_STREQ(b.fdfd->GetLastMethod(), "gcr");
+    EXPECT_TRUE(b.fdfd->GetLastConverged());
+    EXPECT_LE(b.fdfd->GetLastIterations(), 5);
+    EXPECT_LT(b.fdfd->GetLastTrueResidual(), 1e-6);
+    EXPECT_LT(RelDiff(b.fdfd->GetOutput()->GetCellData()->GetArray("E_scat_real"),
+                a.fdfd->GetOutput()->GetCellData()->GetArray("E_scat_real")),
+      1e-5);
+  }
 }
 
 TEST(PluginFdfd, LabelModeGivesSarFromTheTissueTable)

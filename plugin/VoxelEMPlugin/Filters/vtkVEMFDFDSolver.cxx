@@ -441,7 +441,12 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   opt.method = this->Method == METHOD_BICGSTAB ? vem::FdfdMethod::bicgstab
     : this->Method == METHOD_COCG            ? vem::FdfdMethod::cocg
     : this->Method == METHOD_COCR            ? vem::FdfdMethod::cocr
+    : this->Method == METHOD_GCR_TIME_DOMAIN ? vem::FdfdMethod::gcr
                                              : vem::FdfdMethod::automatic;
+  if (this->Method == METHOD_GCR_TIME_DOMAIN)
+  {
+    opt.preconditioner = vem::FdfdPreconditioner::time_domain;
+  }
   opt.blas = vem::FdfdBlas::fused;
   opt.tolerance = this->Tolerance;
   opt.max_iterations = this->MaxIterations;

@@ -85,7 +85,9 @@ public:
     METHOD_AUTO = 0,
     METHOD_BICGSTAB = 1,
     METHOD_COCG = 2,
-    METHOD_COCR = 3
+    METHOD_COCR = 3,
+    /// Flexible GCR preconditioned by FDTD runs to steady state (vem::FdfdPreconditioner::time_domain).
+    METHOD_GCR_TIME_DOMAIN = 4
   };
 
   // Materials.
@@ -126,7 +128,7 @@ public:
   vtkGetMacro(Precision, int);
   vtkSetClampMacro(Storage, int, 0, 2);
   vtkGetMacro(Storage, int);
-  vtkSetClampMacro(Method, int, 0, 3);
+  vtkSetClampMacro(Method, int, 0, 4);
   vtkGetMacro(Method, int);
   vtkSetClampMacro(Backend, int, 0, 2);
   vtkGetMacro(Backend, int);

@@ -38,6 +38,21 @@ struct CpmlParameters {
   double kappa_max = 3.0;
   double alpha_max = 0.05;     // S/m
   double alpha_order = 1.0;    // m_alpha
+  // > 0 (Hz): a Crank-Nicolson CPML matched to a CW steady state at this frequency f (used by
+  // the FDFD solver's time-domain preconditioner, fdfd_time_domain.h; needs alpha_max = 0 and the
+  // same value on both faces of an axis). The auxiliary field of the stretch
+  // 1/s = 1/kappa - (sigma/kappa^2) / (sigma/kappa + j w eps0) is then stepped with the
+  // trapezoidal rule, the way the bulk treats its loss term, with sigma / cos(w dt / 2):
+  //   eps0 (psi' - psi) / dt + (a / 2)(psi' + psi) = -(g / 2)(dF' + dF),
+  //   a = sigma / (kappa cos(w dt/2)),  g = sigma / (kappa^2 cos(w dt/2)),
+  // and the derivative becomes dF' / kappa + psi'. In the time-harmonic steady state at f this is
+  // exactly d/ds with s = kappa - j sigma / (w~ eps0), w~ = 2 sin(w dt / 2) / dt: the SC-PML
+  // stretch at the frequency the bulk's steady state solves (harmonic_current.h). Stored in the
+  // usual (b, c, 1/kappa) form with a lagged state chi = psi - c' dF (CpmlProfile::lagged):
+  //   derivative = (1/kappa + c') dF + chi,  then  chi <- b' chi + c' (1 + b') dF,
+  //   b' = (eps0/dt - a/2) / (eps0/dt + a/2),  c' = -(g/2) / (eps0/dt + a/2);
+  // |b'| < 1 and 0 < 1/kappa + c' <= 1/kappa, so it is stable wherever the usual CPML is.
+  double match_frequency = 0.0;
 };
 
 struct BoundarySpec {

@@ -40,6 +40,7 @@
 
 #include "vem/fdfd_operator.h"
 #include "vem/fdfd_problem.h"
+#include "vem/fdfd_time_domain.h"
 #include "vem/fdtd_engine.h"  // Backend
 
 namespace vem {
@@ -49,8 +50,18 @@ enum class FdfdStorage { automatic, cas, cis };
 // Where the CIS tables live on the GPU: constant memory while they fit (kFdfdConstantBytes),
 // global memory beyond. The CPU ignores it.
 enum class FdfdTablePlacement { automatic, constant_memory, global_memory };
-enum class FdfdMethod { automatic, bicgstab, cocg, cocr };
-enum class FdfdPreconditioner { none, jacobi };
+// gcr: flexible GCR (Eisenstat, Elman & Schultz 1983; flexible as in Vuik 1995), the outer
+// method of the time-domain preconditioner (below); it runs on the host in double precision
+// (products with FdfdOperator::apply, OpenMP) and needs no symmetry. automatic picks it when the
+// preconditioner is time_domain.
+enum class FdfdMethod { automatic, bicgstab, cocg, cocr, gcr };
+// jacobi: diagonal scaling (BiCGSTAB, COCG).
+// time_domain: M v = the FDTD engine's steady state driven by a current built from v
+// (fdfd_time_domain.h), an approximate inverse of A whose error is the PML's discrete mismatch,
+// the steady-state tolerance and float32; each outer GCR step costs one FDTD run to steady
+// state on the chosen backend (CUDA: the FDTD engine's GPU kernels) and one host product.
+// complex128 only; no refinement or regularization.
+enum class FdfdPreconditioner { none, jacobi, time_domain };
 // GPU BLAS-1 implementation: cublas = one cuBLAS call per vector operation (the paper);
 // fused = our kernels fusing the vector updates and reductions of one solver step.
 enum class FdfdBlas { cublas, fused };
@@ -125,6 +136,7 @@ struct FdfdSolverOptions {
   int max_refinements = 30;       // refinement: outer steps at most (>= 1)
   FdfdRegularization regularization = FdfdRegularization::none;
   double regularization_scale = 1.0;  // s, finite and > 0
+  FdfdTimeDomainOptions time_domain;  // preconditioner time_domain (fdfd_time_domain.h)
   bool keep_history = true;
   // Called every `progress_interval` iterations with (iteration, relative residual); returning
   // false stops the solve (status stopped, best iterate returned). With refinement the
@@ -172,6 +184,15 @@ struct FdfdSolveStats {
   FdfdRegularization regularization = FdfdRegularization::none;
   double regularization_scale = 0;  // s when grad_div, else 0
   std::size_t h_table_entries = 0, e_table_entries = 0;  // CIS tables
+  // Time-domain preconditioner (zero otherwise): FDTD steps over all applications, the FDTD's
+  // steps per period and time step, the seconds spent in the applications (part of
+  // solve_seconds), and the FDTD engine ("cpu" or "cuda:<device>").
+  std::int64_t preconditioner_steps = 0;
+  int preconditioner_steps_per_period = 0;
+  double preconditioner_dt = 0;
+  double preconditioner_seconds = 0;
+  std::string preconditioner_backend;
+  std::vector<int> preconditioner_periods;  // FDTD periods of each application
 
   // Cost.
   double setup_seconds = 0;     // operator -> backend (coefficients, uploads)

@@ -39,6 +39,10 @@ struct CpmlSlab {
 struct CpmlProfile {
   std::vector<float> b_e, c_e, kinv_e;
   std::vector<float> b_h, c_h, kinv_h;
+  // false: psi <- b psi + c dF, then the derivative is dF / kappa + psi (Roden & Gedney).
+  // true:  the derivative is dF / kappa + psi with the psi of the previous step, then
+  //        psi <- b psi + c dF (the Crank-Nicolson CPML of CpmlParameters::match_frequency).
+  bool lagged = false;
 };
 
 struct ResolvedSource {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 
 #include "vem/error.h"
 
@@ -75,6 +76,11 @@ FdtdOperator::FdtdOperator(const FdtdSetup& setup) : setup_(setup) {
           !std::isfinite(p.kappa_max) || !std::isfinite(p.alpha_max) || !std::isfinite(p.grading_order))
         fail("CPML on ", face_name(f), ": parameters must be finite with grading order >= 0, ",
              "sigma factor >= 0, kappa_max >= 1, alpha_max >= 0");
+      if (!(p.match_frequency >= 0) || !std::isfinite(p.match_frequency))
+        fail("CPML on ", face_name(f), ": match_frequency ", p.match_frequency, " Hz must be finite and >= 0");
+      if (p.match_frequency > 0 && p.alpha_max != 0)
+        fail("CPML on ", face_name(f), ": a steady-state fit (match_frequency ", p.match_frequency,
+             " Hz) needs alpha_max = 0 (got ", p.alpha_max, " S/m)");
       t += p.thickness;
     }
     if (t >= n[a])
@@ -272,6 +278,15 @@ void FdtdOperator::build_cpml() {
         b = float(bb);
         c = float(cc);
         kinv = float(1.0 / kappa);
+        if (cp.match_frequency > 0) {  // Crank-Nicolson CPML matched to a steady state (boundary.h)
+          const double half = kPi * cp.match_frequency * dt_;  // w dt / 2
+          const double aa = sigma / (kappa * std::cos(half)), gg = sigma / (kappa * kappa * std::cos(half));
+          const double den = kEps0 / dt_ + 0.5 * aa;
+          const double b1 = (kEps0 / dt_ - 0.5 * aa) / den, c1 = -0.5 * gg / den;
+          b = float(b1);
+          c = float(c1 * (1.0 + b1));
+          kinv = float(1.0 / kappa + c1);
+        }
       };
       CpmlSlab slab;
       slab.face = f;
@@ -282,6 +297,13 @@ void FdtdOperator::build_cpml() {
       } else {
         slab.e_begin = n[a] - T + 1; slab.e_end = n[a] - 1;
         slab.h_begin = n[a] - T; slab.h_end = n[a] - 1;
+      }
+      if (cp.match_frequency > 0) {
+        const int other = 2 * a + (1 - s);
+        if (bc.face[other] == BoundaryType::cpml && bc.cpml[other].match_frequency != cp.match_frequency)
+          fail("CPML on ", face_name(f), ": match_frequency ", cp.match_frequency, " Hz differs from ",
+               bc.cpml[other].match_frequency, " Hz on ", face_name(other), " (one scheme per axis)");
+        p.lagged = true;
       }
       for (int x = slab.e_begin; x <= slab.e_end; ++x) fill(x, p.b_e[x], p.c_e[x], p.kinv_e[x]);
       for (int x = slab.h_begin; x <= slab.h_end; ++x) fill(x + 0.5, p.b_h[x], p.c_h[x], p.kinv_h[x]);

@@ -143,6 +143,7 @@ void FdtdEngineCpu::cpml_e(std::size_t si, const Coef& coef) {
   const std::int64_t stride[3] = {1, L.sy, L.sz};
   const int a = s.axis;
   const CpmlProfile& prof = op_.cpml_profile(a);
+  const bool lagged = prof.lagged;
   const PsiBox box(s, true, n);
   const float inv_d = float(1.0 / dd[a]);
   for (int q = 0; q < 2; ++q) {
@@ -166,8 +167,9 @@ void FdtdEngineCpu::cpml_e(std::size_t si, const Coef& coef) {
           const std::int64_t o = L.at(i, j, k);
           const float dH = (H[o] - H[o - sa]) * inv_d;
           float& p = psi[box.at(i, j, k)];
+          const float old = p;
           p = prof.b_e[x] * p + prof.c_e[x] * dH;
-          E[o] += sign * coef.b(c, o) * ((prof.kinv_e[x] - 1.0f) * dH + p);
+          E[o] += sign * coef.b(c, o) * ((prof.kinv_e[x] - 1.0f) * dH + (lagged ? old : p));
         }
   }
 }
@@ -182,6 +184,7 @@ void FdtdEngineCpu::cpml_h(std::size_t si, const Coef& coef) {
   const std::int64_t stride[3] = {1, L.sy, L.sz};
   const int a = s.axis;
   const CpmlProfile& prof = op_.cpml_profile(a);
+  const bool lagged = prof.lagged;
   const PsiBox box(s, false, n);
   const float inv_d = float(1.0 / dd[a]);
   for (int q = 0; q < 2; ++q) {
@@ -205,8 +208,9 @@ void FdtdEngineCpu::cpml_h(std::size_t si, const Coef& coef) {
           const std::int64_t o = L.at(i, j, k);
           const float dE = (E[o + sa] - E[o]) * inv_d;
           float& p = psi[box.at(i, j, k)];
+          const float old = p;
           p = prof.b_h[x] * p + prof.c_h[x] * dE;
-          H[o] += sign * coef.b(3 + c, o) * ((prof.kinv_h[x] - 1.0f) * dE + p);
+          H[o] += sign * coef.b(3 + c, o) * ((prof.kinv_h[x] - 1.0f) * dE + (lagged ? old : p));
         }
   }
 }

@@ -160,6 +160,7 @@ struct SlabParams {
   const float* kinv;
   float* psi[2];
   float inv_d;
+  int lagged;       // CpmlProfile::lagged: the derivative uses psi before this step's update
 };
 
 // CPML correction of one sample (li, lj, lk) of a slab box (SlabParams) whose normal is axis A.
@@ -184,10 +185,10 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
       continue;
     const float* S = F.f[src];
     const float dF = ELECTRIC ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
-    float p = s.psi[q][t];
-    p = b * p + c * dF;
+    const float old = s.psi[q][t];
+    const float p = b * old + c * dF;
     s.psi[q][t] = p;
-    F.f[comp][o] += sign * coef.b(comp, o, key) * (km1 * dF + p);
+    F.f[comp][o] += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
   }
 }
 
@@ -460,6 +461,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       SlabParams& sp = electric ? st->e : st->h;
       for (int ax = 0; ax < 3; ++ax) { sp.o[ax] = box.o[ax]; sp.d[ax] = box.d[ax]; }
       sp.inv_d = g_.inv_d[a];
+      sp.lagged = op.cpml_profile(a).lagged ? 1 : 0;
       const AxisProfile& pr = profile_[a];
       sp.b = electric ? pr.b_e.ptr : pr.b_h.ptr;
       sp.c = electric ? pr.c_e.ptr : pr.c_h.ptr;

@@ -31,6 +31,12 @@ struct BackendResult {
   double setup_seconds = 0, solve_seconds = 0;
   double bytes_per_iteration = 0, bytes_per_matvec = 0;
   std::int64_t device_bytes = 0;
+  // Time-domain preconditioner only (FdfdSolveStats has the meanings).
+  std::int64_t td_steps = 0;
+  int td_steps_per_period = 0;
+  double td_dt = 0, td_seconds = 0;
+  std::string td_backend;
+  std::vector<int> td_periods;
 };
 
 // Grad-div regularization (fdfd_operator.h): the Krylov method solved (A + Q) y = b; this turns
@@ -214,6 +220,10 @@ BackendResult solve_cpu(const FdfdOperator& op, const FdfdSolverOptions& o,
 BackendResult solve_cuda(const FdfdOperator& op, const FdfdSolverOptions& o,
                          const HostVectors& hv, const KrylovParams& kp);
 bool cuda_usable(std::string* why);
+// Flexible GCR on the host (double, OpenMP) preconditioned by FDTD runs (fdfd_time_domain.h);
+// o.backend (resolved) picks the FDTD engine. fdfd_gcr.cpp.
+BackendResult solve_time_domain(const FdfdOperator& op, const FdfdSolverOptions& o,
+                                const HostVectors& hv, const KrylovParams& kp);
 
 // One CAS coefficient array on the host (OpenMP): stage 0 = H (h_ab, h_ac), 1 = E (e_ab, e_ac);
 // which = 0 for the first, 1 for the second of the pair; out has N entries.

@@ -152,6 +152,21 @@ void validate(const FdfdSolverOptions& o) {
   if (o.device_index < 0) fail("FDFD: device_index = ", o.device_index, " must be >= 0");
   if (o.method == FdfdMethod::cocr && o.preconditioner != FdfdPreconditioner::none)
     fail("FDFD: the COCR method takes no preconditioner (use none, or COCG/BiCGSTAB with jacobi)");
+  const bool td = o.preconditioner == FdfdPreconditioner::time_domain;
+  if (o.method == FdfdMethod::gcr && !td)
+    fail("FDFD: the GCR method is the outer method of the time_domain preconditioner (got preconditioner ",
+         fdfd_name(o.preconditioner), ")");
+  if (td) {
+    if (o.method != FdfdMethod::automatic && o.method != FdfdMethod::gcr)
+      fail("FDFD: the time_domain preconditioner runs with the GCR method (got ", fdfd_name(o.method), ")");
+    if (o.precision != FdfdPrecision::complex128)
+      fail("FDFD: the time_domain preconditioner's outer GCR runs in complex128 (got complex64)");
+    if (o.refinement == FdfdRefinement::on)
+      fail("FDFD: iterative refinement does not combine with the time_domain preconditioner");
+    if (o.regularization != FdfdRegularization::none)
+      fail("FDFD: grad-div regularization does not combine with the time_domain preconditioner");
+    validate(o.time_domain);
+  }
 }
 
 const char* fdfd_name(FdfdPrecision v) {
@@ -179,11 +194,17 @@ const char* fdfd_name(FdfdMethod v) {
     case FdfdMethod::bicgstab: return "bicgstab";
     case FdfdMethod::cocg: return "cocg";
     case FdfdMethod::cocr: return "cocr";
+    case FdfdMethod::gcr: return "gcr";
   }
   return "?";
 }
 const char* fdfd_name(FdfdPreconditioner v) {
-  return v == FdfdPreconditioner::none ? "none" : "jacobi";
+  switch (v) {
+    case FdfdPreconditioner::none: return "none";
+    case FdfdPreconditioner::jacobi: return "jacobi";
+    case FdfdPreconditioner::time_domain: return "time_domain";
+  }
+  return "?";
 }
 const char* fdfd_name(FdfdRegularization v) {
   return v == FdfdRegularization::none ? "none" : "grad_div";

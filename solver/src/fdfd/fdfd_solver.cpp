@@ -44,8 +44,10 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
     if (!fdfd::cuda_usable(&why)) fail("FDFD: the CUDA backend was requested but ", why);
   }
   // Method.
+  const bool time_domain = o.preconditioner == FdfdPreconditioner::time_domain;
   if (o.method == FdfdMethod::automatic)
-    o.method = o.precision == FdfdPrecision::complex128 ? FdfdMethod::cocg : FdfdMethod::bicgstab;
+    o.method = time_domain ? FdfdMethod::gcr
+               : o.precision == FdfdPrecision::complex128 ? FdfdMethod::cocg : FdfdMethod::bicgstab;
   // Iterative refinement.
   if (o.refinement == FdfdRefinement::automatic)
     o.refinement = o.precision == FdfdPrecision::complex64 ? FdfdRefinement::on : FdfdRefinement::off;
@@ -71,7 +73,7 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
     }
     for (auto& v : hv.minv) v = 1.0 / v;
   }
-  if (o.method != FdfdMethod::bicgstab) {
+  if (o.method == FdfdMethod::cocg || o.method == FdfdMethod::cocr) {
     hv.d = op.symmetrizer();
     hv.wm = hv.d;
     if (!hv.minv.empty())
@@ -94,8 +96,9 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
                          : 1e-12;
   const double host_setup = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  fdfd::BackendResult br = o.backend == Backend::cuda ? fdfd::solve_cuda(op, o, hv, kp)
-                                                      : fdfd::solve_cpu(op, o, hv, kp);
+  fdfd::BackendResult br = time_domain                ? fdfd::solve_time_domain(op, o, hv, kp)
+                           : o.backend == Backend::cuda ? fdfd::solve_cuda(op, o, hv, kp)
+                                                        : fdfd::solve_cpu(op, o, hv, kp);
 
   // Grad-div: the backend returned y of (A + Q) y = b; x = y + Q y (refinement did it per step).
   if (o.refinement != FdfdRefinement::on) fdfd::regularized_to_solution(op, o, br.x);
@@ -144,6 +147,12 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   st.bytes_per_iteration = br.bytes_per_iteration;
   st.bytes_per_matvec = br.bytes_per_matvec;
   st.device_bytes = br.device_bytes;
+  st.preconditioner_steps = br.td_steps;
+  st.preconditioner_steps_per_period = br.td_steps_per_period;
+  st.preconditioner_dt = br.td_dt;
+  st.preconditioner_seconds = br.td_seconds;
+  st.preconditioner_backend = br.td_backend;
+  st.preconditioner_periods = br.td_periods;
   sol.e_scat = std::move(br.x);
   if (st.status != FdfdStatus::converged)
     note(st.message);

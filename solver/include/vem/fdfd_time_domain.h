@@ -1,0 +1,104 @@
+// The time-domain preconditioner of the FDFD solver: M v ~ A^{-1} v computed by running the FDTD
+// engine (CPU or CUDA) to the time-harmonic steady state of a current source built from v.
+// After C. C. Stolk, "A time-domain preconditioner for the Helmholtz equation" (arXiv:2006.16861,
+// 2020): a leap-frog time-domain solver whose time-harmonic solution satisfies the
+// frequency-domain equations, with a smoothly windowed forcing, used as the preconditioner of a
+// Krylov method.
+// The outer method is flexible GCR (fdfd_solver.h, FdfdPreconditioner::time_domain), so M may
+// vary from one application to the next (each stops on its own steady-state test).
+//
+// Why it is (almost) exact. A leap-frog Yee run at angular frequency w reaches a steady state
+// (harmonic_current.h) that solves, sample by sample,
+//   (j w~ eps0 eps_r + sigma cos(w dt/2)) E = curl H - J,   j w~ mu0 mu_r H = -curl E,
+//   w~ = 2 sin(w dt / 2) / dt
+// (magnetic loss likewise). So the FDTD grid is set up to reproduce the FDFD problem at w_t:
+//   - the time step and run frequency: a period of P = 16 K steps (K >= 1, so the DFT samples
+//     every K steps and every steady-state window holds whole periods), dt = 2 sin(pi/P) / w_t
+//     (<= the Courant choice), w = 2 pi / (P dt), hence w~ = w_t exactly;
+//   - the materials: eps_r and mu_r of the FDFD samples, conductivities divided by cos(pi/P), so
+//     the loss term equals the FDFD one; indexed models stay indexed (the engine's cheapest
+//     mode), averaged ones become per-cell arrays with the same edge averaging;
+//   - the source: A x = v  <=>  curl (1/mu) curl x - k0^2 eps x = -k0^2 eps v, and Maxwell with
+//     a current J gives curl (1/mu) curl E - k0^2 eps E = -j w mu0 J, hence
+//     J = -j w_t eps0 eps_c v  (eps_c complex, per E sample, fdfd_operator.h);
+//   - the PML: the SC-PML's profile (same thickness, grading, sigma_max, kappa_max) as a CPML with
+//     alpha = 0. Its discrete steady-state stretch differs slightly from the FDFD one deep in the
+//     layer; this, the steady-state tolerance and float32 are what the outer GCR corrects.
+// The PEC wall samples are identity rows of A: there z = v.
+//
+// Cost of one application: the FDTD steps until the steady-state test passes (tens of periods at
+// most; a lossy or open problem settles in a few) plus one extra pass over the E arrays per step
+// (the volume source), and host <-> device copies of one vector each way.
+#pragma once
+
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vem/fdfd_operator.h"
+#include "vem/fdtd_engine.h"
+#include "vem/fdtd_setup.h"
+
+namespace vem {
+
+struct FdfdTimeDomainOptions {
+  // An application ends when the phasor of one window of `periods_per_check` periods differs
+  // from the previous window's by less than this (relative 2-norm over the volume), in (0, 1).
+  double steady_tolerance = 1e-3;
+  int periods_per_check = 1;     // >= 1
+  int max_periods = 200;         // per application, >= 2 * periods_per_check
+  // Turn-on of the source (harmonic_current.h: a Hann-integral ramp, charge-free after whole
+  // periods >= 2), >= 0. Defaults from a scan on the coarse bench head and the 1 cm sphere
+  // (results/fdfd.md): ramp 4-8 x tolerance 1e-3..1e-2; ramp 5 with 1e-3 needed the fewest
+  // FDTD periods in all (2 outer iterations, 24-28 periods).
+  double ramp_periods = 5.0;
+  double courant_factor = 0.99;  // dt <= courant_factor * Courant limit, in (0, 1]
+  int gcr_restart = 20;          // flexible GCR: basis vectors kept before a restart, >= 1
+};
+
+// Throws vem::Error naming the option and its limits.
+void validate(const FdfdTimeDomainOptions& o);
+
+struct TimeDomainApplyStats {
+  int steps = 0;
+  int periods = 0;
+  double last_change = 1.0;  // window-to-window change when it stopped
+  bool settled = false;      // the steady-state test passed (else max_periods)
+  double seconds = 0;
+};
+
+class FdfdTimeDomainPreconditioner {
+ public:
+  FdfdTimeDomainPreconditioner(const FdfdOperator& op, const FdfdTimeDomainOptions& o,
+                               Backend backend, int device_index = 0);
+  ~FdfdTimeDomainPreconditioner();
+
+  // z = M v (3 N entries each, the FDFD layout). `keep_going` is called after every
+  // steady-state check; returning false stops (the stats say settled = false).
+  TimeDomainApplyStats apply(const std::vector<cdouble>& v, std::vector<cdouble>& z,
+                             const std::function<bool()>& keep_going = {});
+
+  const FdtdSetup& fdtd_setup() const { return setup_; }
+  int steps_per_period() const { return period_steps_; }
+  int dft_sample_interval() const { return sample_interval_; }
+  double dt() const { return dt_; }
+  double run_frequency() const { return f_run_; }  // Hz, the FDTD's (warped) CW frequency
+  std::string backend() const { return backend_name_; }
+
+ private:
+  const FdfdOperator& op_;
+  FdfdTimeDomainOptions o_;
+  Backend backend_;
+  int device_;
+  FdtdSetup setup_;
+  std::unique_ptr<FdtdOperator> fdtd_;
+  std::vector<cdouble> jscale_;  // -j w_t eps0 eps_c per E sample (3 N), 0 on the walls
+  int period_steps_ = 0, sample_interval_ = 1;
+  double dt_ = 0, f_run_ = 0;
+  std::string backend_name_;
+};
+
+}  // namespace vem

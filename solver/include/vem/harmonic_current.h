@@ -1,0 +1,72 @@
+// A time-harmonic electric current density on every E sample, as an engine extension
+// (fdtd_engine.h): the source the time-domain preconditioner of the FDFD solver drives the FDTD
+// grid with (fdfd_time_domain.h), usable on its own for any distributed CW excitation.
+//
+//   J_c(r, t) = ramp(t) Re( J_c(r) e^{j w t} )     (A/m^2; e^{+jwt} phasors, as the FDFD side)
+//
+// ramp(t) = u - sin(2 pi u) / (2 pi), u = t / T_r, for t < T_r = ramp_periods / f, 1 after: its
+// derivative is a Hann window of unit area. Why this ramp: the charge a current deposits is
+//   -div of  int_0^t ramp(s) e^{j w s} ds = ramp(t) e^{j w t} / (j w) - (1/(j w)) int ramp'(s) e^{j w s} ds,
+// and for t >= T_r the last integral is the Hann window's transform at w, which vanishes when
+// T_r is a whole number >= 2 of periods. Then no static charge is left behind by the turn-on;
+// with a raised-cosine ramp (Waveform::sinusoid) the residue relaxes with eps / sigma in lossy
+// tissue (many periods) and leaks into the steady-state windows. Measured on the coarse bench
+// head (FDFD time-domain preconditioner to 1e-6, steady tolerance 1e-3, FDTD periods over all
+// applications): raised cosine over 0 / 1 / 3 / 5 / 8 periods 265 / 142 / 53 / 47 / 48; this
+// ramp over 2 / 3 / 4 / 5 / 6 / 8 periods 85 / 63 / 55 / 28 / 28 / 30 (results/fdfd.md).
+// It enters Ampere's law like the point sources' current (source.h):
+//   E_c <- ca E_c + cb (curl H - J_c(t_{n+1/2}))
+// i.e. at the after_e hook of step n, E_c -= Re(S_c e^{j w t}) ramp(t) with t = (n + 1/2) dt and
+// S_c = cb_c J_c precomputed per sample (the engine's own cb, so the lossy semi-implicit update
+// and the CPML are those of the bulk). In the time-harmonic steady state the sources then give
+//   (j w~ eps0 eps_r + sigma cos(w dt / 2)) E = curl H - J,   w~ = 2 sin(w dt / 2) / dt
+// (leap-frog at frequency w; the factor e^{j w dt / 2} cancels against H's half-step offset).
+//
+// Cost per step: one pass over 3 complex (float2) amplitude arrays in the field layout plus a
+// read-modify-write of E: 48 bytes per cell (CPU loops or one CUDA kernel).
+#pragma once
+
+#include <array>
+#include <complex>
+#include <memory>
+#include <vector>
+
+#include "vem/fdtd_engine.h"
+
+namespace vem {
+
+class HarmonicCurrentSource final : public EngineExtension {
+ public:
+  // j[c] (c = x, y, z): J_c phasors in the compact layout of FdtdEngine::field()
+  // ((nx+1)(ny+1)(nz+1), x fastest); samples outside the component's update range are ignored.
+  // Attaches itself to `engine` (detached in the destructor); throws vem::Error for a bad size,
+  // frequency or ramp.
+  HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz,
+                        const std::array<std::vector<std::complex<float>>, 3>& j,
+                        double ramp_periods = 2.0);
+  ~HarmonicCurrentSource() override;
+  HarmonicCurrentSource(const HarmonicCurrentSource&) = delete;
+  HarmonicCurrentSource& operator=(const HarmonicCurrentSource&) = delete;
+
+  void hook(FdtdEngine& engine, HookPoint where, int step) override;
+  double frequency() const { return f_; }
+  double ramp(double t) const;
+
+  struct Backend {  // CPU loops or a CUDA kernel (internal)
+    virtual ~Backend() = default;
+    // E_c[o] -= Re(S_c[o] (cr + j ci)) over the whole field layout.
+    virtual void apply(FdtdEngine& eng, float cr, float ci) = 0;
+  };
+
+ private:
+  FdtdEngine* engine_;
+  double f_, ramp_periods_;
+  std::unique_ptr<Backend> backend_;
+};
+
+// Internal: CUDA backend (harmonic_current_cuda.cu; only with VEM_WITH_CUDA). s: 3 arrays of
+// 2 * layout.size floats (interleaved re, im) in the field layout.
+std::unique_ptr<HarmonicCurrentSource::Backend> make_harmonic_current_backend_cuda(
+    const std::array<std::vector<float>, 3>& s);
+
+}  // namespace vem

@@ -1,0 +1,199 @@
+// The FDTD-driven preconditioner of the FDFD solver (fdfd_time_domain.h).
+#include "vem/fdfd_time_domain.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "vem/dft_monitor.h"
+#include "vem/error.h"
+#include "vem/harmonic_current.h"
+
+namespace vem {
+
+void validate(const FdfdTimeDomainOptions& o) {
+  if (!(o.steady_tolerance > 0 && o.steady_tolerance < 1))
+    fail("FDFD time-domain preconditioner: steady_tolerance ", o.steady_tolerance, " must lie in (0, 1)");
+  if (o.periods_per_check < 1)
+    fail("FDFD time-domain preconditioner: periods_per_check ", o.periods_per_check, " must be >= 1");
+  if (o.max_periods < 2 * o.periods_per_check)
+    fail("FDFD time-domain preconditioner: max_periods ", o.max_periods,
+         " must be >= 2 periods_per_check = ", 2 * o.periods_per_check, " (two windows to compare)");
+  if (!(o.ramp_periods >= 0) || !std::isfinite(o.ramp_periods))
+    fail("FDFD time-domain preconditioner: ramp_periods ", o.ramp_periods, " must be finite and >= 0");
+  if (!(o.courant_factor > 0 && o.courant_factor <= 1))
+    fail("FDFD time-domain preconditioner: courant_factor ", o.courant_factor, " must lie in (0, 1]");
+  if (o.gcr_restart < 1)
+    fail("FDFD time-domain preconditioner: gcr_restart ", o.gcr_restart, " must be >= 1");
+}
+
+FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& op,
+                                                           const FdfdTimeDomainOptions& o,
+                                                           Backend backend, int device_index)
+    : op_(op), o_(o), backend_(backend), device_(device_index) {
+  validate(o);
+  const FdfdProblem& p = op.problem();
+  const YeeGrid& g = p.grid;
+  const double wt = op.omega();
+
+  // Time step: a period of P = 16 K steps with w~ = w_t (header).
+  const double dt_c = o.courant_factor * g.courant_limit_dt();
+  const int K = std::max(1, int(std::ceil(1.0 / (p.frequency * dt_c * 16.0) - 1e-12)));
+  period_steps_ = 16 * K;
+  sample_interval_ = K;
+  dt_ = 2.0 * std::sin(kPi / period_steps_) / wt;
+  f_run_ = 1.0 / (period_steps_ * dt_);
+  const double loss_scale = 1.0 / std::cos(kPi / period_steps_);
+
+  setup_.grid = g;
+  setup_.dt = dt_;
+  // PML: the SC-PML profile as a CPML with alpha = 0 (fdfd_problem.h, boundary.h):
+  // FDFD sigma_max = -(m+1) ln(R0) / (2 eta0 L d), CPML sigma_max = f 0.8 (m+1) / (eta0 d).
+  for (int f = 0; f < 6; ++f) {
+    const int t = p.pml.thickness[f];
+    if (t == 0) {
+      setup_.boundaries.face[f] = BoundaryType::pec;
+      continue;
+    }
+    setup_.boundaries.face[f] = BoundaryType::cpml;
+    CpmlParameters& c = setup_.boundaries.cpml[f];
+    c.thickness = t;
+    c.grading_order = p.pml.grading_order;
+    c.sigma_factor = -std::log(p.pml.reflection) / (1.6 * t);
+    c.kappa_max = p.pml.kappa_max;
+    c.alpha_max = 0.0;
+    c.match_frequency = f_run_;  // the steady-state fit of boundary.h: the SC-PML stretch at w_t
+  }
+  // Materials: conductivities / cos(pi / P) (header).
+  auto scaled = [&](Material m) {
+    for (int a = 0; a < 3; ++a) {
+      m.sigma_e[a] *= loss_scale;
+      m.sigma_m[a] *= loss_scale;
+    }
+    return m;
+  };
+  if (p.material_mode == MaterialMode::indexed && !p.average_at_edges) {
+    setup_.material_mode = MaterialMode::indexed;
+    for (const Material& m : p.materials) setup_.materials.push_back(scaled(m));
+    setup_.material_index = p.material_index;
+  } else {
+    setup_.material_mode = MaterialMode::coefficient_array;
+    PerCellMedium& md = setup_.medium;
+    if (p.material_mode == MaterialMode::coefficient_array) {
+      md = p.medium;
+      for (auto& arr : md.sigma_e)
+        for (float& v : arr) v = float(v * loss_scale);
+      for (auto& arr : md.sigma_m)
+        for (float& v : arr) v = float(v * loss_scale);
+    } else {  // indexed with edge averaging: per-cell arrays from the table
+      const std::int64_t n = g.cell_count();
+      md.eps_r.assign(3, std::vector<float>(n));
+      md.sigma_e.assign(3, std::vector<float>(n));
+      md.mu_r.assign(3, std::vector<float>(n));
+      md.sigma_m.assign(3, std::vector<float>(n));
+      for (std::int64_t c = 0; c < n; ++c) {
+        const Material m = scaled(p.materials[p.material_index.empty() ? 0 : p.material_index[c]]);
+        for (int a = 0; a < 3; ++a) {
+          md.eps_r[a][c] = float(m.eps_r[a]);
+          md.sigma_e[a][c] = float(m.sigma_e[a]);
+          md.mu_r[a][c] = float(m.mu_r[a]);
+          md.sigma_m[a][c] = float(m.sigma_m[a]);
+        }
+      }
+      md.average_at_edges = true;
+    }
+  }
+  fdtd_ = std::make_unique<FdtdOperator>(setup_);
+
+  // J = -j w_t eps0 eps_c v per E sample; walls (identity rows) get 0.
+  const std::int64_t N = op.cells();
+  jscale_.assign(3 * N, cdouble(0));
+  for (int a = 0; a < 3; ++a)
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < g.nz; ++k)
+      for (int j = 0; j < g.ny; ++j)
+        for (int i = 0; i < g.nx; ++i) {
+          if (op.is_wall(a, i, j, k)) continue;
+          jscale_[a * N + op.linear(i, j, k)] = cdouble(0, -wt * kEps0) * op.eps_at(a, i, j, k);
+        }
+
+  // Which engine: probe once (make_engine decides automatic the same way).
+  std::string warning;
+  auto eng = make_engine(*fdtd_, backend_, device_, &warning);
+  backend_name_ = eng->backend();
+  backend_ = backend_name_.rfind("cuda", 0) == 0 ? Backend::cuda : Backend::cpu;
+}
+
+FdfdTimeDomainPreconditioner::~FdfdTimeDomainPreconditioner() = default;
+
+TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdouble>& v,
+                                                         std::vector<cdouble>& z,
+                                                         const std::function<bool()>& keep_going) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const YeeGrid& g = op_.grid();
+  const std::int64_t N = op_.cells();
+  if (std::int64_t(v.size()) != 3 * N)
+    fail("FDFD time-domain preconditioner: vector of ", v.size(), " entries, expected 3 N = ", 3 * N);
+  const std::size_t nxp = g.nx + 1, nyp = g.ny + 1;
+  const std::size_t compact = nxp * nyp * (g.nz + 1);
+  std::array<std::vector<std::complex<float>>, 3> j;
+  for (int a = 0; a < 3; ++a) {
+    j[a].assign(compact, std::complex<float>(0.0f));
+    std::complex<float>* out = j[a].data();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < g.nz; ++k)
+      for (int jj = 0; jj < g.ny; ++jj)
+        for (int i = 0; i < g.nx; ++i) {
+          const std::int64_t q = a * N + op_.linear(i, jj, k);
+          const cdouble s = jscale_[q] * v[q];
+          out[i + nxp * (jj + nyp * k)] = std::complex<float>(float(s.real()), float(s.imag()));
+        }
+  }
+
+  TimeDomainApplyStats st;
+  {
+    auto eng = make_engine(*fdtd_, backend_, device_);
+    DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
+    HarmonicCurrentSource src(*eng, f_run_, j, o_.ramp_periods);
+    const int window = o_.periods_per_check * period_steps_;
+    mon.check_steady_state();  // S = 0 at t = 0: the first window starts now
+    int checks = 0;
+    while (st.periods + o_.periods_per_check <= o_.max_periods) {
+      eng->run(window);
+      st.steps += window;
+      st.periods += o_.periods_per_check;
+      const SteadyStateCheck c = mon.check_steady_state();
+      ++checks;
+      if (c.has_previous) {
+        st.last_change = c.relative_change;
+        if (c.relative_change <= o_.steady_tolerance && st.periods >= o_.ramp_periods + 2 * o_.periods_per_check) {
+          st.settled = true;
+          break;
+        }
+      }
+      if (keep_going && !keep_going()) break;
+    }
+    z.assign(3 * N, cdouble(0));
+    if (checks >= 1) {  // a window exists
+      for (int a = 0; a < 3; ++a) {
+        const std::vector<std::complex<float>> ph = mon.phasor(Component(a), 0);
+#pragma omp parallel for collapse(2) schedule(static)
+        for (int k = 0; k < g.nz; ++k)
+          for (int jj = 0; jj < g.ny; ++jj)
+            for (int i = 0; i < g.nx; ++i) {
+              const std::int64_t q = a * N + op_.linear(i, jj, k);
+              if (op_.is_wall(a, i, jj, k)) {
+                z[q] = v[q];
+              } else {
+                const std::complex<float> e = ph[i + nxp * (jj + nyp * k)];
+                z[q] = cdouble(e.real(), e.imag());
+              }
+            }
+      }
+    }
+  }
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+}
+
+}  // namespace vem
