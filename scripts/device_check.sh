@@ -9,6 +9,9 @@
 #   bench [args]        bench_fdtd (throughput sweep) -> bench_fdtd.{json,md,log}
 #   fdtd-ext [args]     bench_fdtd extensions at 512^3 (TF/SF, DFT monitors, SAR overhead; options
 #                       in bench_fdtd.cpp, e.g. --n 256) -> bench_fdtd_ext.{json,md,log}
+#   fdfd-bench [args]   bench_fdfd -> bench_fdfd.{json,md,log}
+#   tests,fdfd-bench    several modes in one call (comma-separated; ctest then runs the whole
+#                       suite, or the tests matching $VEM_CTEST_REGEX, and the args go to the bench)
 # VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
 set -uo pipefail
 OUT=${OUT:-/tmp/vem-device-out}
@@ -39,9 +42,11 @@ if ! { cmake -G Ninja -S . -B $BUILD -DVEM_BUILD_PLUGIN=OFF -DCMAKE_BUILD_TYPE=R
   exit 1
 fi
 rc=0
-if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+want() { [ "$WHAT" = "$1" ] || [[ ",$WHAT," == *",$1,"* ]]; }
+if [ "$WHAT" = all ] || want tests; then
   CTEST_ARGS=()
   if [ "$WHAT" = tests ]; then CTEST_ARGS=("$@"); fi
+  if [ -n "${VEM_CTEST_REGEX:-}" ]; then CTEST_ARGS+=(-R "$VEM_CTEST_REGEX"); fi
   rm -rf "$BUILD/gtest-xml"
   (cd $BUILD && VEM_GTEST_XML_DIR="$PWD/gtest-xml" OMP_NUM_THREADS=2 ctest --output-on-failure -j8 --timeout 900 \
      --output-junit "$OUT/ctest_junit.xml" ${CTEST_ARGS[@]+"${CTEST_ARGS[@]}"} > "$OUT/ctest.log" 2>&1) || rc=1
@@ -83,7 +88,7 @@ PY
 fi
 # The C++ plugin test (VTK filters with the CUDA backend vs CPU), built on the development
 # machine and carried with its VTK libraries (scripts/collect_plugin_test.sh, carry .carry).
-if [ -d .carry/plugin-test ] && { [ "$WHAT" = all ] || [ "$WHAT" = tests ]; }; then
+if [ -d .carry/plugin-test ] && { [ "$WHAT" = all ] || want tests; }; then
   for t in .carry/plugin-test/test_*; do
     LD_LIBRARY_PATH=$PWD/.carry/plugin-test/lib:${LD_LIBRARY_PATH:-} OMP_NUM_THREADS=4 \
       "$t" >> "$OUT/plugin_test.log" 2>&1 || rc=1
@@ -100,7 +105,7 @@ if [ "$WHAT" = fdtd-ext ]; then
   cat "$OUT/bench_fdtd_ext.md"
   tail -5 "$OUT/bench_fdtd_ext.log"
 fi
-if [ "$WHAT" = fdfd-bench ]; then
+if want fdfd-bench; then
   ./$BUILD/testing/benchmarks/bench_fdfd "$OUT/bench_fdfd.json" --commit "$COMMIT" "$@" > "$OUT/bench_fdfd.md" 2> "$OUT/bench_fdfd.log" || rc=1
   cat "$OUT/bench_fdfd.md"
 fi

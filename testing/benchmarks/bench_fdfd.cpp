@@ -449,6 +449,8 @@ int main(int argc, char** argv) {
              << ", \"preconditioner_steps\": " << st.preconditioner_steps
              << ", \"preconditioner_steps_per_period\": " << st.preconditioner_steps_per_period
              << ", \"preconditioner_seconds\": " << jnum(st.preconditioner_seconds)
+             << ", \"preconditioner_step_seconds\": " << jnum(st.preconditioner_step_seconds)
+             << ", \"preconditioner_prepare_seconds\": " << jnum(st.preconditioner_prepare_seconds)
              << ", \"preconditioner_steady_tolerance\": " << jnum(td ? td_tolerance : 0.0)
              << ", \"preconditioner_ramp_periods\": " << jnum(td ? td_ramp : 0.0)
              << ", \"preconditioner_periods\": [";
@@ -461,9 +463,11 @@ int main(int argc, char** argv) {
           std::string per;
           for (int q : st.preconditioner_periods) per += (per.empty() ? "" : " ") + std::to_string(q);
           std::fprintf(stderr, "  %s: %d outer GCR iterations, %lld FDTD steps (%d per period; periods per "
-                       "application: %s) in %.2f s, host GCR %.2f s\n", v.name, st.iterations,
-                       (long long)st.preconditioner_steps, st.preconditioner_steps_per_period, per.c_str(),
-                       st.preconditioner_seconds, st.solve_seconds - st.preconditioner_seconds);
+                       "application: %s) in %.2f s (stepping %.2f s, set-up %.2f s), outside them %.2f s\n",
+                       v.name, st.iterations, (long long)st.preconditioner_steps,
+                       st.preconditioner_steps_per_period, per.c_str(), st.preconditioner_seconds,
+                       st.preconditioner_step_seconds, st.preconditioner_prepare_seconds,
+                       st.solve_seconds - st.preconditioner_seconds);
         }
         if (!accuracy_done && !per_iteration && st.precision == FdfdPrecision::complex128 &&
             st.status == FdfdStatus::converged) {

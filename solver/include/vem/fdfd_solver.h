@@ -191,6 +191,8 @@ struct FdfdSolveStats {
   int preconditioner_steps_per_period = 0;
   double preconditioner_dt = 0;
   double preconditioner_seconds = 0;
+  double preconditioner_step_seconds = 0;     // of which FDTD stepping (and steady-state checks)
+  double preconditioner_prepare_seconds = 0;  // of which source / engine set-up
   std::string preconditioner_backend;
   std::vector<int> preconditioner_periods;  // FDTD periods of each application
 

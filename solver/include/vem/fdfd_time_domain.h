@@ -66,8 +66,11 @@ struct TimeDomainApplyStats {
   int steps = 0;
   int periods = 0;
   double last_change = 1.0;  // window-to-window change when it stopped
-  bool settled = false;      // the steady-state test passed (else max_periods)
-  double seconds = 0;
+  bool settled = false;      // the steady-state test passed (else max_periods or stopped)
+  bool stopped = false;      // keep_going returned false
+  double seconds = 0;          // all of it; of which:
+  double prepare_seconds = 0;  //   source amplitudes, engine and monitor set-up
+  double step_seconds = 0;     //   stepping and steady-state checks (the rest: reading the phasor)
 };
 
 class FdfdTimeDomainPreconditioner {
@@ -77,9 +80,11 @@ class FdfdTimeDomainPreconditioner {
   ~FdfdTimeDomainPreconditioner();
 
   // z = M v (3 N entries each, the FDFD layout). `keep_going` is called after every
-  // steady-state check; returning false stops (the stats say settled = false).
+  // steady-state check; returning false stops (stats.stopped). steady_tolerance > 0 replaces
+  // the options' value for this application.
   TimeDomainApplyStats apply(const std::vector<cdouble>& v, std::vector<cdouble>& z,
-                             const std::function<bool()>& keep_going = {});
+                             const std::function<bool()>& keep_going = {},
+                             double steady_tolerance = 0);
 
   const FdtdSetup& fdtd_setup() const { return setup_; }
   int steps_per_period() const { return period_steps_; }

@@ -10,6 +10,7 @@
 #include "fdfd/fdfd_stencil.h"
 #include "vem/fdfd_operator.h"
 #include "vem/fdfd_solver.h"
+#include "vem/fdfd_time_domain.h"
 
 namespace vem {
 namespace fdfd {
@@ -34,7 +35,7 @@ struct BackendResult {
   // Time-domain preconditioner only (FdfdSolveStats has the meanings).
   std::int64_t td_steps = 0;
   int td_steps_per_period = 0;
-  double td_dt = 0, td_seconds = 0;
+  double td_dt = 0, td_seconds = 0, td_prepare_seconds = 0, td_step_seconds = 0;
   std::string td_backend;
   std::vector<int> td_periods;
 };
@@ -83,6 +84,39 @@ KrylovResult run_method(Ops& ops, FdfdMethod m, const typename Ops::C* b, typena
   return m == FdfdMethod::bicgstab ? bicgstab(ops, b, x, minv, kp)
          : m == FdfdMethod::cocg   ? cocg(ops, b, x, d, minv, wm, kp)
                                    : cocr(ops, b, x, d, kp);
+}
+
+// Flexible GCR on the backend's vectors with the time-domain preconditioner (fdfd_time_domain.h,
+// built by the caller on the same backend): each application downloads r, runs the FDTD to
+// steady state and uploads z. The steady-state tolerance of an application is loosened once the
+// residual nears the target: max(steady_tolerance, min(0.1, 0.2 tol / ||r||)) (an application
+// only has to divide the residual by ||r|| / tol, and GCR's minimization does the rest).
+template <class Ops>
+KrylovResult run_time_domain_gcr(Ops& ops, FdfdTimeDomainPreconditioner& pre,
+                                 const FdfdSolverOptions& o, const KrylovParams& kp,
+                                 const typename Ops::C* b, typename Ops::C* x, BackendResult& out) {
+  using C = typename Ops::C;
+  out.td_backend = pre.backend();
+  out.td_steps_per_period = pre.steps_per_period();
+  out.td_dt = pre.dt();
+  std::vector<cdouble> zh;
+  int done = 0;
+  auto precondition = [&](const C* r, C* z, double rel) {
+    const double tol = std::max(o.time_domain.steady_tolerance,
+                                std::min(0.1, 0.2 * kp.tolerance / std::max(rel, 1e-300)));
+    auto keep_going = [&]() { return !kp.progress || kp.progress(done, rel); };
+    const TimeDomainApplyStats st = pre.apply(ops.download(r), zh, keep_going, tol);
+    out.td_steps += st.steps;
+    out.td_seconds += st.seconds;
+    out.td_prepare_seconds += st.prepare_seconds;
+    out.td_step_seconds += st.step_seconds;
+    out.td_periods.push_back(st.periods);
+    ++done;
+    if (st.stopped) return false;
+    ops.upload_to(zh, z);
+    return true;
+  };
+  return gcr(ops, b, x, o.time_domain.gcr_restart, precondition, kp);
 }
 
 // Mixed-precision iterative refinement (fdfd_solver.h, FdfdRefinement): the outer loop in
@@ -220,10 +254,7 @@ BackendResult solve_cpu(const FdfdOperator& op, const FdfdSolverOptions& o,
 BackendResult solve_cuda(const FdfdOperator& op, const FdfdSolverOptions& o,
                          const HostVectors& hv, const KrylovParams& kp);
 bool cuda_usable(std::string* why);
-// Flexible GCR on the host (double, OpenMP) preconditioned by FDTD runs (fdfd_time_domain.h);
-// o.backend (resolved) picks the FDTD engine. fdfd_gcr.cpp.
-BackendResult solve_time_domain(const FdfdOperator& op, const FdfdSolverOptions& o,
-                                const HostVectors& hv, const KrylovParams& kp);
+
 
 // One CAS coefficient array on the host (OpenMP): stage 0 = H (h_ab, h_ac), 1 = E (e_ab, e_ac);
 // which = 0 for the first, 1 for the second of the pair; out has N entries.

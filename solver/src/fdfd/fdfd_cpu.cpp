@@ -354,6 +354,10 @@ BackendResult solve_cpu_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   const auto t0 = Clock::now();
   CpuOps<T> ops(op, o.storage, o.matvec, o.regularization == FdfdRegularization::grad_div,
                 o.regularization_scale);
+  // The time-domain preconditioner's FDTD operator is setup too (fdfd_time_domain.h).
+  std::unique_ptr<FdfdTimeDomainPreconditioner> pre;
+  if (o.method == FdfdMethod::gcr)
+    pre = std::make_unique<FdfdTimeDomainPreconditioner>(op, o.time_domain, o.backend, o.device_index);
   using C = typename CpuOps<T>::C;
   C* b = ops.upload(hv.b);
   C* x = ops.alloc();
@@ -365,6 +369,7 @@ BackendResult solve_cpu_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   std::vector<cdouble> xh;
   const bool refined = o.refinement == FdfdRefinement::on;
   out.krylov = refined ? refine(ops, op, o, hv, kp, b, x, minv, d, wm, xh)
+               : pre   ? run_time_domain_gcr(ops, *pre, o, kp, b, x, out)
                        : run_method(ops, o.method, b, x, minv, d, wm, kp);
   const auto t2 = Clock::now();
   out.x = refined ? std::move(xh) : ops.download(x);

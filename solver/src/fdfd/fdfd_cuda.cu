@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <type_traits>
@@ -734,6 +735,10 @@ BackendResult solve_cuda_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   BackendResult out;
   const auto t0 = Clock::now();
   CudaOps<T> ops(op, o);
+  // The time-domain preconditioner's FDTD operator is setup too (fdfd_time_domain.h).
+  std::unique_ptr<FdfdTimeDomainPreconditioner> pre;
+  if (o.method == FdfdMethod::gcr)
+    pre = std::make_unique<FdfdTimeDomainPreconditioner>(op, o.time_domain, o.backend, o.device_index);
   using C = typename CudaOps<T>::C;
   C* b = ops.upload(hv.b);
   C* x = ops.alloc();
@@ -746,6 +751,7 @@ BackendResult solve_cuda_t(const FdfdOperator& op, const FdfdSolverOptions& o,
   std::vector<cdouble> xh;
   const bool refined = o.refinement == FdfdRefinement::on;
   out.krylov = refined ? refine(ops, op, o, hv, kp, b, x, minv, d, wm, xh)
+               : pre   ? run_time_domain_gcr(ops, *pre, o, kp, b, x, out)
                        : run_method(ops, o.method, b, x, minv, d, wm, kp);
   ops.synchronize();
   const auto t2 = Clock::now();

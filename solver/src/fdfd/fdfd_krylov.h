@@ -429,5 +429,88 @@ KrylovResult cocr(Ops& ops, const typename Ops::C* b, typename Ops::C* x,
   return res;
 }
 
+// Flexible GCR (Eisenstat, Elman & Schultz 1983; flexible: Vuik 1995) with a right
+// preconditioner that may change between applications (fdfd_solver.h: FdfdMethod::gcr):
+//   r = b;  repeat:  z = M r;  q = A z;  q -= sum_i beta_i q_i, z -= sum_i beta_i z_i with
+//   beta_i = (q_i^H q) / ||q_i||^2 (modified Gram-Schmidt);  alpha = (q^H r) / ||q||^2;
+//   x += alpha z;  r -= alpha q.
+// Each step minimizes ||b - A x|| over the span of the kept z_i. After `restart` kept pairs the
+// basis is dropped and r recomputed as b - A x. `precondition(r, z, rel)` computes z = M r and
+// returns false to stop (status stopped). x must be zero on entry.
+template <class Ops, class Precondition>
+KrylovResult gcr(Ops& ops, const typename Ops::C* b, typename Ops::C* x, int restart,
+                 Precondition&& precondition, const KrylovParams& prm) {
+  using C = typename Ops::C;
+  KrylovResult res;
+  const double bnorm = std::sqrt(ops.nrm2sq(b));
+  if (detail::zero_rhs(bnorm, prm, res)) return res;
+  C* r = ops.alloc();
+  ops.copy(b, r);
+  std::vector<C*> zs, qs;       // pool, reused after a restart
+  std::vector<double> qnorm2;
+  int kept = 0;
+  double rel = 1.0;
+  std::string breakdown;
+  while (res.iterations < prm.max_iterations) {
+    if (kept == restart) {
+      kept = 0;
+      ++res.restarts;
+      ops.matvec(x, qs[0]);
+      ++res.matvecs;
+      ops.residual(b, qs[0], r);
+    }
+    if (kept == int(zs.size())) {
+      zs.push_back(ops.alloc());
+      qs.push_back(ops.alloc());
+      qnorm2.push_back(0.0);
+    }
+    C* z = zs[kept];
+    C* q = qs[kept];
+    if (!precondition(r, z, rel)) {
+      res.status = FdfdStatus::stopped;
+      break;
+    }
+    ops.matvec(z, q);
+    ++res.matvecs;
+    for (int i = 0; i < kept; ++i) {
+      const cdouble beta = ops.dotc_norm(qs[i], q).dot / qnorm2[i];
+      ops.axpy(-beta, qs[i], q);
+      ops.axpy(-beta, zs[i], z);
+    }
+    const DotNorm rq = ops.dotc_norm(r, q);  // {r^H q, ||q||^2}
+    if (!(rq.norm2 > 0) || !std::isfinite(rq.norm2)) {
+      breakdown = "the preconditioned direction A z vanished or is not finite (GCR breakdown)";
+      res.status = FdfdStatus::breakdown;
+      break;
+    }
+    qnorm2[kept] = rq.norm2;
+    const cdouble alpha = std::conj(rq.dot) / rq.norm2;
+    ops.axpy(alpha, z, x);
+    ops.axpy(-alpha, q, r);
+    ++kept;
+    ++res.iterations;
+    rel = std::sqrt(ops.nrm2sq(r)) / bnorm;
+    if (prm.keep_history) res.history.push_back(rel);
+    if (rel <= prm.tolerance) {
+      res.status = FdfdStatus::converged;
+      break;
+    }
+    if (prm.progress && !prm.progress(res.iterations, rel)) {
+      res.status = FdfdStatus::stopped;
+      break;
+    }
+  }
+  res.relative_residual = rel;
+  if (res.status != FdfdStatus::converged) {
+    const std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
+                             : res.status == FdfdStatus::stopped ? "was stopped"
+                                                                 : "did not converge";
+    res.message = "GCR " + what + " after " + std::to_string(res.iterations) +
+                  " outer iterations; returning the last iterate, relative residual " +
+                  detail::fmt(rel) + " (tolerance " + detail::fmt(prm.tolerance) + ")";
+  }
+  return res;
+}
+
 }  // namespace fdfd
 }  // namespace vem

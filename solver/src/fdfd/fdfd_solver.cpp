@@ -96,9 +96,8 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
                          : 1e-12;
   const double host_setup = std::chrono::duration<double>(Clock::now() - t0).count();
 
-  fdfd::BackendResult br = time_domain                ? fdfd::solve_time_domain(op, o, hv, kp)
-                           : o.backend == Backend::cuda ? fdfd::solve_cuda(op, o, hv, kp)
-                                                        : fdfd::solve_cpu(op, o, hv, kp);
+  fdfd::BackendResult br = o.backend == Backend::cuda ? fdfd::solve_cuda(op, o, hv, kp)
+                                                      : fdfd::solve_cpu(op, o, hv, kp);
 
   // Grad-div: the backend returned y of (A + Q) y = b; x = y + Q y (refinement did it per step).
   if (o.refinement != FdfdRefinement::on) fdfd::regularized_to_solution(op, o, br.x);
@@ -153,6 +152,8 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   st.preconditioner_seconds = br.td_seconds;
   st.preconditioner_backend = br.td_backend;
   st.preconditioner_periods = br.td_periods;
+  st.preconditioner_step_seconds = br.td_step_seconds;
+  st.preconditioner_prepare_seconds = br.td_prepare_seconds;
   sol.e_scat = std::move(br.x);
   if (st.status != FdfdStatus::converged)
     note(st.message);

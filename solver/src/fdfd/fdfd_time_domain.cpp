@@ -128,7 +128,9 @@ FdfdTimeDomainPreconditioner::~FdfdTimeDomainPreconditioner() = default;
 
 TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdouble>& v,
                                                          std::vector<cdouble>& z,
-                                                         const std::function<bool()>& keep_going) {
+                                                         const std::function<bool()>& keep_going,
+                                                         double steady_tolerance) {
+  const double tol = steady_tolerance > 0 ? steady_tolerance : o_.steady_tolerance;
   const auto t0 = std::chrono::steady_clock::now();
   const YeeGrid& g = op_.grid();
   const std::int64_t N = op_.cells();
@@ -155,6 +157,8 @@ TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdoub
     auto eng = make_engine(*fdtd_, backend_, device_);
     DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
     HarmonicCurrentSource src(*eng, f_run_, j, o_.ramp_periods);
+    const auto t1 = std::chrono::steady_clock::now();
+    st.prepare_seconds = std::chrono::duration<double>(t1 - t0).count();
     const int window = o_.periods_per_check * period_steps_;
     mon.check_steady_state();  // S = 0 at t = 0: the first window starts now
     int checks = 0;
@@ -166,13 +170,21 @@ TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdoub
       ++checks;
       if (c.has_previous) {
         st.last_change = c.relative_change;
-        if (c.relative_change <= o_.steady_tolerance && st.periods >= o_.ramp_periods + 2 * o_.periods_per_check) {
+        if (c.relative_change <= tol && st.periods >= o_.ramp_periods + 2 * o_.periods_per_check) {
           st.settled = true;
           break;
         }
       }
-      if (keep_going && !keep_going()) break;
+      if (!std::isfinite(c.relative_change))
+        fail("FDFD time-domain preconditioner: the FDTD run became non-finite after ", st.periods,
+             " periods (", st.steps, " steps of ", dt_, " s on ", backend_name_, ")");
+      if (keep_going && !keep_going()) {
+        st.stopped = true;
+        break;
+      }
     }
+    const auto t2 = std::chrono::steady_clock::now();
+    st.step_seconds = std::chrono::duration<double>(t2 - t1).count();
     z.assign(3 * N, cdouble(0));
     if (checks >= 1) {  // a window exists
       for (int a = 0; a < 3; ++a) {
