@@ -56,7 +56,8 @@ struct FdfdTimeDomainOptions {
   // FDTD periods in all (2 outer iterations, 24-28 periods).
   double ramp_periods = 5.0;
   double courant_factor = 0.99;  // dt <= courant_factor * Courant limit, in (0, 1]
-  int gcr_restart = 20;          // flexible GCR: basis vectors kept before a restart, >= 1
+  // Flexible GCR: basis vectors kept before a restart, >= 1 (2-3 outer iterations are typical).
+  int gcr_restart = 10;
 };
 
 // Throws vem::Error naming the option and its limits.
