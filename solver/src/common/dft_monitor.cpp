@@ -174,6 +174,7 @@ void DftMonitor::zero_missing(Component c, std::vector<std::complex<float>>& v) 
   const YeeGrid& g = engine_->op().grid();
   const int n[3] = {g.nx, g.ny, g.nz};
   const auto d = box_dims();
+#pragma omp parallel for collapse(2) schedule(static)
   for (int k = 0; k < d[2]; ++k)
     for (int j = 0; j < d[1]; ++j)
       for (int i = 0; i < d[0]; ++i) {
@@ -197,6 +198,7 @@ std::vector<std::complex<float>> DftMonitor::to_compact(Component, const std::ve
   const std::size_t sx = g.nx + 1, sy = g.ny + 1;
   std::vector<std::complex<float>> out(sx * sy * (g.nz + 1), 0.0f);
   const auto d = box_dims();
+#pragma omp parallel for collapse(2) schedule(static)
   for (int k = 0; k < d[2]; ++k)
     for (int j = 0; j < d[1]; ++j)
       for (int i = 0; i < d[0]; ++i)

@@ -264,6 +264,8 @@ void cas_coefficients(const FdfdOperator& op, int stage, int a, int which, Cx<T>
 // Host conversion of a 3N double vector (OpenMP).
 template <class T>
 void convert_vector(const std::vector<cdouble>& in, Cx<T>* out);
+template <class T>
+void convert_back(const Cx<T>* in, std::int64_t n, cdouble* out);
 
 // Nominal bytes of one product with A (every array touched once per kernel).
 // With grad-div, the two-stage product also writes phi (N) in the H stage and reads it in the

@@ -409,6 +409,14 @@ void convert_vector(const std::vector<cdouble>& in, Cx<T>* out) {
 template void convert_vector<float>(const std::vector<cdouble>&, Cx<float>*);
 template void convert_vector<double>(const std::vector<cdouble>&, Cx<double>*);
 
+template <class T>
+void convert_back(const Cx<T>* in, std::int64_t n, cdouble* out) {
+#pragma omp parallel for schedule(static)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = {double(in[i].re), double(in[i].im)};
+}
+template void convert_back<float>(const Cx<float>*, std::int64_t, cdouble*);
+template void convert_back<double>(const Cx<double>*, std::int64_t, cdouble*);
+
 BackendResult solve_cpu(const FdfdOperator& op, const FdfdSolverOptions& o,
                         const HostVectors& hv, const KrylovParams& kp) {
   if (o.precision == FdfdPrecision::complex128) return solve_cpu_t<double>(op, o, hv, kp);

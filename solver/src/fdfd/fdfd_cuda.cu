@@ -433,6 +433,8 @@ class CudaOps {
   }
 
   void release() {
+    if (staging_) cudaFreeHost(staging_);
+    staging_ = nullptr;
     if (handle_) cublasDestroy(handle_);
     handle_ = nullptr;
     for (void* p : allocations_) cudaFree(p);
@@ -459,17 +461,23 @@ class CudaOps {
     VEM_CUDA_CHECK(cudaMemcpy(p, h.data(), n_ * sizeof(C), cudaMemcpyHostToDevice));
     return p;
   }
+  // Host <-> device copies of whole vectors (refinement, the time-domain preconditioner) go
+  // through one pinned staging buffer, converted with OpenMP on the host (fdfd_cpu.cpp).
   void upload_to(const std::vector<cdouble>& v, C* p) {
-    std::vector<C> h(n_);
-    convert_vector<T>(v, h.data());
-    VEM_CUDA_CHECK(cudaMemcpy(p, h.data(), n_ * sizeof(C), cudaMemcpyHostToDevice));
+    C* h = staging();
+    convert_vector<T>(v, h);
+    VEM_CUDA_CHECK(cudaMemcpy(p, h, n_ * sizeof(C), cudaMemcpyHostToDevice));
   }
   std::vector<cdouble> download(const C* p) const {
-    std::vector<C> h(n_);
-    VEM_CUDA_CHECK(cudaMemcpy(h.data(), p, n_ * sizeof(C), cudaMemcpyDeviceToHost));
+    C* h = staging();
+    VEM_CUDA_CHECK(cudaMemcpy(h, p, n_ * sizeof(C), cudaMemcpyDeviceToHost));
     std::vector<cdouble> v(n_);
-    for (std::int64_t i = 0; i < n_; ++i) v[i] = {double(h[i].re), double(h[i].im)};
+    convert_back<T>(h, n_, v.data());
     return v;
+  }
+  C* staging() const {
+    if (!staging_) VEM_CUDA_CHECK(cudaMallocHost(&staging_, n_ * sizeof(C)));
+    return staging_;
   }
   void synchronize() const { VEM_CUDA_CHECK(cudaDeviceSynchronize()); }
 
@@ -723,6 +731,7 @@ class CudaOps {
   double* partial_ = nullptr;
   cublasHandle_t handle_ = nullptr;
   std::vector<void*> allocations_;
+  mutable C* staging_ = nullptr;  // pinned host buffer of n_ entries (upload_to / download)
   std::int64_t allocated_ = 0;
   double bytes_ = 0, matvec_bytes_ = 0;
   std::unique_lock<std::mutex> lock_;

@@ -188,7 +188,8 @@ TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdoub
     z.assign(3 * N, cdouble(0));
     if (checks >= 1) {  // a window exists
       for (int a = 0; a < 3; ++a) {
-        const std::vector<std::complex<float>> ph = mon.phasor(Component(a), 0);
+        // The monitor's box is the whole grid, so its layout is the compact one.
+        const std::vector<std::complex<float>> ph = mon.box_phasor(Component(a), 0);
 #pragma omp parallel for collapse(2) schedule(static)
         for (int k = 0; k < g.nz; ++k)
           for (int jj = 0; jj < g.ny; ++jj)
