@@ -79,6 +79,14 @@ class FdtdEngine {
   // CPU engine, device memory for the CUDA engine (fields_on_device()). For extensions.
   virtual float* raw_field(Component c) = 0;
   virtual bool fields_on_device() const { return false; }
+  // A volume source folded into the bulk E update, for extensions that add one to every E sample
+  // (harmonic_current.h): E_c -= s_c[2o] cr - s_c[2o+1] ci at every layout offset o, with s_c
+  // interleaved (re, im) float arrays of 2 x layout size in the engine's memory. Engines that can
+  // (CUDA: it saves the extension's own pass over E) return true and apply it from the next E
+  // update on with the phase last set by set_fused_e_source_phase(); nullptr detaches. Others
+  // return false and the extension applies the source itself.
+  virtual bool set_fused_e_source(const float* const s[3]) { (void)s; return false; }
+  virtual void set_fused_e_source_phase(float cr, float ci) { (void)cr; (void)ci; }
 
   // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
   // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).

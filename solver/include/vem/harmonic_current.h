@@ -22,8 +22,10 @@
 //   (j w~ eps0 eps_r + sigma cos(w dt / 2)) E = curl H - J,   w~ = 2 sin(w dt / 2) / dt
 // (leap-frog at frequency w; the factor e^{j w dt / 2} cancels against H's half-step offset).
 //
-// Cost per step: one pass over 3 complex (float2) amplitude arrays in the field layout plus a
-// read-modify-write of E: 48 bytes per cell (CPU loops or one CUDA kernel).
+// Cost per step: 3 complex (float2) amplitude arrays in the field layout are read, 24 bytes per
+// cell, inside the CUDA engine's bulk E update (FdtdEngine::set_fused_e_source: the phase is set
+// at the after_h hook of the same step); the CPU engine gets a separate loop that also
+// reads and writes E (48 bytes per cell).
 #pragma once
 
 #include <array>
@@ -56,11 +58,14 @@ class HarmonicCurrentSource final : public EngineExtension {
     virtual ~Backend() = default;
     // E_c[o] -= Re(S_c[o] (cr + j ci)) over the whole field layout.
     virtual void apply(FdtdEngine& eng, float cr, float ci) = 0;
+    // The amplitude arrays in the engine's memory (for FdtdEngine::set_fused_e_source).
+    virtual const float* amplitudes(int c) const = 0;
   };
 
  private:
   FdtdEngine* engine_;
   double f_, ramp_periods_;
+  bool fused_ = false;  // the engine folds the source into its E update
   std::unique_ptr<Backend> backend_;
 };
 

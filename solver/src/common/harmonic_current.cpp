@@ -13,6 +13,7 @@ namespace {
 class HarmonicCurrentCpu final : public HarmonicCurrentSource::Backend {
  public:
   explicit HarmonicCurrentCpu(std::array<std::vector<float>, 3> s) : s_(std::move(s)) {}
+  const float* amplitudes(int c) const override { return s_[c].data(); }
   void apply(FdtdEngine& eng, float cr, float ci) override {
     for (int c = 0; c < 3; ++c) {
       float* E = eng.raw_field(Component(c));
@@ -79,10 +80,15 @@ HarmonicCurrentSource::HarmonicCurrentSource(FdtdEngine& engine, double frequenc
   } else {
     backend_ = std::make_unique<HarmonicCurrentCpu>(std::move(s));
   }
+  const float* amp[3] = {backend_->amplitudes(0), backend_->amplitudes(1), backend_->amplitudes(2)};
+  fused_ = engine.set_fused_e_source(amp);
   engine.add_extension(this);
 }
 
-HarmonicCurrentSource::~HarmonicCurrentSource() { engine_->remove_extension(this); }
+HarmonicCurrentSource::~HarmonicCurrentSource() {
+  if (fused_) engine_->set_fused_e_source(nullptr);
+  engine_->remove_extension(this);
+}
 
 double HarmonicCurrentSource::ramp(double t) const {
   if (t <= 0) return 0.0;
@@ -93,10 +99,16 @@ double HarmonicCurrentSource::ramp(double t) const {
 }
 
 void HarmonicCurrentSource::hook(FdtdEngine& eng, HookPoint where, int step) {
-  if (where != HookPoint::after_e) return;
+  // Fused: the phase is handed to the engine before this step's E update; else the separate
+  // pass runs after it.
+  if (where != (fused_ ? HookPoint::after_h : HookPoint::after_e)) return;
   const double t = (step + 0.5) * eng.op().dt();
   const double r = ramp(t), ph = 2.0 * kPi * f_ * t;
-  backend_->apply(eng, float(r * std::cos(ph)), float(r * std::sin(ph)));
+  const float cr = float(r * std::cos(ph)), ci = float(r * std::sin(ph));
+  if (fused_)
+    eng.set_fused_e_source_phase(cr, ci);
+  else
+    backend_->apply(eng, cr, ci);
 }
 
 }  // namespace vem

@@ -43,6 +43,13 @@ struct FieldPtrs {
   float* f[6];
 };
 
+// A volume E source folded into the bulk E update (FdtdEngine::set_fused_e_source):
+// E_c -= s_c.x cr - s_c.y ci; s[0] == nullptr means none.
+struct FusedSource {
+  const float2* s[3];
+  float cr, ci;
+};
+
 struct GridParams {
   int nx, ny, nz;
   int sy, sz, origin;
@@ -77,7 +84,7 @@ __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v 
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
 // registers (chunk 1: one thread per sample).
 template <class Coef>
-__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -101,12 +108,19 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   for (int k = k0; k <= k1; ++k, o += sz) {
     const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
     const int key = coef.key(o);
+    float jx = 0.0f, jy = 0.0f, jz = 0.0f;  // fused volume source (zero without one)
+    if (src.s[0]) {
+      const float2 a = src.s[0][o], b = src.s[1][o], c = src.s[2][o];
+      jx = a.x * src.cr - a.y * src.ci;
+      jy = b.x * src.cr - b.y * src.ci;
+      jz = c.x * src.cr - c.y * src.ci;
+    }
     if (ex && in(k, g.lo[0][2], g.hi[0][2]))
-      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz);
+      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz) - jx;
     if (ey && in(k, g.lo[1][2], g.hi[1][2]))
-      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx);
+      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx) - jy;
     if (ez && in(k, g.lo[2][2], g.hi[2][2]))
-      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy);
+      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy) - jz;
     hx_m = hx;
     hy_m = hy;
   }
@@ -343,6 +357,16 @@ class FdtdEngineCuda final : public FdtdEngine {
   void set_field(Component c, const std::vector<float>& values) override;
   float* raw_field(Component c) override { return fields_[int(c)].ptr; }
   bool fields_on_device() const override { return true; }
+  bool set_fused_e_source(const float* const s[3]) override {
+    if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
+    for (int c = 0; c < 3; ++c) fused_.s[c] = s ? reinterpret_cast<const float2*>(s[c]) : nullptr;
+    fused_.cr = fused_.ci = 0.0f;
+    return true;
+  }
+  void set_fused_e_source_phase(float cr, float ci) override {
+    fused_.cr = cr;
+    fused_.ci = ci;
+  }
 
  protected:
   void do_steps(int n) override;
@@ -362,6 +386,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool constant_table_ = false;
   GridParams g_{};
   FieldPtrs F_{};
+  FusedSource fused_{};
   DeviceArray<float> fields_[6];
   DeviceArray<std::uint16_t> index_;
   DeviceArray<float> table_;
@@ -579,7 +604,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   exchange_halo(false);
 
-  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
+  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_, fused_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
   launch_cpml<true>(coef);
   push_point_updates(true, step);

@@ -30,6 +30,7 @@ class HarmonicCurrentCuda final : public HarmonicCurrentSource::Backend {
       VEM_CUDA_CHECK(cudaMemcpy(s_[c], s[c].data(), s[c].size() * sizeof(float), cudaMemcpyHostToDevice));
     }
   }
+  const float* amplitudes(int c) const override { return reinterpret_cast<const float*>(s_[c]); }
   ~HarmonicCurrentCuda() override {
     for (auto* p : s_) cudaFree(p);
   }
