@@ -447,6 +447,7 @@ int main(int argc, char** argv) {
              << st.h_table_entries << ", \"e_table_entries\": " << st.e_table_entries
              << ", \"preconditioner_backend\": " << jstr(st.preconditioner_backend)
              << ", \"preconditioner_steps\": " << st.preconditioner_steps
+             << ", \"preconditioner_on_device\": " << (st.preconditioner_on_device ? "true" : "false")
              << ", \"preconditioner_steps_per_period\": " << st.preconditioner_steps_per_period
              << ", \"preconditioner_seconds\": " << jnum(st.preconditioner_seconds)
              << ", \"preconditioner_step_seconds\": " << jnum(st.preconditioner_step_seconds)

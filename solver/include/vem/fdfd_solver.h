@@ -195,6 +195,7 @@ struct FdfdSolveStats {
   double preconditioner_prepare_seconds = 0;  // of which source / engine set-up
   std::string preconditioner_backend;
   std::vector<int> preconditioner_periods;  // FDTD periods of each application
+  bool preconditioner_on_device = false;    // vectors went GPU -> FDTD -> GPU without host copies
 
   // Cost.
   double setup_seconds = 0;     // operator -> backend (coefficients, uploads)

@@ -44,6 +44,8 @@
 
 namespace vem {
 
+class DftMonitor;
+
 struct FdfdTimeDomainOptions {
   // An application ends when the phasor of one window of `periods_per_check` periods differs
   // from the previous window's by less than this (relative 2-norm over the volume), in (0, 1).
@@ -87,6 +89,13 @@ class FdfdTimeDomainPreconditioner {
                              const std::function<bool()>& keep_going = {},
                              double steady_tolerance = 0);
 
+  // The same with v and z complex128 vectors in the memory of the CUDA device the FDTD runs
+  // on (device_path() true): no host copies; the residual becomes source amplitudes and the
+  // phasors the result in two kernels.
+  bool device_path() const { return g_dev_ != nullptr; }
+  TimeDomainApplyStats apply_device(const void* v, void* z, const std::function<bool()>& keep_going = {},
+                                    double steady_tolerance = 0);
+
   const FdtdSetup& fdtd_setup() const { return setup_; }
   int steps_per_period() const { return period_steps_; }
   int dft_sample_interval() const { return sample_interval_; }
@@ -105,6 +114,10 @@ class FdfdTimeDomainPreconditioner {
   int period_steps_ = 0, sample_interval_ = 1;
   double dt_ = 0, f_run_ = 0;
   std::string backend_name_;
+  void* g_dev_ = nullptr;  // device path: cb (-j w_t eps0 eps_c) per E sample, complex64, 3 N
+
+  void step_to_steady_state(FdtdEngine& eng, DftMonitor& mon, TimeDomainApplyStats& st,
+                            const std::function<bool()>& keep_going, double tol) const;
 };
 
 }  // namespace vem

@@ -46,6 +46,11 @@ class HarmonicCurrentSource final : public EngineExtension {
   HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz,
                         const std::array<std::vector<std::complex<float>>, 3>& j,
                         double ramp_periods = 2.0);
+  // With zero amplitudes, for callers that write S = cb J themselves into amplitude_data().
+  HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz, double ramp_periods);
+  // S_c: interleaved (re, im) floats, 2 x layout size, in the engine's memory (device memory for
+  // CUDA engines): E_c -= Re(S_c e^{j w t}) ramp(t) each step.
+  float* amplitude_data(int c) { return backend_->amplitudes(c); }
   ~HarmonicCurrentSource() override;
   HarmonicCurrentSource(const HarmonicCurrentSource&) = delete;
   HarmonicCurrentSource& operator=(const HarmonicCurrentSource&) = delete;
@@ -59,19 +64,20 @@ class HarmonicCurrentSource final : public EngineExtension {
     // E_c[o] -= Re(S_c[o] (cr + j ci)) over the whole field layout.
     virtual void apply(FdtdEngine& eng, float cr, float ci) = 0;
     // The amplitude arrays in the engine's memory (for FdtdEngine::set_fused_e_source).
-    virtual const float* amplitudes(int c) const = 0;
+    virtual float* amplitudes(int c) = 0;
   };
 
  private:
   FdtdEngine* engine_;
   double f_, ramp_periods_;
   bool fused_ = false;  // the engine folds the source into its E update
+  void attach(std::array<std::vector<float>, 3> s);
   std::unique_ptr<Backend> backend_;
 };
 
 // Internal: CUDA backend (harmonic_current_cuda.cu; only with VEM_WITH_CUDA). s: 3 arrays of
-// 2 * layout.size floats (interleaved re, im) in the field layout.
+// n = 2 * layout.size floats (interleaved re, im) in the field layout; empty ones start at zero.
 std::unique_ptr<HarmonicCurrentSource::Backend> make_harmonic_current_backend_cuda(
-    const std::array<std::vector<float>, 3>& s);
+    const std::array<std::vector<float>, 3>& s, std::size_t n);
 
 }  // namespace vem

@@ -221,6 +221,14 @@ std::vector<std::complex<float>> DftMonitor::box_phasor(Component c, int fi) con
   return box;
 }
 
+const std::complex<float>* DftMonitor::device_phasor(Component c, int fi) const {
+  if (checks_ < 2)
+    fail("DFT monitor: no steady-state window yet (call check_steady_state() at least twice)");
+  if (fi < 0 || fi >= int(freqs_.size()))
+    fail("DFT monitor: frequency index ", fi, " out of range (", freqs_.size(), " frequencies)");
+  return backend_->phasor_on_device(slot_of(c), fi);
+}
+
 std::vector<std::complex<float>> DftMonitor::phasor(Component c, int fi) const {
   return to_compact(c, box_phasor(c, fi));
 }

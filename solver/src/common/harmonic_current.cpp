@@ -13,7 +13,7 @@ namespace {
 class HarmonicCurrentCpu final : public HarmonicCurrentSource::Backend {
  public:
   explicit HarmonicCurrentCpu(std::array<std::vector<float>, 3> s) : s_(std::move(s)) {}
-  const float* amplitudes(int c) const override { return s_[c].data(); }
+  float* amplitudes(int c) override { return s_[c].data(); }
   void apply(FdtdEngine& eng, float cr, float ci) override {
     for (int c = 0; c < 3; ++c) {
       float* E = eng.raw_field(Component(c));
@@ -71,13 +71,30 @@ HarmonicCurrentSource::HarmonicCurrentSource(FdtdEngine& engine, double frequenc
           out[2 * o + 1] = cb * v.imag();
         }
   }
+  attach(std::move(s));
+}
+
+HarmonicCurrentSource::HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz, double ramp_periods)
+    : engine_(&engine), f_(frequency_hz), ramp_periods_(ramp_periods) {
+  if (!(frequency_hz > 0) || !std::isfinite(frequency_hz))
+    fail("harmonic current source: frequency ", frequency_hz, " Hz must be finite and > 0");
+  if (!(ramp_periods >= 0) || !std::isfinite(ramp_periods))
+    fail("harmonic current source: ramp_periods ", ramp_periods, " must be finite and >= 0");
+  attach({});  // zero amplitudes
+}
+
+void HarmonicCurrentSource::attach(std::array<std::vector<float>, 3> s) {
+  FdtdEngine& engine = *engine_;
+  const std::size_t n = 2 * std::size_t(engine.op().layout().size);  // floats per component
   if (engine.fields_on_device()) {
 #ifdef VEM_WITH_CUDA
-    backend_ = make_harmonic_current_backend_cuda(s);
+    backend_ = make_harmonic_current_backend_cuda(s, n);
 #else
     fail("harmonic current source: engine keeps fields on a device but the library was built without CUDA");
 #endif
   } else {
+    for (auto& v : s)
+      if (v.empty()) v.assign(n, 0.0f);
     backend_ = std::make_unique<HarmonicCurrentCpu>(std::move(s));
   }
   const float* amp[3] = {backend_->amplitudes(0), backend_->amplitudes(1), backend_->amplitudes(2)};

@@ -105,6 +105,10 @@ class DftCuda final : public DftMonitor::Backend {
   }
   std::vector<std::complex<float>> read(int slot, int f) const override { return copy_out(acc_, slot, f); }
   std::vector<std::complex<float>> read_phasor(int slot, int f) const override { return copy_out(p_, slot, f); }
+  const std::complex<float>* phasor_on_device(int slot, int f) const override {
+    if (!p_) fail("DFT monitor: no steady-state window on the device yet");
+    return reinterpret_cast<const std::complex<float>*>(p_ + (std::size_t(slot) * nf_ + f) * nbox_);
+  }
   void window(bool first, double scale, std::vector<double>& out) override {
     VEM_CUDA_CHECK(cudaSetDevice(device_));
     const std::size_t n = std::size_t(nc_) * nf_ * nbox_;

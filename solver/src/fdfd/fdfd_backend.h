@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "fdfd/fdfd_krylov.h"
@@ -38,6 +39,7 @@ struct BackendResult {
   double td_dt = 0, td_seconds = 0, td_prepare_seconds = 0, td_step_seconds = 0;
   std::string td_backend;
   std::vector<int> td_periods;
+  bool td_on_device = false;
 };
 
 // Grad-div regularization (fdfd_operator.h): the Krylov method solved (A + Q) y = b; this turns
@@ -105,7 +107,16 @@ KrylovResult run_time_domain_gcr(Ops& ops, FdfdTimeDomainPreconditioner& pre,
     const double tol = std::max(o.time_domain.steady_tolerance,
                                 std::min(0.1, 0.2 * kp.tolerance / std::max(rel, 1e-300)));
     auto keep_going = [&]() { return !kp.progress || kp.progress(done, rel); };
-    const TimeDomainApplyStats st = pre.apply(ops.download(r), zh, keep_going, tol);
+    TimeDomainApplyStats st;
+    bool on_device = false;
+    if constexpr (Ops::kOnDevice && std::is_same<C, Cx<double>>::value) {
+      if (pre.device_path()) {  // GPU vectors straight into and out of the FDTD (no host copies)
+        st = pre.apply_device(r, z, keep_going, tol);
+        on_device = true;
+        out.td_on_device = true;
+      }
+    }
+    if (!on_device) st = pre.apply(ops.download(r), zh, keep_going, tol);
     out.td_steps += st.steps;
     out.td_seconds += st.seconds;
     out.td_prepare_seconds += st.prepare_seconds;
@@ -113,7 +124,7 @@ KrylovResult run_time_domain_gcr(Ops& ops, FdfdTimeDomainPreconditioner& pre,
     out.td_periods.push_back(st.periods);
     ++done;
     if (st.stopped) return false;
-    ops.upload_to(zh, z);
+    if (!on_device) ops.upload_to(zh, z);
     return true;
   };
   return gcr(ops, b, x, o.time_domain.gcr_restart, precondition, kp);

@@ -29,6 +29,7 @@ cdouble to_cd(Cx<T> v) {
 template <class T>
 class CpuOps {
  public:
+  static constexpr bool kOnDevice = false;  // vectors live in host memory
   using C = Cx<T>;
 
   CpuOps(const FdfdOperator& op, FdfdStorage storage, FdfdMatvec mv, bool grad_div = false,

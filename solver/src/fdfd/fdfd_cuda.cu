@@ -312,6 +312,7 @@ template <> struct Blas<float> {
 template <class T>
 class CudaOps {
  public:
+  static constexpr bool kOnDevice = true;  // vectors live in GPU memory
   using C = Cx<T>;
   using BC = typename Blas<T>::C;
 

@@ -152,6 +152,7 @@ FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options
   st.preconditioner_seconds = br.td_seconds;
   st.preconditioner_backend = br.td_backend;
   st.preconditioner_periods = br.td_periods;
+  st.preconditioner_on_device = br.td_on_device;
   st.preconditioner_step_seconds = br.td_step_seconds;
   st.preconditioner_prepare_seconds = br.td_prepare_seconds;
   sol.e_scat = std::move(br.x);

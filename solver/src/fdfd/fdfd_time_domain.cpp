@@ -8,6 +8,9 @@
 #include "vem/dft_monitor.h"
 #include "vem/error.h"
 #include "vem/harmonic_current.h"
+#ifdef VEM_WITH_CUDA
+#include "fdfd/fdfd_time_domain_device.h"
+#endif
 
 namespace vem {
 
@@ -122,9 +125,98 @@ FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& o
   auto eng = make_engine(*fdtd_, backend_, device_, &warning);
   backend_name_ = eng->backend();
   backend_ = backend_name_.rfind("cuda", 0) == 0 ? Backend::cuda : Backend::cpu;
+#ifdef VEM_WITH_CUDA
+  if (backend_ == Backend::cuda) {
+    // Device path: the factor cb J / v = cb (-j w_t eps0 eps_c) per E sample, so one kernel turns
+    // a residual into source amplitudes (the engine's cb: harmonic_current.h).
+    std::vector<std::complex<float>> f(3 * N);
+    for (int a = 0; a < 3; ++a)
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int k = 0; k < g.nz; ++k)
+        for (int j = 0; j < g.ny; ++j)
+          for (int i = 0; i < g.nx; ++i) {
+            const std::int64_t q = a * N + op.linear(i, j, k);
+            const bool inside = i >= fdtd_->range_lo(Component(a), 0) && i <= fdtd_->range_hi(Component(a), 0) &&
+                                j >= fdtd_->range_lo(Component(a), 1) && j <= fdtd_->range_hi(Component(a), 1) &&
+                                k >= fdtd_->range_lo(Component(a), 2) && k <= fdtd_->range_hi(Component(a), 2);
+            const cdouble c = inside ? double(fdtd_->coefficients_at(Component(a), i, j, k)[1]) * jscale_[q] : 0.0;
+            f[q] = std::complex<float>(float(c.real()), float(c.imag()));
+          }
+    g_dev_ = fdfd_td::upload_factors(f);
+  }
+#endif
 }
 
-FdfdTimeDomainPreconditioner::~FdfdTimeDomainPreconditioner() = default;
+FdfdTimeDomainPreconditioner::~FdfdTimeDomainPreconditioner() {
+#ifdef VEM_WITH_CUDA
+  if (g_dev_) fdfd_td::free_factors(g_dev_);
+#endif
+}
+
+TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply_device(const void* v, void* z,
+                                                                const std::function<bool()>& keep_going,
+                                                                double steady_tolerance) {
+#ifdef VEM_WITH_CUDA
+  if (!device_path()) fail("FDFD time-domain preconditioner: the device path needs the CUDA FDTD engine");
+  const auto t0 = std::chrono::steady_clock::now();
+  const double tol = steady_tolerance > 0 ? steady_tolerance : o_.steady_tolerance;
+  const YeeGrid& g = op_.grid();
+  const FieldLayout& L = fdtd_->layout();
+  const fdfd_td::DeviceMap map{g.nx, g.ny, g.nz, (long long)L.sy, (long long)L.sz, (long long)L.origin};
+  TimeDomainApplyStats st;
+  auto eng = make_engine(*fdtd_, backend_, device_);
+  DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
+  HarmonicCurrentSource src(*eng, f_run_, o_.ramp_periods);
+  float* const amp[3] = {src.amplitude_data(0), src.amplitude_data(1), src.amplitude_data(2)};
+  fdfd_td::scatter(map, g_dev_, v, amp);
+  const auto t1 = std::chrono::steady_clock::now();
+  st.prepare_seconds = std::chrono::duration<double>(t1 - t0).count();
+  step_to_steady_state(*eng, mon, st, keep_going, tol);
+  const auto t2 = std::chrono::steady_clock::now();
+  st.step_seconds = std::chrono::duration<double>(t2 - t1).count();
+  if (st.periods >= 1) {
+    const std::complex<float>* ph[3] = {mon.device_phasor(Component::Ex, 0), mon.device_phasor(Component::Ey, 0),
+                                        mon.device_phasor(Component::Ez, 0)};
+    fdfd_td::gather(map, ph, v, z);
+  }
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return st;
+#else
+  (void)v;
+  (void)z;
+  (void)keep_going;
+  (void)steady_tolerance;
+  fail("FDFD time-domain preconditioner: the device path needs a build with CUDA");
+#endif
+}
+
+void FdfdTimeDomainPreconditioner::step_to_steady_state(FdtdEngine& eng, DftMonitor& mon,
+                                                        TimeDomainApplyStats& st,
+                                                        const std::function<bool()>& keep_going,
+                                                        double tol) const {
+    const int window = o_.periods_per_check * period_steps_;
+    mon.check_steady_state();  // S = 0 at t = 0: the first window starts now
+    while (st.periods + o_.periods_per_check <= o_.max_periods) {
+      eng.run(window);
+      st.steps += window;
+      st.periods += o_.periods_per_check;
+      const SteadyStateCheck c = mon.check_steady_state();
+      if (c.has_previous) {
+        st.last_change = c.relative_change;
+        if (c.relative_change <= tol && st.periods >= o_.ramp_periods + 2 * o_.periods_per_check) {
+          st.settled = true;
+          break;
+        }
+      }
+      if (!std::isfinite(c.relative_change))
+        fail("FDFD time-domain preconditioner: the FDTD run became non-finite after ", st.periods,
+             " periods (", st.steps, " steps of ", dt_, " s on ", backend_name_, ")");
+      if (keep_going && !keep_going()) {
+        st.stopped = true;
+        break;
+      }
+    }
+}
 
 TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdouble>& v,
                                                          std::vector<cdouble>& z,
@@ -159,34 +251,11 @@ TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdoub
     HarmonicCurrentSource src(*eng, f_run_, j, o_.ramp_periods);
     const auto t1 = std::chrono::steady_clock::now();
     st.prepare_seconds = std::chrono::duration<double>(t1 - t0).count();
-    const int window = o_.periods_per_check * period_steps_;
-    mon.check_steady_state();  // S = 0 at t = 0: the first window starts now
-    int checks = 0;
-    while (st.periods + o_.periods_per_check <= o_.max_periods) {
-      eng->run(window);
-      st.steps += window;
-      st.periods += o_.periods_per_check;
-      const SteadyStateCheck c = mon.check_steady_state();
-      ++checks;
-      if (c.has_previous) {
-        st.last_change = c.relative_change;
-        if (c.relative_change <= tol && st.periods >= o_.ramp_periods + 2 * o_.periods_per_check) {
-          st.settled = true;
-          break;
-        }
-      }
-      if (!std::isfinite(c.relative_change))
-        fail("FDFD time-domain preconditioner: the FDTD run became non-finite after ", st.periods,
-             " periods (", st.steps, " steps of ", dt_, " s on ", backend_name_, ")");
-      if (keep_going && !keep_going()) {
-        st.stopped = true;
-        break;
-      }
-    }
+    step_to_steady_state(*eng, mon, st, keep_going, tol);
     const auto t2 = std::chrono::steady_clock::now();
     st.step_seconds = std::chrono::duration<double>(t2 - t1).count();
     z.assign(3 * N, cdouble(0));
-    if (checks >= 1) {  // a window exists
+    if (st.periods >= 1) {  // a window exists
       for (int a = 0; a < 3; ++a) {
         // The monitor's box is the whole grid, so its layout is the compact one.
         const std::vector<std::complex<float>> ph = mon.box_phasor(Component(a), 0);
