@@ -163,7 +163,7 @@ def main():
     summary = {
         "size": args.size, "voxels": list(dims), "spacing_m": list(spacing), "pml": pml,
         "air_padding": pad, "output_cells": int(out.GetNumberOfCells()),
-        "backend": args.backend, "method": algo.GetLastMethod(), "precision": args.precision,
+        "backend": args.backend, "method": args.method, "precision": args.precision,
         "tolerance": args.tolerance,
         "iterations": int(it[-1]), "final_true_relative_residual": float(tr[-1]),
         "wall_seconds": wall,
