@@ -187,6 +187,25 @@ def main():
     algo = head.GetClientSideObject()
     out = algo.GetOutputDataObject(0)
     cd = out.GetCellData()
+    # The same head with Method "GCR + FDTD preconditioner" (set by its name, as pvpython users
+    # do): a few outer iterations, the COCG field to the tolerance's order.
+    head_td = FDFDSolver(Input=phantom, MaterialMode="Labels + tissue table", Frequency=900e6,
+                         IncidentTheta=90.0, IncidentPhi=0.0, Polarization=180.0, PMLThickness=6,
+                         AirPadding=2, Tolerance=1e-6, Backend="CPU",
+                         Method="GCR + FDTD preconditioner")
+    head_td.UpdatePipeline()
+    td = head_td.GetClientSideObject()
+    td_res = td.GetOutputDataObject(1)
+    td_it = column(td_res, "iteration")
+    td_true = column(td_res, "true_relative_residual")
+    check(td_it is not None and 1 <= td_it[-1] <= 5 and td_true[-1] <= 1e-6,
+          f"[head, GCR + FDTD] {None if td_it is None else int(td_it[-1])} outer iterations, "
+          f"true residual {None if td_true is None else td_true[-1]:.2e}")
+    e_cocg = vtk_to_numpy(cd.GetArray("E_total_real"))
+    e_td = vtk_to_numpy(td.GetOutputDataObject(0).GetCellData().GetArray("E_total_real"))
+    diff = np.linalg.norm(e_td - e_cocg) / np.linalg.norm(e_cocg)
+    check(diff < 2e-3, f"[head, GCR + FDTD] E_total within {diff:.1e} of the COCG solve (tolerance 1e-3)")
+    Delete(head_td)
     check(cd.GetArray("SAR") is not None and cd.GetArray("tissue") is not None,
           "[head] SAR and tissue arrays in label mode")
     if cd.GetArray("SAR") is not None:
