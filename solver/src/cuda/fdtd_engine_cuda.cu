@@ -206,18 +206,36 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
   }
 }
 
-// The CPML slabs of one axis (its low and high faces, which never overlap) in one launch, one
-// thread per psi sample, the slabs one after the other along blockIdx.x: the per-face launches
-// cost more than their work on small grids. Slabs of different axes overlap along the domain's
-// edges and update the same samples there, so the axes stay separate launches, in the order
-// x, y, z of the per-face launches they replace (the same sums in the same order).
-constexpr int kMaxSlabs = 2;
+// All CPML slabs in one launch (per E or H half step), one thread per psi sample, the slabs one
+// after the other along blockIdx.x in face order (x-low, x-high, y-low, ..., z-high): per-face or
+// per-axis launches cost more than their work on small grids. Slabs of different axes overlap
+// along the domain's edges and correct the same samples there; such a sample is handled by the
+// thread of the first axis whose slab holds it, which applies the corrections of every slab
+// holding it in the order x, y, z (the order of the CPU engine's per-slab loops, so the same sums
+// in the same order); the later axes' threads for that sample return at once.
+constexpr int kMaxSlabs = 6;
 struct SlabSet {
   SlabParams s[kMaxSlabs];
   int axis[kMaxSlabs];
   long long begin[kMaxSlabs + 1];  // first thread of each slab; begin[count] = total
   int count;
 };
+
+__device__ __forceinline__ bool in_slab(const SlabParams& s, int i, int j, int k) {
+  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
+         k < s.o[2] + s.d[2];
+}
+
+template <bool ELECTRIC, class Coef>
+__device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
+                                               int axis, const Coef& coef, int i, int j, int k) {
+  const int li = i - s.o[0], lj = j - s.o[1], lk = k - s.o[2];
+  switch (axis) {
+    case 0: cpml_cell<0, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+    case 1: cpml_cell<1, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+    default: cpml_cell<2, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+  }
+}
 
 template <bool ELECTRIC, class Coef>
 __global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef coef) {
@@ -227,15 +245,16 @@ __global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef co
   while (u >= set.begin[q + 1]) ++q;
   const SlabParams& s = set.s[q];
   const long long t = u - set.begin[q];
-  const int li = int(t % s.d[0]);
+  const int i = s.o[0] + int(t % s.d[0]);
   const long long r = t / s.d[0];
-  const int lj = int(r % s.d[1]);
-  const int lk = int(r / s.d[1]);
-  switch (set.axis[q]) {
-    case 0: cpml_cell<0, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
-    case 1: cpml_cell<1, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
-    default: cpml_cell<2, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
-  }
+  const int j = s.o[1] + int(r % s.d[1]);
+  const int k = s.o[2] + int(r / s.d[1]);
+  const int axis = set.axis[q];
+  for (int p = 0; p < set.count; ++p)  // an earlier axis's thread owns this sample
+    if (set.axis[p] < axis && in_slab(set.s[p], i, j, k)) return;
+  for (int p = q; p < set.count; ++p)  // this slab, then the later axes' slabs holding it
+    if (p == q || (set.axis[p] > axis && in_slab(set.s[p], i, j, k)))
+      cpml_slab_cell<ELECTRIC>(F, g, set.s[p], set.axis[p], coef, i, j, k);
 }
 
 // Ghost H samples for PMC (mirror, opposite sign) and periodic (wrap) faces of axis a.
@@ -396,7 +415,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
   std::vector<std::unique_ptr<SlabState>> slabs_;
-  SlabSet set_e_[3] = {}, set_h_[3] = {};  // per axis: its slabs as one launch (cpml_correct_all)
+  SlabSet set_e_ = {}, set_h_ = {};  // all slabs, face order, as one launch (cpml_correct_all)
   DeviceArray<int> probe_field_, probe_offset_;
   DeviceArray<float> probe_buf_;
   std::size_t probe_capacity_steps_ = 0;
@@ -501,22 +520,22 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     }
     slabs_.push_back(std::move(st));
   }
-  for (int electric = 0; electric < 2; ++electric)
-    for (int a = 0; a < 3; ++a) {
-      SlabSet& set = electric ? set_e_[a] : set_h_[a];
-      set.count = 0;
-      set.begin[0] = 0;
+  for (int electric = 0; electric < 2; ++electric) {
+    SlabSet& set = electric ? set_e_ : set_h_;
+    set.count = 0;
+    set.begin[0] = 0;
+    for (int a = 0; a < 3; ++a)  // axis order (op.cpml_slabs() is in face order already)
       for (const auto& st : slabs_) {
         const std::int64_t cells = electric ? st->ne : st->nh;
         if (st->axis != a || cells == 0) continue;
         if (set.count == kMaxSlabs)
-          fail("CUDA engine: more than ", kMaxSlabs, " CPML slabs along axis ", a, " (one per face)");
+          fail("CUDA engine: more than ", kMaxSlabs, " CPML slabs (one per face)");
         set.s[set.count] = electric ? st->e : st->h;
         set.axis[set.count] = a;
         set.begin[set.count + 1] = set.begin[set.count] + cells;
         ++set.count;
       }
-    }
+  }
   const auto& probes = op.probes();
   if (!probes.empty()) {
     std::vector<int> pf, po;
@@ -571,13 +590,11 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
 
 template <bool ELECTRIC, class Coef>
 void FdtdEngineCuda::launch_cpml(const Coef& coef) {
-  for (int a = 0; a < 3; ++a) {
-    const SlabSet& set = ELECTRIC ? set_e_[a] : set_h_[a];
-    if (set.count == 0) continue;
-    const long long total = set.begin[set.count];
-    cpml_correct_all<ELECTRIC><<<unsigned((total + 127) / 128), 128>>>(F_, g_, set, coef);
-    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
-  }
+  const SlabSet& set = ELECTRIC ? set_e_ : set_h_;
+  if (set.count == 0) return;
+  const long long total = set.begin[set.count];
+  cpml_correct_all<ELECTRIC><<<unsigned((total + 127) / 128), 128>>>(F_, g_, set, coef);
+  VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
 }
 
 template <class Coef>
