@@ -206,13 +206,19 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
   }
 }
 
-// All CPML slabs in one launch (per E or H half step), one thread per psi sample, the slabs one
-// after the other along blockIdx.x in face order (x-low, x-high, y-low, ..., z-high): per-face or
-// per-axis launches cost more than their work on small grids. Slabs of different axes overlap
-// along the domain's edges and correct the same samples there; such a sample is handled by the
-// thread of the first axis whose slab holds it, which applies the corrections of every slab
-// holding it in the order x, y, z (the order of the CPU engine's per-slab loops, so the same sums
-// in the same order); the later axes' threads for that sample return at once.
+// CPML slabs in one launch, one thread per psi sample, the slabs one after the other along
+// blockIdx.x in face order (x-low, x-high, y-low, ..., z-high). Per-face launches cost more than
+// their work on small grids. Two ways to launch (EngineTuning::cpml):
+//  - merged: all six slabs in one launch per half step. Slabs of different axes overlap along the
+//    domain's edges and correct the same samples there; such a sample is handled by the thread of
+//    the first axis whose slab holds it, which applies the corrections of every slab holding it in
+//    the order x, y, z (the order of the CPU engine's per-slab loops: the same sums in the same
+//    order); the later axes' threads for that sample return at once.
+//  - per axis: one launch per axis (its two slabs never overlap), in the order x, y, z; the same
+//    kernel with a set of one axis (the membership tests then find nothing).
+// Same-session A/B on an H100 (results/fdtd.md), Mcells/s merged / per axis: indexed 64^3
+// 8,016-8,228 / 5,899-6,465, 128^3 11,889-11,938 / 11,354-11,376, 256^3 15,962-15,973 /
+// 16,250-16,255; coefficient arrays alike. Automatic: merged below 8 M cells.
 constexpr int kMaxSlabs = 6;
 struct SlabSet {
   SlabParams s[kMaxSlabs];
@@ -415,7 +421,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
   std::vector<std::unique_ptr<SlabState>> slabs_;
-  SlabSet set_e_ = {}, set_h_ = {};  // all slabs, face order, as one launch (cpml_correct_all)
+  // CPML launch sets (cpml_correct_all): all slabs in one (merged) or one per axis.
+  SlabSet set_e_ = {}, set_h_ = {};
+  SlabSet set_axis_e_[3] = {}, set_axis_h_[3] = {};
+  bool merged_cpml_ = true;
   DeviceArray<int> probe_field_, probe_offset_;
   DeviceArray<float> probe_buf_;
   std::size_t probe_capacity_steps_ = 0;
@@ -520,22 +529,24 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     }
     slabs_.push_back(std::move(st));
   }
-  for (int electric = 0; electric < 2; ++electric) {
-    SlabSet& set = electric ? set_e_ : set_h_;
-    set.count = 0;
-    set.begin[0] = 0;
+  auto add = [](SlabSet& set, const SlabParams& sp, int a, std::int64_t cells) {
+    if (set.count == kMaxSlabs) fail("CUDA engine: more than ", kMaxSlabs, " CPML slabs (one per face)");
+    set.s[set.count] = sp;
+    set.axis[set.count] = a;
+    set.begin[set.count + 1] = set.begin[set.count] + cells;
+    ++set.count;
+  };
+  for (int electric = 0; electric < 2; ++electric)
     for (int a = 0; a < 3; ++a)  // axis order (op.cpml_slabs() is in face order already)
       for (const auto& st : slabs_) {
         const std::int64_t cells = electric ? st->ne : st->nh;
         if (st->axis != a || cells == 0) continue;
-        if (set.count == kMaxSlabs)
-          fail("CUDA engine: more than ", kMaxSlabs, " CPML slabs (one per face)");
-        set.s[set.count] = electric ? st->e : st->h;
-        set.axis[set.count] = a;
-        set.begin[set.count + 1] = set.begin[set.count] + cells;
-        ++set.count;
+        add(electric ? set_e_ : set_h_, electric ? st->e : st->h, a, cells);
+        add(electric ? set_axis_e_[a] : set_axis_h_[a], electric ? st->e : st->h, a, cells);
       }
-  }
+  using CL = EngineTuning::CpmlLaunch;
+  merged_cpml_ = tuning.cpml == CL::merged ||
+                 (tuning.cpml == CL::automatic && gr.cell_count() < std::int64_t(8) * 1000 * 1000);
   const auto& probes = op.probes();
   if (!probes.empty()) {
     std::vector<int> pf, po;
@@ -590,11 +601,13 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
 
 template <bool ELECTRIC, class Coef>
 void FdtdEngineCuda::launch_cpml(const Coef& coef) {
-  const SlabSet& set = ELECTRIC ? set_e_ : set_h_;
-  if (set.count == 0) return;
-  const long long total = set.begin[set.count];
-  cpml_correct_all<ELECTRIC><<<unsigned((total + 127) / 128), 128>>>(F_, g_, set, coef);
-  VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
+  for (int a = 0; a < (merged_cpml_ ? 1 : 3); ++a) {
+    const SlabSet& set = merged_cpml_ ? (ELECTRIC ? set_e_ : set_h_) : (ELECTRIC ? set_axis_e_[a] : set_axis_h_[a]);
+    if (set.count == 0) continue;
+    const long long total = set.begin[set.count];
+    cpml_correct_all<ELECTRIC><<<unsigned((total + 127) / 128), 128>>>(F_, g_, set, coef);
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
+  }
 }
 
 template <class Coef>
