@@ -21,14 +21,20 @@
 //   - the source: A x = v  <=>  curl (1/mu) curl x - k0^2 eps x = -k0^2 eps v, and Maxwell with
 //     a current J gives curl (1/mu) curl E - k0^2 eps E = -j w mu0 J, hence
 //     J = -j w_t eps0 eps_c v  (eps_c complex, per E sample, fdfd_operator.h);
-//   - the PML: the SC-PML's profile (same thickness, grading, sigma_max, kappa_max) as a CPML with
-//     alpha = 0. Its discrete steady-state stretch differs slightly from the FDFD one deep in the
-//     layer; this, the steady-state tolerance and float32 are what the outer GCR corrects.
+//   - the PML: the SC-PML's profile (same thickness, grading, sigma_max, kappa_max) as a
+//     Crank-Nicolson CPML matched to the SC-PML stretch at w_t (CpmlParameters::match_frequency,
+//     boundary.h): its steady state is the SC-PML's exactly. (With the usual Roden-Gedney CPML
+//     the residual of one application was 0.22, all of it in the PML rows.)
+//   - the source turn-on: a ramp that leaves no static charge behind (harmonic_current.h).
+// What remains between M and A^{-1} is the steady-state tolerance, the transients' leakage into
+// the last window and float32: one application reproduces A^{-1} v to ~1e-4 (test_fdfd_time_domain),
+// and the outer GCR corrects the rest (2-3 outer iterations to 1e-6).
 // The PEC wall samples are identity rows of A: there z = v.
 //
-// Cost of one application: the FDTD steps until the steady-state test passes (tens of periods at
-// most; a lossy or open problem settles in a few) plus one extra pass over the E arrays per step
-// (the volume source), and host <-> device copies of one vector each way.
+// Cost of one application: the FDTD steps until the steady-state test passes (7-16 periods on
+// the benchmark's spheres and head; a lossless resonator can take up to max_periods), with the
+// source amplitudes read inside the E update (CUDA) or one extra pass over E (CPU). On the GPU
+// the vectors stay on the device (apply_device); on the CPU they are host vectors anyway.
 #pragma once
 
 #include <complex>

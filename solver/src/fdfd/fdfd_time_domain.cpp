@@ -50,8 +50,8 @@ FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& o
 
   setup_.grid = g;
   setup_.dt = dt_;
-  // PML: the SC-PML profile as a CPML with alpha = 0 (fdfd_problem.h, boundary.h):
-  // FDFD sigma_max = -(m+1) ln(R0) / (2 eta0 L d), CPML sigma_max = f 0.8 (m+1) / (eta0 d).
+  // PML: the SC-PML profile as a Crank-Nicolson CPML matched at the run frequency (alpha = 0,
+  // boundary.h); FDFD sigma_max = -(m+1) ln(R0) / (2 eta0 L d), CPML sigma_max = f 0.8 (m+1) / (eta0 d).
   for (int f = 0; f < 6; ++f) {
     const int t = p.pml.thickness[f];
     if (t == 0) {
@@ -65,7 +65,7 @@ FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& o
     c.sigma_factor = -std::log(p.pml.reflection) / (1.6 * t);
     c.kappa_max = p.pml.kappa_max;
     c.alpha_max = 0.0;
-    c.match_frequency = f_run_;  // the steady-state fit of boundary.h: the SC-PML stretch at w_t
+    c.match_frequency = f_run_;  // its steady state has the SC-PML stretch at w_t (boundary.h)
   }
   // Materials: conductivities / cos(pi / P) (header).
   auto scaled = [&](Material m) {
