@@ -130,8 +130,18 @@ struct Result {
   double seconds, mcells, bytes_per_cell, gbs, fraction;
 };
 
-Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& tuning, double target_s,
+// VEM_CPML_LAUNCH=per_axis|merged|folded overrides the engine's CPML launch layout (same-binary A/B).
+EngineTuning::CpmlLaunch cpml_launch_from_env() {
+  const char* v = std::getenv("VEM_CPML_LAUNCH");
+  const std::string s = v ? v : "";
+  using CL = EngineTuning::CpmlLaunch;
+  return s == "per_axis" ? CL::per_axis : s == "merged" ? CL::merged : s == "folded" ? CL::folded : CL::automatic;
+}
+
+Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& tuning_in, double target_s,
                    double copy_gbs) {
+  EngineTuning tuning = tuning_in;
+  tuning.cpml = cpml_launch_from_env();
   auto eng = make_engine(op, backend, 0, nullptr, tuning);
   const double cells = double(op.grid().cell_count());
   // Warm-up (module load, first touch), then calibrate the step count to ~target_s.

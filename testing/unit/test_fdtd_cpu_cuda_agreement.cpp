@@ -126,27 +126,36 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
                          "indexed_cpml_per_axis", 0, EngineTuning::CpmlLaunch::per_axis},
                     Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
-                         "coefficient_array_cpml_merged", 0, EngineTuning::CpmlLaunch::merged}),
+                         "coefficient_array_cpml_merged", 0, EngineTuning::CpmlLaunch::merged},
+                    Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
+                         "indexed_cpml_folded_chunk7", 7, EngineTuning::CpmlLaunch::folded}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
-// The two CPML launch layouts (fdtd_engine_cuda.cu: all slabs in one launch, or one per axis)
-// make the same sums in the same order: the fields are bit-for-bit equal. The set-up has CPML on
+// The CPML launch layouts (fdtd_engine_cuda.cu: one launch per axis, all slabs in one launch, or
+// folded into the bulk kernels) make the same sums in the same order: the fields are bit for bit
+// equal. The set-up has CPML on
 // x-low, x-high and z-high, so the slabs overlap along four edges.
-TEST(CpuCudaAgreementCpml, MergedAndPerAxisLaunchesAreBitwiseEqual) {
+TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
-  const FdtdOperator op(make_setup(MaterialMode::indexed, 99));
-  EngineTuning merged, per_axis;
-  merged.cpml = EngineTuning::CpmlLaunch::merged;
-  per_axis.cpml = EngineTuning::CpmlLaunch::per_axis;
-  auto a = make_engine(op, Backend::cuda, 0, nullptr, merged);
-  auto b = make_engine(op, Backend::cuda, 0, nullptr, per_axis);
-  ASSERT_EQ(a->run(500), 500);
-  ASSERT_EQ(b->run(500), 500);
-  for (int ci = 0; ci < 6; ++ci) {
-    const auto fa = a->field(Component(ci)), fb = b->field(Component(ci));
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < fa.size(); ++i) differ += fa[i] != fb[i];
-    EXPECT_EQ(differ, 0u) << component_name(Component(ci)) << ": " << differ << " samples differ";
+  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+    const FdtdOperator op(make_setup(mode, 99));
+    EngineTuning per_axis;
+    per_axis.cpml = EngineTuning::CpmlLaunch::per_axis;
+    auto ref = make_engine(op, Backend::cuda, 0, nullptr, per_axis);
+    ASSERT_EQ(ref->run(500), 500);
+    for (auto layout : {EngineTuning::CpmlLaunch::merged, EngineTuning::CpmlLaunch::folded}) {
+      EngineTuning t;
+      t.cpml = layout;
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      ASSERT_EQ(eng->run(500), 500);
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < fa.size(); ++i) differ += fa[i] != fb[i];
+        EXPECT_EQ(differ, 0u) << (layout == EngineTuning::CpmlLaunch::merged ? "merged" : "folded") << " "
+                              << component_name(Component(ci)) << ": " << differ << " samples differ";
+      }
+    }
   }
 }
 
