@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: bench_fdfd <out.json> [--commit id] [--cases a,b] [--backends cpu,cuda] "
                  "[--variants quick|full] [--cpu-variants quick|full] [--cpu-max-cells n] "
                  "[--max-iterations n] [--tolerance t] [--threads n] [--cpu-iterations n] "
-                 "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods]\n";
+                 "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods] [--td-cpml auto|per_axis|merged|folded]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -289,6 +289,7 @@ int main(int argc, char** argv) {
   double gd_scale = 1.0;
   double td_tolerance = FdfdTimeDomainOptions{}.steady_tolerance;
   double td_ramp = FdfdTimeDomainOptions{}.ramp_periods;
+  std::string td_cpml = "auto";
   std::vector<std::string> only;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -313,6 +314,7 @@ int main(int argc, char** argv) {
     else if (a == "--only") only = split(next());
     else if (a == "--td-tolerance") td_tolerance = std::atof(next().c_str());
     else if (a == "--td-ramp") td_ramp = std::atof(next().c_str());
+    else if (a == "--td-cpml") td_cpml = next();
     else if (i == 2 && a.rfind("--", 0) != 0) commit = a;  // bench_fdtd-style positional commit
     else {
       std::cerr << "unknown option " << a << "\n";
@@ -390,6 +392,10 @@ int main(int argc, char** argv) {
         o.regularization_scale = gd_scale;
         o.time_domain.steady_tolerance = td_tolerance;
         o.time_domain.ramp_periods = td_ramp;
+        o.time_domain.tuning.cpml = td_cpml == "per_axis" ? EngineTuning::CpmlLaunch::per_axis
+                                    : td_cpml == "merged"  ? EngineTuning::CpmlLaunch::merged
+                                    : td_cpml == "folded"  ? EngineTuning::CpmlLaunch::folded
+                                                           : EngineTuning::CpmlLaunch::automatic;
         const bool per_iteration = !gpu && cpu_iterations > 0 && !td;
         if (!gpu && cpu_iterations > 0 && td) continue;  // per-iteration rows are for the Krylov loops
         o.tolerance = per_iteration ? 1e-300 : tolerance;
@@ -454,6 +460,7 @@ int main(int argc, char** argv) {
              << ", \"preconditioner_prepare_seconds\": " << jnum(st.preconditioner_prepare_seconds)
              << ", \"preconditioner_steady_tolerance\": " << jnum(td ? td_tolerance : 0.0)
              << ", \"preconditioner_ramp_periods\": " << jnum(td ? td_ramp : 0.0)
+             << ", \"preconditioner_cpml_launch\": " << jstr(td ? td_cpml : "")
              << ", \"preconditioner_periods\": [";
         for (std::size_t q = 0; q < st.preconditioner_periods.size(); ++q)
           runs << (q ? ", " : "") << st.preconditioner_periods[q];

@@ -66,6 +66,7 @@ struct FdfdTimeDomainOptions {
   double courant_factor = 0.99;  // dt <= courant_factor * Courant limit, in (0, 1]
   // Flexible GCR: basis vectors kept before a restart, >= 1 (2-3 outer iterations are typical).
   int gcr_restart = 10;
+  EngineTuning tuning;  // of the FDTD engine (CUDA; fdtd_engine.h)
 };
 
 // Throws vem::Error naming the option and its limits.

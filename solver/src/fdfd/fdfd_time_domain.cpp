@@ -122,7 +122,7 @@ FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& o
 
   // Which engine: probe once (make_engine decides automatic the same way).
   std::string warning;
-  auto eng = make_engine(*fdtd_, backend_, device_, &warning);
+  auto eng = make_engine(*fdtd_, backend_, device_, &warning, o_.tuning);
   backend_name_ = eng->backend();
   backend_ = backend_name_.rfind("cuda", 0) == 0 ? Backend::cuda : Backend::cpu;
 #ifdef VEM_WITH_CUDA
@@ -164,7 +164,7 @@ TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply_device(const void* v, v
   const FieldLayout& L = fdtd_->layout();
   const fdfd_td::DeviceMap map{g.nx, g.ny, g.nz, (long long)L.sy, (long long)L.sz, (long long)L.origin};
   TimeDomainApplyStats st;
-  auto eng = make_engine(*fdtd_, backend_, device_);
+  auto eng = make_engine(*fdtd_, backend_, device_, nullptr, o_.tuning);
   DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
   HarmonicCurrentSource src(*eng, f_run_, o_.ramp_periods);
   float* const amp[3] = {src.amplitude_data(0), src.amplitude_data(1), src.amplitude_data(2)};
@@ -246,7 +246,7 @@ TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdoub
 
   TimeDomainApplyStats st;
   {
-    auto eng = make_engine(*fdtd_, backend_, device_);
+    auto eng = make_engine(*fdtd_, backend_, device_, nullptr, o_.tuning);
     DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
     HarmonicCurrentSource src(*eng, f_run_, j, o_.ramp_periods);
     const auto t1 = std::chrono::steady_clock::now();
