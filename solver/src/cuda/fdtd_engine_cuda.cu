@@ -264,7 +264,7 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
 
 // CPML slabs in one launch, one thread per psi sample, the slabs one after the other along
 // blockIdx.x in face order (x-low, x-high, y-low, ..., z-high). Per-face launches cost more than
-// their work on small grids. Two ways to launch (EngineTuning::cpml):
+// their work on small grids. Three layouts (EngineTuning::cpml), the same fields bit for bit:
 //  - merged: all six slabs in one launch per half step. Slabs of different axes overlap along the
 //    domain's edges and correct the same samples there; such a sample is handled by the thread of
 //    the first axis whose slab holds it, which applies the corrections of every slab holding it in
@@ -272,9 +272,11 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
 //    order); the later axes' threads for that sample return at once.
 //  - per axis: one launch per axis (its two slabs never overlap), in the order x, y, z; the same
 //    kernel with a set of one axis (the membership tests then find nothing).
-// Same-session A/B on an H100 (results/fdtd.md), Mcells/s merged / per axis: indexed 64^3
-// 8,016-8,228 / 5,899-6,465, 128^3 11,889-11,938 / 11,354-11,376, 256^3 15,962-15,973 /
-// 16,250-16,255; coefficient arrays alike. Automatic: merged below 8 M cells.
+//  - folded: no launch; the bulk kernels apply the corrections (cpml_fold above).
+// Measured (results/fdtd.md, same binary and machine): the FDFD time-domain runs (0.6-2.4 M
+// cells, 40-56 % CPML) take folded / merged / per axis 0.27 / 0.28 / 0.32 s (64^3 sphere) and
+// 2.09 / 2.39 / 2.46 s (head); at 256^3 the best configurations of the sweep are per axis
+// 15,404, merged 15,328, folded 14,439 Mcells/s. Automatic: folded below 8 M cells, per axis above.
 template <bool ELECTRIC, class Coef>
 __device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
                                                int axis, const Coef& coef, int i, int j, int k) {
