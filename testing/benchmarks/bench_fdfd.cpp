@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     std::cerr << "usage: bench_fdfd <out.json> [--commit id] [--cases a,b] [--backends cpu,cuda] "
                  "[--variants quick|full] [--cpu-variants quick|full] [--cpu-max-cells n] "
                  "[--max-iterations n] [--tolerance t] [--threads n] [--cpu-iterations n] "
-                 "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods] [--td-cpml auto|per_axis|merged|folded]\n";
+                 "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods] [--td-cpml auto|per_axis|merged]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -394,7 +394,6 @@ int main(int argc, char** argv) {
         o.time_domain.ramp_periods = td_ramp;
         o.time_domain.tuning.cpml = td_cpml == "per_axis" ? EngineTuning::CpmlLaunch::per_axis
                                     : td_cpml == "merged"  ? EngineTuning::CpmlLaunch::merged
-                                    : td_cpml == "folded"  ? EngineTuning::CpmlLaunch::folded
                                                            : EngineTuning::CpmlLaunch::automatic;
         const bool per_iteration = !gpu && cpu_iterations > 0 && !td;
         if (!gpu && cpu_iterations > 0 && td) continue;  // per-iteration rows are for the Krylov loops

@@ -130,12 +130,12 @@ struct Result {
   double seconds, mcells, bytes_per_cell, gbs, fraction;
 };
 
-// VEM_CPML_LAUNCH=per_axis|merged|folded overrides the engine's CPML launch layout (same-binary A/B).
+// VEM_CPML_LAUNCH=per_axis|merged overrides the engine's CPML launch layout (same-binary A/B).
 EngineTuning::CpmlLaunch cpml_launch_from_env() {
   const char* v = std::getenv("VEM_CPML_LAUNCH");
   const std::string s = v ? v : "";
   using CL = EngineTuning::CpmlLaunch;
-  return s == "per_axis" ? CL::per_axis : s == "merged" ? CL::merged : s == "folded" ? CL::folded : CL::automatic;
+  return s == "per_axis" ? CL::per_axis : s == "merged" ? CL::merged : CL::automatic;
 }
 
 Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& tuning_in, double target_s,

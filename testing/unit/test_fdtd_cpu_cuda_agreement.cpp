@@ -126,14 +126,11 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
                          "indexed_cpml_per_axis", 0, EngineTuning::CpmlLaunch::per_axis},
                     Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
-                         "coefficient_array_cpml_merged", 0, EngineTuning::CpmlLaunch::merged},
-                    Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
-                         "indexed_cpml_folded_chunk7", 7, EngineTuning::CpmlLaunch::folded}),
+                         "coefficient_array_cpml_merged", 0, EngineTuning::CpmlLaunch::merged}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
-// The CPML launch layouts (fdtd_engine_cuda.cu: one launch per axis, all slabs in one launch, or
-// folded into the bulk kernels) make the same sums in the same order: the fields are bit for bit
-// equal. The set-up has CPML on
+// The two CPML launch layouts (fdtd_engine_cuda.cu: one launch per axis, or all slabs in one
+// launch) make the same sums in the same order: the fields are bit for bit equal. The set-up has CPML on
 // x-low, x-high and z-high, so the slabs overlap along four edges.
 TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
@@ -143,7 +140,7 @@ TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
     per_axis.cpml = EngineTuning::CpmlLaunch::per_axis;
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, per_axis);
     ASSERT_EQ(ref->run(500), 500);
-    for (auto layout : {EngineTuning::CpmlLaunch::merged, EngineTuning::CpmlLaunch::folded}) {
+    for (auto layout : {EngineTuning::CpmlLaunch::merged}) {
       EngineTuning t;
       t.cpml = layout;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
@@ -152,8 +149,8 @@ TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
         std::size_t differ = 0;
         for (std::size_t i = 0; i < fa.size(); ++i) differ += fa[i] != fb[i];
-        EXPECT_EQ(differ, 0u) << (layout == EngineTuning::CpmlLaunch::merged ? "merged" : "folded") << " "
-                              << component_name(Component(ci)) << ": " << differ << " samples differ";
+        EXPECT_EQ(differ, 0u) << "merged " << component_name(Component(ci)) << ": " << differ
+                              << " samples differ";
       }
     }
   }

@@ -124,11 +124,9 @@ struct EngineTuning {
   // 1 is one thread per sample (the paper's xyz-mapping), >= nz+1 one thread per column.
   int z_chunk = 0;
   enum class TablePlacement { automatic, constant, global } table = TablePlacement::automatic;
-  // CPML corrections: one launch per axis, all six slabs in one launch per half step (merged), or
-  // applied by the bulk kernels themselves (folded: no CPML launch, no second pass over the slab
-  // samples). All three give the same fields bit for bit. automatic: folded below 8 M cells,
-  // per axis above (measured, fdtd.md).
-  enum class CpmlLaunch { automatic, per_axis, merged, folded } cpml = CpmlLaunch::automatic;
+  // CPML corrections: all six slabs in one launch per half step (merged) or one launch per axis;
+  // automatic: merged below 8 M cells, where launches weigh most (measured, fdtd.md).
+  enum class CpmlLaunch { automatic, per_axis, merged } cpml = CpmlLaunch::automatic;
 };
 
 // Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,

@@ -80,65 +80,11 @@ struct CoefficientArrays {
 
 __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
-// CPML slab parameters (cpml_correct_all and the folded form in the bulk kernels).
-struct SlabParams {
-  int o[3], d[3];   // box origin and extent (see PsiBox)
-  const float* b;   // profile along the axis (E- or H-type positions)
-  const float* c;
-  const float* kinv;
-  float* psi[2];
-  float inv_d;
-  int lagged;       // CpmlProfile::lagged: the derivative uses psi before this step's update
-};
-
-constexpr int kMaxSlabs = 6;
-struct SlabSet {
-  SlabParams s[kMaxSlabs];
-  int axis[kMaxSlabs];
-  long long begin[kMaxSlabs + 1];  // first thread of each slab; begin[count] = total
-  int count;
-};
-
-__device__ __forceinline__ bool in_slab(const SlabParams& s, int i, int j, int k) {
-  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
-         k < s.o[2] + s.d[2];
-}
-
-// The folded CPML (EngineTuning::CpmlLaunch::folded): the bulk kernels add the corrections of
-// every slab holding their sample to the value they computed, before storing it: per component,
-// slab by slab in axis order, the same operations in the same order as cpml_correct_all (a float
-// stored and reloaded keeps its value), so the fields are bit for bit those of the other layouts.
-// Component c (0..2) of E (ELECTRIC) or H; same mapping as cpml_cell.
-template <bool ELECTRIC, class Coef>
-__device__ __forceinline__ float cpml_fold(const FieldPtrs& F, const GridParams& g, const SlabSet& set,
-                                           const Coef& coef, int key, int c, int i, int j, int k, int o,
-                                           float value) {
-  for (int p = 0; p < set.count; ++p) {
-    const int a = set.axis[p];
-    if (a == c || !in_slab(set.s[p], i, j, k)) continue;
-    const SlabParams& s = set.s[p];
-    const int q = ELECTRIC ? (c == (a + 2) % 3 ? 0 : 1) : (c == (a + 1) % 3 ? 0 : 1);
-    const int src = ELECTRIC ? 3 + (q == 0 ? (a + 1) % 3 : (a + 2) % 3) : (q == 0 ? (a + 2) % 3 : (a + 1) % 3);
-    const float sign = q == 0 ? 1.0f : -1.0f;
-    const int sa = a == 0 ? 1 : (a == 1 ? g.sy : g.sz);
-    const int x = a == 0 ? i : (a == 1 ? j : k);
-    const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
-    const float b = __ldg(s.b + x), cc = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
-    const float* S = F.f[src];
-    const float dF = ELECTRIC ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
-    const float old = s.psi[q][t];
-    const float pn = b * old + cc * dF;
-    s.psi[q][t] = pn;
-    value += sign * coef.b(ELECTRIC ? c : 3 + c, o, key) * (km1 * dF + (s.lagged ? old : pn));
-  }
-  return value;
-}
-
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
 // registers (chunk 1: one thread per sample).
 template <class Coef>
-__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src, SlabSet fold) {
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -169,18 +115,12 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
       jy = b.x * src.cr - b.y * src.ci;
       jz = c.x * src.cr - c.y * src.ci;
     }
-    if (ex && in(k, g.lo[0][2], g.hi[0][2])) {
-      const float v = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz) - jx;
-      Ex[o] = fold.count ? cpml_fold<true>(F, g, fold, coef, key, 0, i, j, k, o, v) : v;
-    }
-    if (ey && in(k, g.lo[1][2], g.hi[1][2])) {
-      const float v = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx) - jy;
-      Ey[o] = fold.count ? cpml_fold<true>(F, g, fold, coef, key, 1, i, j, k, o, v) : v;
-    }
-    if (ez && in(k, g.lo[2][2], g.hi[2][2])) {
-      const float v = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy) - jz;
-      Ez[o] = fold.count ? cpml_fold<true>(F, g, fold, coef, key, 2, i, j, k, o, v) : v;
-    }
+    if (ex && in(k, g.lo[0][2], g.hi[0][2]))
+      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz) - jx;
+    if (ey && in(k, g.lo[1][2], g.hi[1][2]))
+      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx) - jy;
+    if (ez && in(k, g.lo[2][2], g.hi[2][2]))
+      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy) - jz;
     hx_m = hx;
     hy_m = hy;
   }
@@ -188,7 +128,7 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
 
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
 template <class Coef>
-__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, SlabSet fold) {
+__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -214,18 +154,12 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, S
     const float ey_p = more ? Ey[o + sz] : 0.0f;
     const float ez = Ez[o];
     const int key = coef.key(o);
-    if (hx && more) {
-      const float v = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
-      Hx[o] = fold.count ? cpml_fold<false>(F, g, fold, coef, key, 0, i, j, k, o, v) : v;
-    }
-    if (hy && more) {
-      const float v = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
-      Hy[o] = fold.count ? cpml_fold<false>(F, g, fold, coef, key, 1, i, j, k, o, v) : v;
-    }
-    if (hz) {
-      const float v = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
-      Hz[o] = fold.count ? cpml_fold<false>(F, g, fold, coef, key, 2, i, j, k, o, v) : v;
-    }
+    if (hx && more)
+      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
+    if (hy && more)
+      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
+    if (hz)
+      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
     ex_k = ex_p;
     ey_k = ey_p;
   }
@@ -233,6 +167,16 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, S
 
 // CPML correction over one slab (fdtd_operator.h), templated on the slab axis and on E/H so all
 // indexing is resolved at compile time; a 3D launch over the slab's psi box (x fastest).
+struct SlabParams {
+  int o[3], d[3];   // box origin and extent (see PsiBox)
+  const float* b;   // profile along the axis (E- or H-type positions)
+  const float* c;
+  const float* kinv;
+  float* psi[2];
+  float inv_d;
+  int lagged;       // CpmlProfile::lagged: the derivative uses psi before this step's update
+};
+
 // CPML correction of one sample (li, lj, lk) of a slab box (SlabParams) whose normal is axis A.
 template <int A, bool ELECTRIC, class Coef>
 __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
@@ -264,7 +208,7 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
 
 // CPML slabs in one launch, one thread per psi sample, the slabs one after the other along
 // blockIdx.x in face order (x-low, x-high, y-low, ..., z-high). Per-face launches cost more than
-// their work on small grids. Three layouts (EngineTuning::cpml), the same fields bit for bit:
+// their work on small grids. Two ways to launch (EngineTuning::cpml):
 //  - merged: all six slabs in one launch per half step. Slabs of different axes overlap along the
 //    domain's edges and correct the same samples there; such a sample is handled by the thread of
 //    the first axis whose slab holds it, which applies the corrections of every slab holding it in
@@ -272,11 +216,22 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
 //    order); the later axes' threads for that sample return at once.
 //  - per axis: one launch per axis (its two slabs never overlap), in the order x, y, z; the same
 //    kernel with a set of one axis (the membership tests then find nothing).
-//  - folded: no launch; the bulk kernels apply the corrections (cpml_fold above).
-// Measured (results/fdtd.md, same binary and machine): the FDFD time-domain runs (0.6-2.4 M
-// cells, 40-56 % CPML) take folded / merged / per axis 0.27 / 0.28 / 0.32 s (64^3 sphere) and
-// 2.09 / 2.39 / 2.46 s (head); at 256^3 the best configurations of the sweep are per axis
-// 15,404, merged 15,328, folded 14,439 Mcells/s. Automatic: folded below 8 M cells, per axis above.
+// Same-session A/B on an H100 (results/fdtd.md), Mcells/s merged / per axis: indexed 64^3
+// 8,016-8,228 / 5,899-6,465, 128^3 11,889-11,938 / 11,354-11,376, 256^3 15,962-15,973 /
+// 16,250-16,255; coefficient arrays alike. Automatic: merged below 8 M cells.
+constexpr int kMaxSlabs = 6;
+struct SlabSet {
+  SlabParams s[kMaxSlabs];
+  int axis[kMaxSlabs];
+  long long begin[kMaxSlabs + 1];  // first thread of each slab; begin[count] = total
+  int count;
+};
+
+__device__ __forceinline__ bool in_slab(const SlabParams& s, int i, int j, int k) {
+  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
+         k < s.o[2] + s.d[2];
+}
+
 template <bool ELECTRIC, class Coef>
 __device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
                                                int axis, const Coef& coef, int i, int j, int k) {
@@ -470,7 +425,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   SlabSet set_e_ = {}, set_h_ = {};
   SlabSet set_axis_e_[3] = {}, set_axis_h_[3] = {};
   bool merged_cpml_ = true;
-  bool folded_cpml_ = false;  // the bulk kernels apply the CPML (no CPML launch)
   DeviceArray<int> probe_field_, probe_offset_;
   DeviceArray<float> probe_buf_;
   std::size_t probe_capacity_steps_ = 0;
@@ -591,9 +545,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         add(electric ? set_axis_e_[a] : set_axis_h_[a], electric ? st->e : st->h, a, cells);
       }
   using CL = EngineTuning::CpmlLaunch;
-  const bool small = gr.cell_count() < std::int64_t(8) * 1000 * 1000;
-  folded_cpml_ = tuning.cpml == CL::folded || (tuning.cpml == CL::automatic && small);
-  merged_cpml_ = tuning.cpml == CL::merged;
+  merged_cpml_ = tuning.cpml == CL::merged ||
+                 (tuning.cpml == CL::automatic && gr.cell_count() < std::int64_t(8) * 1000 * 1000);
   const auto& probes = op.probes();
   if (!probes.empty()) {
     std::vector<int> pf, po;
@@ -648,7 +601,6 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
 
 template <bool ELECTRIC, class Coef>
 void FdtdEngineCuda::launch_cpml(const Coef& coef) {
-  if (folded_cpml_) return;  // the bulk kernels did it
   for (int a = 0; a < (merged_cpml_ ? 1 : 3); ++a) {
     const SlabSet& set = merged_cpml_ ? (ELECTRIC ? set_e_ : set_h_) : (ELECTRIC ? set_axis_e_[a] : set_axis_h_[a]);
     if (set.count == 0) continue;
@@ -665,7 +617,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
 
-  update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_, folded_cpml_ ? set_h_ : SlabSet{});
+  update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
   launch_cpml<false>(coef);
   push_point_updates(false, step);
@@ -682,7 +634,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   exchange_halo(false);
 
-  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_, fused_, folded_cpml_ ? set_e_ : SlabSet{});
+  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_, fused_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
   launch_cpml<true>(coef);
   push_point_updates(true, step);
