@@ -82,10 +82,11 @@ class DftMonitor final : public EngineExtension {
   // The same in the box layout of box_spectrum().
   std::vector<std::complex<float>> box_phasor(Component c, int freq_index) const;
 
-  // The last window's phasors in the box layout in device memory (CUDA engines; no host copy),
-  // for consumers that stay on the GPU (fdfd_time_domain.h); nullptr on the CPU engine. Valid
-  // until the next check. Throws before two checks. Samples that do not exist for c hold 0.
-  const std::complex<float>* device_phasor(Component c, int freq_index) const;
+  // The last window's phasors in the box layout where the engine keeps its fields (host memory
+  // for the CPU engine, device memory for CUDA; no copy), for consumers that stay there
+  // (fdfd_time_domain.h). Valid until the next check. Throws before two checks. Samples that do
+  // not exist for c hold 0.
+  const std::complex<float>* phasor_data(Component c, int freq_index) const;
 
   SteadyStateCheck check_steady_state();
   // dt-steps per period of frequency freq_index (generally not an integer).
@@ -102,12 +103,8 @@ class DftMonitor final : public EngineExtension {
     // then P_old = P, S_prev = S. first = true only records S_prev (P_old = 0).
     virtual void window(bool first, double scale, std::vector<double>& out) = 0;
     virtual std::vector<std::complex<float>> read_phasor(int comp_slot, int freq_index) const = 0;
-    // The last window's phasors where they live (box layout), or nullptr (CPU backend).
-    virtual const std::complex<float>* phasor_on_device(int comp_slot, int freq_index) const {
-      (void)comp_slot;
-      (void)freq_index;
-      return nullptr;
-    }
+    // The last window's phasors where they live (box layout; host or device memory).
+    virtual const std::complex<float>* phasor_data(int comp_slot, int freq_index) const = 0;
   };
 
  private:

@@ -51,6 +51,13 @@
 namespace vem {
 
 class DftMonitor;
+namespace fdfd_td {
+// FDFD vector <-> FDTD field layout (src/fdfd/fdfd_time_domain_device.h).
+struct LayoutMap {
+  int nx, ny, nz;            // cells
+  long long sy, sz, origin;  // FDTD field layout (field_layout.h)
+};
+}  // namespace fdfd_td
 
 struct FdfdTimeDomainOptions {
   // An application ends when the phasor of one window of `periods_per_check` periods differs
@@ -99,7 +106,7 @@ class FdfdTimeDomainPreconditioner {
   // The same with v and z complex128 vectors in the memory of the CUDA device the FDTD runs
   // on (device_path() true): no host copies; the residual becomes source amplitudes and the
   // phasors the result in two kernels.
-  bool device_path() const { return g_dev_ != nullptr; }
+  bool device_path() const { return factors_dev_ != nullptr; }
   TimeDomainApplyStats apply_device(const void* v, void* z, const std::function<bool()>& keep_going = {},
                                     double steady_tolerance = 0);
 
@@ -108,6 +115,7 @@ class FdfdTimeDomainPreconditioner {
   int dft_sample_interval() const { return sample_interval_; }
   double dt() const { return dt_; }
   double run_frequency() const { return f_run_; }  // Hz, the FDTD's (warped) CW frequency
+  // "cpu" or "cuda" until the first application, then the engine's own name ("cuda:<device>").
   std::string backend() const { return backend_name_; }
 
  private:
@@ -117,12 +125,17 @@ class FdfdTimeDomainPreconditioner {
   int device_;
   FdtdSetup setup_;
   std::unique_ptr<FdtdOperator> fdtd_;
-  std::vector<cdouble> jscale_;  // -j w_t eps0 eps_c per E sample (3 N), 0 on the walls
   int period_steps_ = 0, sample_interval_ = 1;
   double dt_ = 0, f_run_ = 0;
   std::string backend_name_;
-  void* g_dev_ = nullptr;  // device path: cb (-j w_t eps0 eps_c) per E sample, complex64, 3 N
+  // cb (-j w_t eps0 eps_c) per E sample, complex64, 3 N: on the host for the CPU engine, on the
+  // device for CUDA (device path).
+  std::vector<std::complex<float>> factors_;
+  void* factors_dev_ = nullptr;
+  fdfd_td::LayoutMap map_{};
 
+  TimeDomainApplyStats run(const void* v, void* z, const std::function<bool()>& keep_going,
+                           double steady_tolerance);
   void step_to_steady_state(FdtdEngine& eng, DftMonitor& mon, TimeDomainApplyStats& st,
                             const std::function<bool()>& keep_going, double tol) const;
 };

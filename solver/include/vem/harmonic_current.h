@@ -39,17 +39,12 @@ namespace vem {
 
 class HarmonicCurrentSource final : public EngineExtension {
  public:
-  // j[c] (c = x, y, z): J_c phasors in the compact layout of FdtdEngine::field()
-  // ((nx+1)(ny+1)(nz+1), x fastest); samples outside the component's update range are ignored.
-  // Attaches itself to `engine` (detached in the destructor); throws vem::Error for a bad size,
-  // frequency or ramp.
-  HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz,
-                        const std::array<std::vector<std::complex<float>>, 3>& j,
-                        double ramp_periods = 2.0);
-  // With zero amplitudes, for callers that write S = cb J themselves into amplitude_data().
-  HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz, double ramp_periods);
+  // Attaches itself to `engine` (detached in the destructor) with zero amplitudes; the caller
+  // writes S_c = cb_c J_c into amplitude_data() (the preconditioner's scatter,
+  // fdfd_time_domain.h). Throws vem::Error for a bad frequency or ramp.
+  HarmonicCurrentSource(FdtdEngine& engine, double frequency_hz, double ramp_periods = 2.0);
   // S_c: interleaved (re, im) floats, 2 x layout size, in the engine's memory (device memory for
-  // CUDA engines): E_c -= Re(S_c e^{j w t}) ramp(t) each step.
+  // CUDA engines): E_c -= Re(S_c e^{j w t}) ramp(t) each step; 0 outside the update range.
   float* amplitude_data(int c) { return backend_->amplitudes(c); }
   ~HarmonicCurrentSource() override;
   HarmonicCurrentSource(const HarmonicCurrentSource&) = delete;
@@ -71,13 +66,11 @@ class HarmonicCurrentSource final : public EngineExtension {
   FdtdEngine* engine_;
   double f_, ramp_periods_;
   bool fused_ = false;  // the engine folds the source into its E update
-  void attach(std::array<std::vector<float>, 3> s);
   std::unique_ptr<Backend> backend_;
 };
 
-// Internal: CUDA backend (harmonic_current_cuda.cu; only with VEM_WITH_CUDA). s: 3 arrays of
-// n = 2 * layout.size floats (interleaved re, im) in the field layout; empty ones start at zero.
-std::unique_ptr<HarmonicCurrentSource::Backend> make_harmonic_current_backend_cuda(
-    const std::array<std::vector<float>, 3>& s, std::size_t n);
+// Internal: CUDA backend (harmonic_current_cuda.cu; only with VEM_WITH_CUDA): 3 zeroed arrays of
+// n = 2 * layout.size floats (interleaved re, im) in the field layout.
+std::unique_ptr<HarmonicCurrentSource::Backend> make_harmonic_current_backend_cuda(std::size_t n);
 
 }  // namespace vem

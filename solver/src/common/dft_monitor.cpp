@@ -50,6 +50,9 @@ class DftCpu final : public DftMonitor::Backend {
   std::vector<std::complex<float>> read_phasor(int slot, int f) const override {
     return copy_out(p_, slot, f);
   }
+  const std::complex<float>* phasor_data(int slot, int f) const override {
+    return reinterpret_cast<const std::complex<float>*>(p_.data() + 2 * ((std::size_t(slot) * nf_ + f) * nbox_));
+  }
   void window(bool first, double scale, std::vector<double>& out) override {
     if (first) {
       s_prev_ = acc_;
@@ -221,12 +224,12 @@ std::vector<std::complex<float>> DftMonitor::box_phasor(Component c, int fi) con
   return box;
 }
 
-const std::complex<float>* DftMonitor::device_phasor(Component c, int fi) const {
+const std::complex<float>* DftMonitor::phasor_data(Component c, int fi) const {
   if (checks_ < 2)
     fail("DFT monitor: no steady-state window yet (call check_steady_state() at least twice)");
   if (fi < 0 || fi >= int(freqs_.size()))
     fail("DFT monitor: frequency index ", fi, " out of range (", freqs_.size(), " frequencies)");
-  return backend_->phasor_on_device(slot_of(c), fi);
+  return backend_->phasor_data(slot_of(c), fi);
 }
 
 std::vector<std::complex<float>> DftMonitor::phasor(Component c, int fi) const {

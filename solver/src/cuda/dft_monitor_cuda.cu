@@ -105,7 +105,7 @@ class DftCuda final : public DftMonitor::Backend {
   }
   std::vector<std::complex<float>> read(int slot, int f) const override { return copy_out(acc_, slot, f); }
   std::vector<std::complex<float>> read_phasor(int slot, int f) const override { return copy_out(p_, slot, f); }
-  const std::complex<float>* phasor_on_device(int slot, int f) const override {
+  const std::complex<float>* phasor_data(int slot, int f) const override {
     if (!p_) fail("DFT monitor: no steady-state window on the device yet");
     return reinterpret_cast<const std::complex<float>*>(p_ + (std::size_t(slot) * nf_ + f) * nbox_);
   }

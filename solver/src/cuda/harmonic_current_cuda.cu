@@ -23,14 +23,11 @@ __global__ void harmonic_current_apply(float* __restrict__ ex, float* __restrict
 
 class HarmonicCurrentCuda final : public HarmonicCurrentSource::Backend {
  public:
-  HarmonicCurrentCuda(const std::array<std::vector<float>, 3>& s, std::size_t n) {
+  explicit HarmonicCurrentCuda(std::size_t n) {
     n_ = (long long)(n / 2);
     for (int c = 0; c < 3; ++c) {
       VEM_CUDA_CHECK(cudaMalloc(&s_[c], n * sizeof(float)));
-      if (s[c].empty())
-        VEM_CUDA_CHECK(cudaMemset(s_[c], 0, n * sizeof(float)));
-      else
-        VEM_CUDA_CHECK(cudaMemcpy(s_[c], s[c].data(), n * sizeof(float), cudaMemcpyHostToDevice));
+      VEM_CUDA_CHECK(cudaMemset(s_[c], 0, n * sizeof(float)));
     }
   }
   float* amplitudes(int c) override { return reinterpret_cast<float*>(s_[c]); }
@@ -53,9 +50,8 @@ class HarmonicCurrentCuda final : public HarmonicCurrentSource::Backend {
 
 }  // namespace
 
-std::unique_ptr<HarmonicCurrentSource::Backend> make_harmonic_current_backend_cuda(
-    const std::array<std::vector<float>, 3>& s, std::size_t n) {
-  return std::make_unique<HarmonicCurrentCuda>(s, n);
+std::unique_ptr<HarmonicCurrentSource::Backend> make_harmonic_current_backend_cuda(std::size_t n) {
+  return std::make_unique<HarmonicCurrentCuda>(n);
 }
 
 }  // namespace vem

@@ -98,7 +98,6 @@ KrylovResult run_time_domain_gcr(Ops& ops, FdfdTimeDomainPreconditioner& pre,
                                  const FdfdSolverOptions& o, const KrylovParams& kp,
                                  const typename Ops::C* b, typename Ops::C* x, BackendResult& out) {
   using C = typename Ops::C;
-  out.td_backend = pre.backend();
   out.td_steps_per_period = pre.steps_per_period();
   out.td_dt = pre.dt();
   std::vector<cdouble> zh;
@@ -127,7 +126,9 @@ KrylovResult run_time_domain_gcr(Ops& ops, FdfdTimeDomainPreconditioner& pre,
     if (!on_device) ops.upload_to(zh, z);
     return true;
   };
-  return gcr(ops, b, x, o.time_domain.gcr_restart, precondition, kp);
+  KrylovResult res = gcr(ops, b, x, o.time_domain.gcr_restart, precondition, kp);
+  out.td_backend = pre.backend();  // the engine's name once it has run
+  return res;
 }
 
 // Mixed-precision iterative refinement (fdfd_solver.h, FdfdRefinement): the outer loop in

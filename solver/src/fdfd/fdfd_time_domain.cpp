@@ -8,9 +8,7 @@
 #include "vem/dft_monitor.h"
 #include "vem/error.h"
 #include "vem/harmonic_current.h"
-#ifdef VEM_WITH_CUDA
 #include "fdfd/fdfd_time_domain_device.h"
-#endif
 
 namespace vem {
 
@@ -108,86 +106,127 @@ FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& o
   }
   fdtd_ = std::make_unique<FdtdOperator>(setup_);
 
-  // J = -j w_t eps0 eps_c v per E sample; walls (identity rows) get 0.
+  // The factor S / v = cb J / v = cb (-j w_t eps0 eps_c) per E sample (J from v: header; cb the
+  // engine's, as harmonic_current.h applies it), so one pass turns a residual into source
+  // amplitudes; 0 on the walls (identity rows) and outside the component's update range.
   const std::int64_t N = op.cells();
-  jscale_.assign(3 * N, cdouble(0));
-  for (int a = 0; a < 3; ++a)
+  std::vector<std::complex<float>> factors(3 * N);
+  for (int a = 0; a < 3; ++a) {
+    const Component c = Component(a);
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < g.nz; ++k)
       for (int j = 0; j < g.ny; ++j)
         for (int i = 0; i < g.nx; ++i) {
-          if (op.is_wall(a, i, j, k)) continue;
-          jscale_[a * N + op.linear(i, j, k)] = cdouble(0, -wt * kEps0) * op.eps_at(a, i, j, k);
+          const bool inside = !op.is_wall(a, i, j, k) && i >= fdtd_->range_lo(c, 0) &&
+                              i <= fdtd_->range_hi(c, 0) && j >= fdtd_->range_lo(c, 1) &&
+                              j <= fdtd_->range_hi(c, 1) && k >= fdtd_->range_lo(c, 2) &&
+                              k <= fdtd_->range_hi(c, 2);
+          const cdouble f = inside ? double(fdtd_->coefficients_at(c, i, j, k)[1]) *
+                                         cdouble(0, -wt * kEps0) * op.eps_at(a, i, j, k)
+                                   : cdouble(0);
+          factors[a * N + op.linear(i, j, k)] = std::complex<float>(float(f.real()), float(f.imag()));
         }
-
-  // Which engine: probe once (make_engine decides automatic the same way).
-  std::string warning;
-  auto eng = make_engine(*fdtd_, backend_, device_, &warning, o_.tuning);
-  backend_name_ = eng->backend();
-  backend_ = backend_name_.rfind("cuda", 0) == 0 ? Backend::cuda : Backend::cpu;
-#ifdef VEM_WITH_CUDA
-  if (backend_ == Backend::cuda) {
-    // Device path: the factor cb J / v = cb (-j w_t eps0 eps_c) per E sample, so one kernel turns
-    // a residual into source amplitudes (the engine's cb: harmonic_current.h).
-    std::vector<std::complex<float>> f(3 * N);
-    for (int a = 0; a < 3; ++a)
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int k = 0; k < g.nz; ++k)
-        for (int j = 0; j < g.ny; ++j)
-          for (int i = 0; i < g.nx; ++i) {
-            const std::int64_t q = a * N + op.linear(i, j, k);
-            const bool inside = i >= fdtd_->range_lo(Component(a), 0) && i <= fdtd_->range_hi(Component(a), 0) &&
-                                j >= fdtd_->range_lo(Component(a), 1) && j <= fdtd_->range_hi(Component(a), 1) &&
-                                k >= fdtd_->range_lo(Component(a), 2) && k <= fdtd_->range_hi(Component(a), 2);
-            const cdouble c = inside ? double(fdtd_->coefficients_at(Component(a), i, j, k)[1]) * jscale_[q] : 0.0;
-            f[q] = std::complex<float>(float(c.real()), float(c.imag()));
-          }
-    g_dev_ = fdfd_td::upload_factors(f);
   }
+  const FieldLayout& L = fdtd_->layout();
+  map_ = {g.nx, g.ny, g.nz, (long long)L.sy, (long long)L.sz, (long long)L.origin};
+
+  // The engine make_engine() picks; no engine is built here.
+  if (backend_ == Backend::automatic) backend_ = cuda_available() ? Backend::cuda : Backend::cpu;
+  backend_name_ = backend_name(backend_);
+  if (backend_ == Backend::cuda) {
+#ifdef VEM_WITH_CUDA
+    factors_dev_ = fdfd_td::upload(factors.data(), factors.size() * sizeof(factors[0]));
+#else
+    fail("FDFD time-domain preconditioner: the CUDA backend needs a build with CUDA");
 #endif
+  } else {
+    factors_ = std::move(factors);
+  }
 }
 
 FdfdTimeDomainPreconditioner::~FdfdTimeDomainPreconditioner() {
 #ifdef VEM_WITH_CUDA
-  if (g_dev_) fdfd_td::free_factors(g_dev_);
+  if (factors_dev_) fdfd_td::release(factors_dev_);
+#endif
+}
+
+TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdouble>& v,
+                                                         std::vector<cdouble>& z,
+                                                         const std::function<bool()>& keep_going,
+                                                         double steady_tolerance) {
+  const std::int64_t n = 3 * op_.cells();
+  if (std::int64_t(v.size()) != n)
+    fail("FDFD time-domain preconditioner: vector of ", v.size(), " entries, expected 3 N = ", n);
+  z.assign(n, cdouble(0));
+  if (!device_path()) return run(v.data(), z.data(), keep_going, steady_tolerance);
+#ifdef VEM_WITH_CUDA
+  // Host vectors with the CUDA engine: through device copies.
+  const std::size_t bytes = std::size_t(n) * sizeof(cdouble);
+  void* vd = fdfd_td::upload(v.data(), bytes);
+  void* zd = fdfd_td::upload(z.data(), bytes);
+  TimeDomainApplyStats st;
+  try {
+    st = run(vd, zd, keep_going, steady_tolerance);
+  } catch (...) {
+    fdfd_td::release(vd);
+    fdfd_td::release(zd);
+    throw;
+  }
+  fdfd_td::download(zd, z.data(), bytes);
+  fdfd_td::release(vd);
+  fdfd_td::release(zd);
+  return st;
+#else
+  fail("FDFD time-domain preconditioner: the CUDA backend needs a build with CUDA");
 #endif
 }
 
 TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply_device(const void* v, void* z,
                                                                 const std::function<bool()>& keep_going,
                                                                 double steady_tolerance) {
-#ifdef VEM_WITH_CUDA
   if (!device_path()) fail("FDFD time-domain preconditioner: the device path needs the CUDA FDTD engine");
+  return run(v, z, keep_going, steady_tolerance);
+}
+
+// One application, where the engine keeps its fields: v, z are complex128 vectors in that memory
+// (host for the CPU engine, device for CUDA); scatter and gather are the host loops below or their
+// CUDA twins (fdfd_time_domain_cuda.cu).
+TimeDomainApplyStats FdfdTimeDomainPreconditioner::run(const void* v, void* z,
+                                                       const std::function<bool()>& keep_going,
+                                                       double steady_tolerance) {
   const auto t0 = std::chrono::steady_clock::now();
   const double tol = steady_tolerance > 0 ? steady_tolerance : o_.steady_tolerance;
-  const YeeGrid& g = op_.grid();
-  const FieldLayout& L = fdtd_->layout();
-  const fdfd_td::DeviceMap map{g.nx, g.ny, g.nz, (long long)L.sy, (long long)L.sz, (long long)L.origin};
   TimeDomainApplyStats st;
   auto eng = make_engine(*fdtd_, backend_, device_, nullptr, o_.tuning);
+  backend_name_ = eng->backend();
   DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
   HarmonicCurrentSource src(*eng, f_run_, o_.ramp_periods);
   float* const amp[3] = {src.amplitude_data(0), src.amplitude_data(1), src.amplitude_data(2)};
-  fdfd_td::scatter(map, g_dev_, v, amp);
+  if (device_path()) {
+#ifdef VEM_WITH_CUDA
+    fdfd_td::scatter(map_, factors_dev_, v, amp);
+#endif
+  } else {
+    fdfd_td::scatter_host(map_, factors_.data(), static_cast<const cdouble*>(v), amp);
+  }
   const auto t1 = std::chrono::steady_clock::now();
   st.prepare_seconds = std::chrono::duration<double>(t1 - t0).count();
   step_to_steady_state(*eng, mon, st, keep_going, tol);
   const auto t2 = std::chrono::steady_clock::now();
   st.step_seconds = std::chrono::duration<double>(t2 - t1).count();
   if (st.periods >= 1) {
-    const std::complex<float>* ph[3] = {mon.device_phasor(Component::Ex, 0), mon.device_phasor(Component::Ey, 0),
-                                        mon.device_phasor(Component::Ez, 0)};
-    fdfd_td::gather(map, ph, v, z);
+    const std::complex<float>* ph[3] = {mon.phasor_data(Component::Ex, 0), mon.phasor_data(Component::Ey, 0),
+                                        mon.phasor_data(Component::Ez, 0)};
+    if (device_path()) {
+#ifdef VEM_WITH_CUDA
+      fdfd_td::gather(map_, ph, v, z);
+#endif
+    } else {
+      fdfd_td::gather_host(map_, ph, static_cast<const cdouble*>(v), static_cast<cdouble*>(z));
+    }
   }
   st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return st;
-#else
-  (void)v;
-  (void)z;
-  (void)keep_going;
-  (void)steady_tolerance;
-  fail("FDFD time-domain preconditioner: the device path needs a build with CUDA");
-#endif
 }
 
 void FdfdTimeDomainPreconditioner::step_to_steady_state(FdtdEngine& eng, DftMonitor& mon,
@@ -218,64 +257,42 @@ void FdfdTimeDomainPreconditioner::step_to_steady_state(FdtdEngine& eng, DftMoni
     }
 }
 
-TimeDomainApplyStats FdfdTimeDomainPreconditioner::apply(const std::vector<cdouble>& v,
-                                                         std::vector<cdouble>& z,
-                                                         const std::function<bool()>& keep_going,
-                                                         double steady_tolerance) {
-  const double tol = steady_tolerance > 0 ? steady_tolerance : o_.steady_tolerance;
-  const auto t0 = std::chrono::steady_clock::now();
-  const YeeGrid& g = op_.grid();
-  const std::int64_t N = op_.cells();
-  if (std::int64_t(v.size()) != 3 * N)
-    fail("FDFD time-domain preconditioner: vector of ", v.size(), " entries, expected 3 N = ", 3 * N);
-  const std::size_t nxp = g.nx + 1, nyp = g.ny + 1;
-  const std::size_t compact = nxp * nyp * (g.nz + 1);
-  std::array<std::vector<std::complex<float>>, 3> j;
-  for (int a = 0; a < 3; ++a) {
-    j[a].assign(compact, std::complex<float>(0.0f));
-    std::complex<float>* out = j[a].data();
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < g.nz; ++k)
-      for (int jj = 0; jj < g.ny; ++jj)
-        for (int i = 0; i < g.nx; ++i) {
-          const std::int64_t q = a * N + op_.linear(i, jj, k);
-          const cdouble s = jscale_[q] * v[q];
-          out[i + nxp * (jj + nyp * k)] = std::complex<float>(float(s.real()), float(s.imag()));
-        }
-  }
+namespace fdfd_td {
 
-  TimeDomainApplyStats st;
-  {
-    auto eng = make_engine(*fdtd_, backend_, device_, nullptr, o_.tuning);
-    DftMonitor mon(*eng, {f_run_}, {Component::Ex, Component::Ey, Component::Ez}, {}, sample_interval_);
-    HarmonicCurrentSource src(*eng, f_run_, j, o_.ramp_periods);
-    const auto t1 = std::chrono::steady_clock::now();
-    st.prepare_seconds = std::chrono::duration<double>(t1 - t0).count();
-    step_to_steady_state(*eng, mon, st, keep_going, tol);
-    const auto t2 = std::chrono::steady_clock::now();
-    st.step_seconds = std::chrono::duration<double>(t2 - t1).count();
-    z.assign(3 * N, cdouble(0));
-    if (st.periods >= 1) {  // a window exists
-      for (int a = 0; a < 3; ++a) {
-        // The monitor's box is the whole grid, so its layout is the compact one.
-        const std::vector<std::complex<float>> ph = mon.box_phasor(Component(a), 0);
+void scatter_host(const LayoutMap& m, const std::complex<float>* g, const cdouble* v, float* const s[3]) {
+  const std::int64_t N = std::int64_t(m.nx) * m.ny * m.nz;
+  for (int a = 0; a < 3; ++a)
 #pragma omp parallel for collapse(2) schedule(static)
-        for (int k = 0; k < g.nz; ++k)
-          for (int jj = 0; jj < g.ny; ++jj)
-            for (int i = 0; i < g.nx; ++i) {
-              const std::int64_t q = a * N + op_.linear(i, jj, k);
-              if (op_.is_wall(a, i, jj, k)) {
-                z[q] = v[q];
-              } else {
-                const std::complex<float> e = ph[i + nxp * (jj + nyp * k)];
-                z[q] = cdouble(e.real(), e.imag());
-              }
-            }
-      }
-    }
-  }
-  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  return st;
+    for (int k = 0; k < m.nz; ++k)
+      for (int j = 0; j < m.ny; ++j)
+        for (int i = 0; i < m.nx; ++i) {
+          const std::int64_t q = a * N + i + std::int64_t(m.nx) * (j + std::int64_t(m.ny) * k);
+          const std::complex<float> x(float(v[q].real()), float(v[q].imag()));
+          const std::complex<float> y = g[q] * x;
+          float* out = s[a] + 2 * (m.origin + i + j * m.sy + k * m.sz);
+          out[0] = y.real();
+          out[1] = y.imag();
+        }
 }
+
+void gather_host(const LayoutMap& m, const std::complex<float>* const p[3], const cdouble* v, cdouble* z) {
+  const std::int64_t N = std::int64_t(m.nx) * m.ny * m.nz;
+  for (int a = 0; a < 3; ++a)
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k < m.nz; ++k)
+      for (int j = 0; j < m.ny; ++j)
+        for (int i = 0; i < m.nx; ++i) {
+          const std::int64_t q = a * N + i + std::int64_t(m.nx) * (j + std::int64_t(m.ny) * k);
+          const int idx[3] = {i, j, k};
+          if (idx[(a + 1) % 3] == 0 || idx[(a + 2) % 3] == 0) {  // PEC wall sample: identity row
+            z[q] = v[q];
+            continue;
+          }
+          const std::complex<float> e = p[a][i + std::int64_t(m.nx + 1) * (j + std::int64_t(m.ny + 1) * k)];
+          z[q] = cdouble(e.real(), e.imag());
+        }
+}
+
+}  // namespace fdfd_td
 
 }  // namespace vem

@@ -1,8 +1,7 @@
 // Device side of the FDFD time-domain preconditioner (fdfd_time_domain.h): the residual in the
 // FDFD layout becomes the source amplitudes in the FDTD field layout, and the steady-state
-// phasors become the preconditioned vector, without leaving the GPU. Layouts: FDFD vector entry
-// q = a N + i + nx (j + ny k) (fdfd_problem.h); FDTD layout offset o = origin + i + j sy + k sz
-// (field_layout.h); DFT box = the compact layout (i + (nx+1)(j + (ny+1) k)).
+// phasors become the preconditioned vector, without leaving the GPU; the CUDA twins of the host
+// loops in fdfd_time_domain.cpp (layouts in fdfd_time_domain_device.h).
 #include <cuda_runtime.h>
 
 #include "cuda/cuda_check.h"
@@ -13,7 +12,7 @@ namespace fdfd_td {
 
 namespace {
 
-__global__ void scatter_kernel(DeviceMap m, const float2* __restrict__ g, const double2* __restrict__ v,
+__global__ void scatter_kernel(LayoutMap m, const float2* __restrict__ g, const double2* __restrict__ v,
                                float2* __restrict__ s0, float2* __restrict__ s1, float2* __restrict__ s2) {
   const long long N = (long long)m.nx * m.ny * m.nz;
   const long long q = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -28,7 +27,7 @@ __global__ void scatter_kernel(DeviceMap m, const float2* __restrict__ g, const 
   s[m.origin + i + j * m.sy + k * m.sz] = make_float2(f.x * xr - f.y * xi, f.x * xi + f.y * xr);
 }
 
-__global__ void gather_kernel(DeviceMap m, const float2* __restrict__ p0, const float2* __restrict__ p1,
+__global__ void gather_kernel(LayoutMap m, const float2* __restrict__ p0, const float2* __restrict__ p1,
                               const float2* __restrict__ p2, const double2* __restrict__ v,
                               double2* __restrict__ z) {
   const long long N = (long long)m.nx * m.ny * m.nz;
@@ -48,16 +47,20 @@ __global__ void gather_kernel(DeviceMap m, const float2* __restrict__ p0, const 
 
 }  // namespace
 
-void* upload_factors(const std::vector<std::complex<float>>& g) {
+void* upload(const void* host, std::size_t bytes) {
   void* p = nullptr;
-  VEM_CUDA_CHECK(cudaMalloc(&p, g.size() * sizeof(float2)));
-  VEM_CUDA_CHECK(cudaMemcpy(p, g.data(), g.size() * sizeof(float2), cudaMemcpyHostToDevice));
+  VEM_CUDA_CHECK(cudaMalloc(&p, bytes));
+  VEM_CUDA_CHECK(cudaMemcpy(p, host, bytes, cudaMemcpyHostToDevice));
   return p;
 }
 
-void free_factors(void* p) { cudaFree(p); }
+void download(const void* device, void* host, std::size_t bytes) {
+  VEM_CUDA_CHECK(cudaMemcpy(host, device, bytes, cudaMemcpyDeviceToHost));
+}
 
-void scatter(const DeviceMap& m, const void* g, const void* v, float* const s[3]) {
+void release(void* p) { cudaFree(p); }
+
+void scatter(const LayoutMap& m, const void* g, const void* v, float* const s[3]) {
   const long long n = 3LL * m.nx * m.ny * m.nz;
   scatter_kernel<<<unsigned((n + 255) / 256), 256>>>(
       m, static_cast<const float2*>(g), static_cast<const double2*>(v), reinterpret_cast<float2*>(s[0]),
@@ -65,7 +68,7 @@ void scatter(const DeviceMap& m, const void* g, const void* v, float* const s[3]
   VEM_CUDA_CHECK_LAUNCH("time-domain preconditioner: scatter");
 }
 
-void gather(const DeviceMap& m, const std::complex<float>* const p[3], const void* v, void* z) {
+void gather(const LayoutMap& m, const std::complex<float>* const p[3], const void* v, void* z) {
   const long long n = 3LL * m.nx * m.ny * m.nz;
   gather_kernel<<<unsigned((n + 255) / 256), 256>>>(
       m, reinterpret_cast<const float2*>(p[0]), reinterpret_cast<const float2*>(p[1]),
