@@ -456,10 +456,8 @@ class CudaOps {
     return p;
   }
   C* upload(const std::vector<cdouble>& v) {
-    std::vector<C> h(n_);
-    convert_vector<T>(v, h.data());
     C* p = alloc();
-    VEM_CUDA_CHECK(cudaMemcpy(p, h.data(), n_ * sizeof(C), cudaMemcpyHostToDevice));
+    upload_to(v, p);
     return p;
   }
   // Host <-> device copies of whole vectors (refinement, the time-domain preconditioner) go
