@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "fdfd_test_problems.h"
 #include "test_support.h"
 #include "vem/error.h"
 #include "vem/fdfd_solver.h"
@@ -22,29 +23,7 @@ using cd = std::complex<double>;
 namespace {
 
 const FdfdOperator& sphere_operator() {
-  static const FdfdOperator op = [] {
-    const double h = 0.02;
-    const int pml = 6, n = 16 + 2 * pml;
-    FdfdProblem p;
-    p.grid = {n, n, n, h, h, h};
-    p.frequency = 1e9;
-    p.pml = FdfdPml::uniform(pml);
-    p.materials = {Material::vacuum(), Material::isotropic("dielectric", 4.0),
-                   Material::isotropic("lossy", 2.0, 0.05)};
-    p.material_index.assign(p.grid.cell_count(), 0);
-    p.average_at_edges = true;
-    const double c = 0.5 * n * h;
-    for (int k = 0; k < n; ++k)
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < n; ++i) {
-          const double x = (i + 0.5) * h - c, y = (j + 0.5) * h - c, z = (k + 0.5) * h - c;
-          const double r2 = x * x + y * y + z * z;
-          if (r2 < 0.072 * 0.072) p.material_index[i + n * (j + std::int64_t(n) * k)] = x > 0.03 ? 2 : 1;
-        }
-    p.incident.theta = 0.3;
-    p.incident.phi = 0.2;
-    return FdfdOperator(p);
-  }();
+  static const FdfdOperator op(vem_test::coarse_sphere_problem(true));
   return op;
 }
 

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "fdfd_test_problems.h"
 #include "test_support.h"
 #include "vem/error.h"
 #include "vem/fdfd_solver.h"
@@ -35,30 +36,6 @@ using vem_test::rel_diff;
 using cd = std::complex<double>;
 
 namespace {
-
-FdfdProblem sphere_problem(bool averaged) {
-  const double h = 0.02;
-  const int pml = 6, n = 16 + 2 * pml;
-  FdfdProblem p;
-  p.grid = {n, n, n, h, h, h};
-  p.frequency = 1e9;
-  p.pml = FdfdPml::uniform(pml);
-  p.materials = {Material::vacuum(), Material::isotropic("dielectric", 4.0),
-                 Material::isotropic("lossy", 2.0, 0.05)};
-  p.material_index.assign(p.grid.cell_count(), 0);
-  p.average_at_edges = averaged;
-  const double c = 0.5 * n * h;
-  for (int k = 0; k < n; ++k)
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < n; ++i) {
-        const double x = (i + 0.5) * h - c, y = (j + 0.5) * h - c, z = (k + 0.5) * h - c;
-        if (x * x + y * y + z * z < 0.072 * 0.072)
-          p.material_index[i + n * (j + std::int64_t(n) * k)] = x > 0.03 ? 2 : 1;
-      }
-  p.incident.theta = 0.3;
-  p.incident.phi = 0.2;
-  return p;
-}
 
 std::vector<cd> reference(const FdfdOperator& op) {
   FdfdSolverOptions o;
@@ -78,7 +55,7 @@ class FdfdTimeDomain : public testing::TestWithParam<Backend> {};
 TEST_P(FdfdTimeDomain, OneApplicationIsAnApproximateInverse) {
   VEM_REQUIRE_BACKEND(GetParam());
   for (bool averaged : {true, false}) {
-    const FdfdOperator op(sphere_problem(averaged));
+    const FdfdOperator op(vem_test::coarse_sphere_problem(averaged));
     FdfdTimeDomainOptions to;
     to.steady_tolerance = 1e-4;
     FdfdTimeDomainPreconditioner pre(op, to, GetParam());
@@ -100,7 +77,7 @@ TEST_P(FdfdTimeDomain, OneApplicationIsAnApproximateInverse) {
 
 TEST_P(FdfdTimeDomain, GcrConvergesToTheCocgSolution) {
   VEM_REQUIRE_BACKEND(GetParam());
-  const FdfdOperator op(sphere_problem(true));
+  const FdfdOperator op(vem_test::coarse_sphere_problem(true));
   const std::vector<cd> ref = reference(op);
   FdfdSolverOptions o;
   o.backend = GetParam();
@@ -186,7 +163,7 @@ TEST_P(FdfdTimeDomain, AnisotropicMagneticMediumAndStretchedPml) {
 // of the run frequency) the field energy falls far below its peak and keeps falling.
 TEST_P(FdfdTimeDomain, CrankNicolsonCpmlStaysBounded) {
   VEM_REQUIRE_BACKEND(GetParam());
-  const FdfdOperator op(sphere_problem(false));
+  const FdfdOperator op(vem_test::coarse_sphere_problem(false));
   FdfdTimeDomainPreconditioner pre(op, {}, GetParam());
   FdtdSetup s = pre.fdtd_setup();
   PointSource src;
@@ -218,7 +195,7 @@ TEST_P(FdfdTimeDomain, CrankNicolsonCpmlStaysBounded) {
 }
 
 TEST(FdfdTimeDomainOptions, BadInputIsReported) {
-  const FdfdOperator op(sphere_problem(false));
+  const FdfdOperator op(vem_test::coarse_sphere_problem(false));
   auto expect_error = [&](FdfdSolverOptions o, const char* what) {
     try {
       solve_fdfd(op, o);
