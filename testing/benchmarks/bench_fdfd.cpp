@@ -58,25 +58,16 @@
 #include "vem/near_to_far.h"
 #include "vem/voxel_shapes.h"
 #include "bench_common.h"
+#include "../unit/fdfd_test_problems.h"
 
 using namespace vem;
 
 namespace {
 
 
+// The paper's sphere with `inner` cells across the 32 cm cube and a 10-cell PML.
 FdfdProblem sphere_case(int inner) {
-  const double h = 0.32 / inner;
-  const int pml = 10, n = inner + 2 * pml;
-  FdfdProblem p;
-  p.grid = {n, n, n, h, h, h};
-  p.frequency = 1e9;
-  p.pml = FdfdPml::uniform(pml);
-  p.materials = {Material::vacuum(), Material::isotropic("dielectric", 4.0)};
-  p.material_index.assign(p.grid.cell_count(), 0);
-  p.average_at_edges = true;
-  const double c = 0.5 * n * h, a = 0.072;
-  paint_sphere(p.grid, {c, c, c}, a, 1, p.material_index);
-  return p;
+  return vem_test::dielectric_sphere_problem(0.32 / inner, 10, 0.32, 0.072, 4.0, 0.0);
 }
 
 // The synthetic head; `coarsen` > 1 keeps the physical geometry, materials and labels and
@@ -233,38 +224,6 @@ std::string jnum(double v) {
   os.precision(6);
   os << v;
   return os.str();
-}
-
-struct Accuracy {
-  double worst_e_db = 0, worst_h_db = 0, sigma_rel_err = 0;
-};
-
-Accuracy sphere_accuracy(const FdfdProblem& p, const FdfdOperator& op, const FdfdSolution& s) {
-  const FdfdFields f = fdfd_fields(op, s.e_scat);
-  NtffBox box;
-  for (int a = 0; a < 3; ++a) {
-    box.lo[a] = 10 + 3;
-    box.hi[a] = p.grid.n()[a] - 10 - 3;
-  }
-  const NearToFarTransform nf(p.grid, p.frequency, f.e_scat, f.h_scat, box, phase_origin(p));
-  const MieSphere mie(0.072, p.frequency, 4.0);
-  Accuracy acc;
-  double emax = -1e9, hmax = -1e9;
-  for (int t = 0; t <= 180; t += 5) {
-    emax = std::max(emax, 10 * std::log10(mie.rcs_e_plane(t * kPi / 180)));
-    hmax = std::max(hmax, 10 * std::log10(mie.rcs_h_plane(t * kPi / 180)));
-  }
-  for (int t = 0; t <= 180; t += 5) {
-    const double th = t * kPi / 180;
-    const double me = 10 * std::log10(mie.rcs_e_plane(th)), mh = 10 * std::log10(mie.rcs_h_plane(th));
-    if (me > emax - 15)
-      acc.worst_e_db = std::max(acc.worst_e_db, std::fabs(10 * std::log10(nf.rcs(th, 0)) - me));
-    if (mh > hmax - 15)
-      acc.worst_h_db =
-          std::max(acc.worst_h_db, std::fabs(10 * std::log10(nf.rcs(th, 0.5 * kPi)) - mh));
-  }
-  acc.sigma_rel_err = nf.scattering_cross_section() / mie.sigma_sca() - 1.0;
-  return acc;
 }
 
 }  // namespace
@@ -478,7 +437,7 @@ int main(int argc, char** argv) {
         }
         if (!accuracy_done && !per_iteration && st.precision == FdfdPrecision::complex128 &&
             st.status == FdfdStatus::converged) {
-          const Accuracy acc = sphere_accuracy(p, op, s);
+          const vem_test::MieAccuracy acc = vem_test::sphere_rcs_against_mie(p, op, s.e_scat, 10, 0.072, 4.0);
           accuracy_done = true;
           std::fprintf(stderr, "  %s vs Mie: worst E-plane %.2f dB, H-plane %.2f dB, sigma_sca %+.2f %%\n",
                        cname.c_str(), acc.worst_e_db, acc.worst_h_db, 100 * acc.sigma_rel_err);

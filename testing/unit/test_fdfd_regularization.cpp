@@ -10,6 +10,7 @@
 #include <random>
 #include <vector>
 
+#include "fdfd_test_problems.h"
 #include "test_support.h"
 #include "threads_util.h"
 #include "vem/error.h"
@@ -219,43 +220,15 @@ TEST(FdfdRegularization, IterationCounts) {
 // sigma_sca +2.35 % (unregularized, bench_fdfd sphere32 = the same cells with a 10-cell PML:
 // 1.20 / 1.35 dB, +2.36 %).
 TEST(FdfdRegularization, SphereRcsMatchesMie) {
-  const double h = 0.01;
-  const int pml = 8, n = 32 + 2 * pml;
-  FdfdProblem p;
-  p.grid = {n, n, n, h, h, h};
-  p.frequency = 1e9;
-  p.pml = FdfdPml::uniform(pml);
-  p.materials = {Material::vacuum(), Material::isotropic("sphere", 4.0)};
-  p.material_index.assign(p.grid.cell_count(), 0);
-  p.average_at_edges = true;
-  const double c = 0.5 * n * h, a = 0.072;
-  paint_sphere(p.grid, {c, c, c}, a, 1, p.material_index);
+  const int pml = 8;
+  const double a = 0.072;
+  const FdfdProblem p = vem_test::dielectric_sphere_problem(0.01, pml, 0.32, a, 4.0, 0.0);
   const FdfdOperator op(p);
   vem_test::ThreadsForGrid guard(op.cells());
   const FdfdSolution s = solve(op, Backend::cpu, FdfdRegularization::grad_div, 1e-6);
   ASSERT_EQ(s.stats.status, FdfdStatus::converged) << s.warning;
-  const FdfdFields f = fdfd_fields(op, s.e_scat);
-  NtffBox box;
-  for (int q = 0; q < 3; ++q) {
-    box.lo[q] = pml + 3;
-    box.hi[q] = n - pml - 3;
-  }
-  const NearToFarTransform nf(p.grid, p.frequency, f.e_scat, f.h_scat, box, phase_origin(p));
-  const MieSphere mie(a, p.frequency, 4.0);
-  double emax = -1e9, hmax = -1e9;
-  for (int t = 0; t <= 180; t += 5) {
-    emax = std::max(emax, 10 * std::log10(mie.rcs_e_plane(t * kPi / 180)));
-    hmax = std::max(hmax, 10 * std::log10(mie.rcs_h_plane(t * kPi / 180)));
-  }
-  double worst_e = 0, worst_h = 0;
-  for (int t = 0; t <= 180; t += 5) {
-    const double th = t * kPi / 180;
-    const double me = 10 * std::log10(mie.rcs_e_plane(th)), mh = 10 * std::log10(mie.rcs_h_plane(th));
-    if (me > emax - 15) worst_e = std::max(worst_e, std::fabs(10 * std::log10(nf.rcs(th, 0)) - me));
-    if (mh > hmax - 15)
-      worst_h = std::max(worst_h, std::fabs(10 * std::log10(nf.rcs(th, 0.5 * kPi)) - mh));
-  }
-  const double sig = nf.scattering_cross_section() / mie.sigma_sca() - 1.0;
+  const vem_test::MieAccuracy acc = vem_test::sphere_rcs_against_mie(p, op, s.e_scat, pml, a, 4.0);
+  const double worst_e = acc.worst_e_db, worst_h = acc.worst_h_db, sig = acc.sigma_rel_err;
   std::printf("  grad-div sphere: %d iterations, worst E-plane %.2f dB, H-plane %.2f dB, "
               "sigma_sca %+.2f %%\n",
               s.stats.iterations, worst_e, worst_h, 100 * sig);

@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "fdfd_test_problems.h"
 #include "test_support.h"
 #include "vem/fdfd_solver.h"
 #include "vem/mie.h"
@@ -40,21 +41,6 @@ constexpr double kDeg = kPi / 180.0;
 
 // Cubic domain of `inner` metres plus `pml` cells per face; sphere of radius a at the centre,
 // eps_c = eps - j sigma / (w eps0); edge-averaged materials.
-FdfdProblem sphere_problem(double h, int pml, double inner, double a, double eps, double sigma,
-                           double f = 1e9) {
-  const int n = int(std::lround(inner / h)) + 2 * pml;
-  FdfdProblem p;
-  p.grid = {n, n, n, h, h, h};
-  p.frequency = f;
-  p.pml = FdfdPml::uniform(pml);
-  p.materials = {Material::vacuum(), Material::isotropic("sphere", eps, sigma)};
-  p.material_index.assign(p.grid.cell_count(), 0);
-  p.average_at_edges = true;
-  const double c = 0.5 * n * h;
-  paint_sphere(p.grid, {c, c, c}, a, 1, p.material_index);
-  return p;
-}
-
 struct RcsCheck {
   double worst_e = 0, worst_h = 0;  // dB, where checked
   double sigma_ff = 0, sigma_flux = 0;
@@ -103,7 +89,7 @@ RcsCheck compare_with_mie(const FdfdProblem& p, const FdfdOperator& op, const Fd
 }  // namespace
 
 TEST(FdfdSphere, DielectricSphereRcsMatchesMieOnACoarseGrid) {
-  const FdfdProblem p = sphere_problem(0.01, 8, 0.32, 0.072, 4.0, 0.0);
+  const FdfdProblem p = vem_test::dielectric_sphere_problem(0.01, 8, 0.32, 0.072, 4.0, 0.0);
   const FdfdOperator op(p);
   FdfdSolverOptions o;
   o.backend = Backend::cpu;
@@ -127,7 +113,7 @@ TEST(FdfdSphere, LossySphereInternalFieldAndAbsorptionMatchMie) {
   // eps_r = 4, sigma = 0.2 S/m at 1 GHz (eps_c = 4 - 3.6j, skin depth ~ 5.7 cm), a = 6 cm,
   // 1 cm cells.
   const double a = 0.06, sigma = 0.2, h = 0.01;
-  const FdfdProblem p = sphere_problem(h, 8, 0.28, a, 4.0, sigma);
+  const FdfdProblem p = vem_test::dielectric_sphere_problem(h, 8, 0.28, a, 4.0, sigma);
   const FdfdOperator op(p);
   FdfdSolverOptions o;
   o.backend = Backend::cpu;
@@ -195,7 +181,7 @@ TEST(FdfdSphere, LossySphereInternalFieldAndAbsorptionMatchMie) {
 TEST(FdfdSphere, ObliqueIncidenceGivesTheSameCrossSection) {
   // Rotation invariance of the sphere: sigma_sca and the forward RCS do not depend on the
   // incidence direction and polarization (up to grid anisotropy). Coarse 2 cm grid.
-  FdfdProblem p = sphere_problem(0.02, 6, 0.32, 0.072, 4.0, 0.0);
+  FdfdProblem p = vem_test::dielectric_sphere_problem(0.02, 6, 0.32, 0.072, 4.0, 0.0);
   FdfdSolverOptions o;
   o.backend = Backend::cpu;
   o.method = FdfdMethod::cocg;
@@ -231,7 +217,7 @@ class FdfdSpherePaper : public testing::TestWithParam<FdfdPrecision> {};
 
 TEST_P(FdfdSpherePaper, FourMillimetreSphereWithin1dBAnd3Percent) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
-  const FdfdProblem p = sphere_problem(0.004, 10, 0.32, 0.072, 4.0, 0.0);
+  const FdfdProblem p = vem_test::dielectric_sphere_problem(0.004, 10, 0.32, 0.072, 4.0, 0.0);
   const FdfdOperator op(p);
   FdfdSolverOptions o;
   o.backend = Backend::cuda;
