@@ -3,6 +3,7 @@
 // magnetic), CPML on some faces, PEC / PMC / periodic on others, several sources of every kind.
 // Both engines run float32; differences come from rounding order (FMA contraction on the GPU)
 // only, which stays near 1e-6 for this stable, lossy problem.
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -19,9 +20,15 @@ struct Case {
   const char* name;
   int z_chunk = 0;
   EngineTuning::CpmlLaunch cpml = EngineTuning::CpmlLaunch::automatic;
+  int palette = 0;  // > 0: a coefficient-array model whose values come from this many choices
+  EngineTuning::Coefficients coefficients = EngineTuning::Coefficients::automatic;
 };
 
-FdtdSetup make_setup(MaterialMode mode, unsigned seed) {
+// palette > 0 (coefficient arrays only): each cell's values are drawn from `palette` choices and
+// averaged at the edges, so the model has a few thousand distinct coefficient tuples and the
+// CUDA engine reads them as a table (FdtdOperator::coefficient_index); 0: every cell its own
+// random values, more than 65536 distinct tuples, so the engines read the arrays.
+FdtdSetup make_setup(MaterialMode mode, unsigned seed, int palette = 0) {
   FdtdSetup s;
   s.grid = {97, 61, 43, 1.0e-3, 1.3e-3, 0.8e-3};
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::periodic,
@@ -54,10 +61,26 @@ FdtdSetup make_setup(MaterialMode mode, unsigned seed) {
     s.medium.eps_r.assign(3, std::vector<float>(n));
     s.medium.sigma_e.assign(1, std::vector<float>(n));
     s.medium.mu_r.assign(1, std::vector<float>(n));
-    for (auto& arr : s.medium.eps_r)
-      for (auto& v : arr) v = float(1.0 + 60.0 * u(rng));
-    for (auto& v : s.medium.sigma_e[0]) v = float(2.0 * u(rng));
-    for (auto& v : s.medium.mu_r[0]) v = float(1.0 + u(rng));
+    // palette > 0: constant over blocks of 6^3 cells, like a segmented model.
+    std::uniform_int_distribution<int> pick(0, std::max(palette, 1) - 1);
+    const YeeGrid& g = s.grid;
+    auto fill = [&](std::vector<float>& arr, double lo, double span) {
+      if (palette == 0) {
+        for (auto& v : arr) v = float(lo + span * u(rng));
+        return;
+      }
+      const int bx = (g.nx + 5) / 6, by = (g.ny + 5) / 6, bz = (g.nz + 5) / 6;
+      std::vector<float> block(std::size_t(bx) * by * bz);
+      for (auto& v : block) v = float(lo + span * pick(rng) / double(palette));
+      for (int k = 0; k < g.nz; ++k)
+        for (int j = 0; j < g.ny; ++j)
+          for (int i = 0; i < g.nx; ++i)
+            arr[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = block[i / 6 + bx * (j / 6 + by * (k / 6))];
+    };
+    for (auto& arr : s.medium.eps_r) fill(arr, 1.0, 60.0);
+    fill(s.medium.sigma_e[0], 0.0, 2.0);
+    fill(s.medium.mu_r[0], 1.0, 1.0);
+    s.medium.average_at_edges = palette > 0;
   }
   const Waveform w = Waveform::differentiated_gaussian_for_bandwidth(40e9);
   PointSource j1; j1.i = 40; j1.j = 30; j1.k = 20; j1.direction = {0.2, 0.3, 1.0}; j1.waveform = w;
@@ -86,9 +109,10 @@ class CpuCudaAgreement : public testing::TestWithParam<Case> {};
 TEST_P(CpuCudaAgreement, FieldsAgreeAfter1000Steps) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   const Case c = GetParam();
-  const FdtdOperator op(make_setup(c.mode, 1234));
+  const FdtdOperator op(make_setup(c.mode, 1234, c.palette));
   auto cpu = make_engine(op, Backend::cpu);
   EngineTuning tuning;
+  tuning.coefficients = c.coefficients;
   tuning.table = c.table;
   tuning.z_chunk = c.z_chunk;
   tuning.cpml = c.cpml;
@@ -126,7 +150,14 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{MaterialMode::indexed, EngineTuning::TablePlacement::automatic,
                          "indexed_cpml_per_axis", 0, EngineTuning::CpmlLaunch::per_axis},
                     Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
-                         "coefficient_array_cpml_merged", 0, EngineTuning::CpmlLaunch::merged}),
+                         "coefficient_array_cpml_merged", 0, EngineTuning::CpmlLaunch::merged},
+                    // Coefficient arrays read as a packed table (global memory: thousands of
+                    // tuples), and the same forced into arrays.
+                    Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
+                         "coefficient_array_packed_table", 0, EngineTuning::CpmlLaunch::automatic, 3},
+                    Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
+                         "coefficient_array_palette_as_arrays", 0, EngineTuning::CpmlLaunch::automatic, 3,
+                         EngineTuning::Coefficients::arrays}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // The two CPML launch layouts (fdtd_engine_cuda.cu: one launch per axis, or all slabs in one
@@ -152,6 +183,37 @@ TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
         EXPECT_EQ(differ, 0u) << "merged " << component_name(Component(ci)) << ": " << differ
                               << " samples differ";
       }
+    }
+  }
+}
+
+// A coefficient-array model read from its packed table (FdtdOperator::coefficient_index) gives the
+// fields of the 12 arrays bit for bit: the same floats enter the same expressions. Two palettes:
+// few tuples (constant-memory table) and thousands (global-memory table).
+TEST(CpuCudaAgreementPacked, PackedTableIsBitwiseEqualToArrays) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  for (int palette : {1, 3}) {
+    const FdtdOperator op(make_setup(MaterialMode::coefficient_array, 7, palette));
+    ASSERT_NE(op.coefficient_index(), nullptr);
+    std::cout << "palette " << palette << ": " << op.coefficient_index()->entries() << " distinct tuples\n";
+    EngineTuning arrays, table;
+    arrays.coefficients = EngineTuning::Coefficients::arrays;
+    table.coefficients = EngineTuning::Coefficients::table;
+    auto ref = make_engine(op, Backend::cuda, 0, nullptr, arrays);
+    auto eng = make_engine(op, Backend::cuda, 0, nullptr, table);
+    ASSERT_EQ(ref->run(300), 300);
+    ASSERT_EQ(eng->run(300), 300);
+    for (int ci = 0; ci < 6; ++ci) {
+      const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+      std::size_t differ = 0;
+      double norm = 0;
+      for (std::size_t i = 0; i < fa.size(); ++i) {
+        differ += fa[i] != fb[i];
+        norm += double(fb[i]) * fb[i];
+      }
+      EXPECT_EQ(differ, 0u) << "palette " << palette << " " << component_name(Component(ci)) << ": "
+                            << differ << " samples differ";
+      EXPECT_GT(norm, 0.0);
     }
   }
 }

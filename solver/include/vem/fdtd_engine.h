@@ -116,9 +116,15 @@ class FdtdEngine {
   std::vector<EngineExtension*> extensions_;
 };
 
-// Tuning knobs of the CUDA engine (ignored by the CPU engine). Zero / automatic = the defaults
-// chosen by measurement (testing/benchmarks/results/).
+// Tuning knobs of the CUDA engine (the CPU engine reads only `coefficients`). Zero / automatic =
+// the defaults chosen by measurement (testing/benchmarks/results/).
 struct EngineTuning {
+  // Coefficient-array models: read the 12 per-sample arrays (48 bytes a sample) or the same
+  // values as a table of distinct tuples and a 16-bit index (FdtdOperator::coefficient_index).
+  // automatic: the table where the model has at most 65536 distinct tuples on the CUDA engine
+  // (fewer bytes per step, fdtd.md), the arrays on the CPU engine (measured faster there).
+  // Indexed models always use their table.
+  enum class Coefficients { automatic, arrays, table } coefficients = Coefficients::automatic;
   int block_x = 0, block_y = 0;  // threads per block of the bulk kernels (block_x multiple of 32)
   // z planes each thread of the bulk kernels marches over (registers carry the z-neighbour);
   // 1 is one thread per sample (the paper's xyz-mapping), >= nz+1 one thread per column.

@@ -14,6 +14,8 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -81,6 +83,20 @@ class FdtdOperator {
   // Coefficient-array mode: 12 arrays in the field layout, [2*c] = a, [2*c+1] = b.
   const std::vector<std::vector<float>>& coefficient_arrays() const { return coef_arrays_; }
 
+  // Coefficient-array mode: the same coefficients stored as indexed mode stores them, a table of
+  // the distinct 12-tuples (same order as coefficient_table()) and a 16-bit index per sample of
+  // the layout, bit for bit the values of coefficient_arrays(). A segmented model with averaging
+  // at material edges has a few hundred to a few thousand distinct tuples, and an engine reading
+  // 2 bytes per sample instead of 48 moves about 30 % fewer bytes per step (EngineTuning::
+  // coefficients). nullptr in indexed mode and when there are more than 65536 distinct tuples.
+  // Built on the first call (thread-safe, O(samples)) and kept.
+  struct CoefficientIndex {
+    std::vector<float> table;
+    std::vector<std::uint16_t> index;
+    std::size_t entries() const { return table.size() / 12; }
+  };
+  const CoefficientIndex* coefficient_index() const;
+
   // (a, b) coefficient of component c at sample (i,j,k), whatever the mode.
   std::array<float, 2> coefficients_at(Component c, int i, int j, int k) const;
   // Relative permittivity (E) or permeability (H) seen by a sample, for energy accounting.
@@ -108,6 +124,11 @@ class FdtdOperator {
   std::vector<float> table_;
   std::vector<std::uint16_t> index_;
   std::vector<std::vector<float>> coef_arrays_;
+  struct LazyIndex {
+    std::once_flag once;
+    std::unique_ptr<CoefficientIndex> value;
+  };
+  std::shared_ptr<LazyIndex> lazy_index_ = std::make_shared<LazyIndex>();
   std::vector<CpmlSlab> slabs_;
   std::array<CpmlProfile, 3> profile_;
   std::vector<ResolvedSource> sources_;

@@ -33,14 +33,14 @@ std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend,
                                         std::string* warning, const EngineTuning& tuning) {
   switch (backend) {
     case Backend::cpu:
-      return std::make_unique<FdtdEngineCpu>(op);
+      return std::make_unique<FdtdEngineCpu>(op, tuning);
     case Backend::cuda:
       return make_cuda_engine(op, device_index, tuning);
     case Backend::automatic: {
       std::string why;
       if (cuda_device_usable(&why)) return make_cuda_engine(op, device_index, tuning);
       if (warning) *warning = "no usable CUDA device (" + why + "); running on the CPU engine";
-      return std::make_unique<FdtdEngineCpu>(op);
+      return std::make_unique<FdtdEngineCpu>(op, tuning);
     }
   }
   fail("unknown backend");

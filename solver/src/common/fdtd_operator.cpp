@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
+#include <unordered_map>
 
 #include "vem/error.h"
 
@@ -377,6 +379,49 @@ std::array<float, 2> FdtdOperator::coefficients_at(Component c, int i, int j, in
     return {table_[m * 12 + 2 * ci], table_[m * 12 + 2 * ci + 1]};
   }
   return {coef_arrays_[2 * ci][o], coef_arrays_[2 * ci + 1][o]};
+}
+
+const FdtdOperator::CoefficientIndex* FdtdOperator::coefficient_index() const {
+  if (setup_.material_mode == MaterialMode::indexed) return nullptr;
+  std::call_once(lazy_index_->once, [this] {
+    // Tuples compared bit for bit, so the table holds exactly the floats of the arrays.
+    struct Key {
+      std::uint32_t w[12];
+      bool operator==(const Key& o) const { return std::memcmp(w, o.w, sizeof(w)) == 0; }
+    };
+    struct KeyHash {
+      std::size_t operator()(const Key& k) const {
+        std::uint64_t h = 1469598103934665603ull;  // FNV-1a over the 12 words
+        for (std::uint32_t v : k.w) h = (h ^ v) * 1099511628211ull;
+        return std::size_t(h ^ (h >> 29));
+      }
+    };
+    auto r = std::make_unique<CoefficientIndex>();
+    const std::int64_t n = layout_.size;
+    r->index.resize(n);
+    std::unordered_map<Key, std::uint16_t, KeyHash> ids;
+    Key prev{};
+    int prev_id = -1;
+    for (std::int64_t o = 0; o < n; ++o) {
+      Key key;
+      for (int q = 0; q < 12; ++q) std::memcpy(&key.w[q], &coef_arrays_[q][o], 4);
+      if (prev_id >= 0 && key == prev) {  // neighbours along x mostly share their tuple
+        r->index[o] = std::uint16_t(prev_id);
+        continue;
+      }
+      auto it = ids.find(key);
+      if (it == ids.end()) {
+        if (ids.size() == 65536) return;  // too many distinct tuples: no index
+        it = ids.emplace(key, std::uint16_t(ids.size())).first;
+        for (int q = 0; q < 12; ++q) r->table.push_back(coef_arrays_[q][o]);
+      }
+      prev = key;
+      prev_id = it->second;
+      r->index[o] = it->second;
+    }
+    lazy_index_->value = std::move(r);
+  });
+  return lazy_index_->value.get();
 }
 
 double FdtdOperator::relative_constitutive_at(Component c, int i, int j, int k) const {

@@ -12,7 +12,8 @@ namespace vem {
 
 class FdtdEngineCpu final : public FdtdEngine {
  public:
-  explicit FdtdEngineCpu(const FdtdOperator& op);
+  // tuning.coefficients picks arrays or their packed table for coefficient-array models.
+  explicit FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning = {});
   std::string backend() const override { return "cpu"; }
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
@@ -20,6 +21,7 @@ class FdtdEngineCpu final : public FdtdEngine {
 
  protected:
   void do_steps(int n) override;
+  const FdtdOperator::CoefficientIndex* packed_ = nullptr;  // set: read coefficients from this table
   std::vector<float> probe_values() const override { return probe_buf_; }
   void read_plane(Component c, int axis, int index, float* out) const override;
   void write_plane(Component c, int axis, int index, const float* in) override;

@@ -408,6 +408,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::string device_name_;
   dim3 block_;
   int chunk_ = 1;  // z planes per thread in the bulk kernels
+  bool use_table_ = false;       // a table and an index (indexed, or packed coefficient arrays)
   bool constant_table_ = false;
   GridParams g_{};
   FieldPtrs F_{};
@@ -465,14 +466,27 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     fields_[c].zero();
     F_.f[c] = fields_[c].ptr;
   }
-  if (op.material_mode() == MaterialMode::indexed) {
+  // Coefficients: an indexed model's table, a coefficient-array model's distinct tuples as a
+  // table (EngineTuning::coefficients), or the 12 arrays.
+  using CS = EngineTuning::Coefficients;
+  const FdtdOperator::CoefficientIndex* packed = nullptr;
+  if (op.material_mode() == MaterialMode::coefficient_array && tuning.coefficients != CS::arrays) {
+    packed = op.coefficient_index();
+    if (!packed && tuning.coefficients == CS::table)
+      fail("coefficients as a table: the model has more than 65536 distinct coefficient tuples; "
+           "use EngineTuning::Coefficients::arrays or automatic");
+  }
+  use_table_ = op.material_mode() == MaterialMode::indexed || packed;
+  if (use_table_) {
+    const std::vector<std::uint16_t>& ix = packed ? packed->index : op.index_array();
+    const std::vector<float>& t = packed ? packed->table : op.coefficient_table();
+    const std::size_t entries = t.size() / 12;
     index_.allocate(L.size, "material index array");
-    index_.upload(op.index_array().data(), L.size);
-    const auto& t = op.coefficient_table();
+    index_.upload(ix.data(), L.size);
     using TP = EngineTuning::TablePlacement;
-    const bool fits = op.material_count() <= std::size_t(kConstantTableCapacity);
+    const bool fits = entries <= std::size_t(kConstantTableCapacity);
     if (tuning.table == TP::constant && !fits)
-      fail("material table of ", op.material_count(), " entries does not fit constant memory (",
+      fail("material table of ", entries, " entries does not fit constant memory (",
            kConstantTableCapacity, " entries)");
     constant_table_ = tuning.table == TP::constant || (tuning.table == TP::automatic && fits);
     if (constant_table_) {
@@ -670,7 +684,7 @@ void FdtdEngineCuda::do_steps(int n) {
     std::swap(bigger.count, probe_buf_.count);
     probe_capacity_steps_ = cap;
   }
-  if (op_.material_mode() == MaterialMode::indexed) {
+  if (use_table_) {
     if (constant_table_) {
       const ConstantTable coef{index_.ptr};
       for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
