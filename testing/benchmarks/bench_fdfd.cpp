@@ -234,7 +234,7 @@ int main(int argc, char** argv) {
                  "[--variants quick|full] [--cpu-variants quick|full] [--cpu-max-cells n] "
                  "[--max-iterations n] [--tolerance t] [--threads n] [--cpu-iterations n] "
                  "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods] [--td-cpml auto|per_axis|merged]\n"
-                 "       [--td-coefficients auto|arrays|table]\n";
+                 "       [--td-coefficients auto|arrays|table] [--td-launch auto|plain|programmatic]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -251,6 +251,7 @@ int main(int argc, char** argv) {
   double td_ramp = FdfdTimeDomainOptions{}.ramp_periods;
   std::string td_cpml = "auto";
   std::string td_coefficients = "auto";
+  std::string td_launch = "auto";
   std::vector<std::string> only;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -277,6 +278,7 @@ int main(int argc, char** argv) {
     else if (a == "--td-ramp") td_ramp = std::atof(next().c_str());
     else if (a == "--td-cpml") td_cpml = next();
     else if (a == "--td-coefficients") td_coefficients = next();
+    else if (a == "--td-launch") td_launch = next();
     else if (i == 2 && a.rfind("--", 0) != 0) commit = a;  // bench_fdtd-style positional commit
     else {
       std::cerr << "unknown option " << a << "\n";
@@ -360,6 +362,9 @@ int main(int argc, char** argv) {
         o.time_domain.tuning.coefficients = td_coefficients == "arrays" ? EngineTuning::Coefficients::arrays
                                             : td_coefficients == "table" ? EngineTuning::Coefficients::table
                                                                          : EngineTuning::Coefficients::automatic;
+        o.time_domain.tuning.launch = td_launch == "plain" ? EngineTuning::KernelLaunch::plain
+                                      : td_launch == "programmatic" ? EngineTuning::KernelLaunch::programmatic
+                                                                    : EngineTuning::KernelLaunch::automatic;
         const bool per_iteration = !gpu && cpu_iterations > 0 && !td;
         if (!gpu && cpu_iterations > 0 && td) continue;  // per-iteration rows are for the Krylov loops
         o.tolerance = per_iteration ? 1e-300 : tolerance;
@@ -426,6 +431,7 @@ int main(int argc, char** argv) {
              << ", \"preconditioner_ramp_periods\": " << jnum(td ? td_ramp : 0.0)
              << ", \"preconditioner_cpml_launch\": " << jstr(td ? td_cpml : "")
              << ", \"preconditioner_coefficients\": " << jstr(td ? td_coefficients : "")
+             << ", \"preconditioner_kernel_launch\": " << jstr(td ? td_launch : "")
              << ", \"preconditioner_periods\": [";
         for (std::size_t q = 0; q < st.preconditioner_periods.size(); ++q)
           runs << (q ? ", " : "") << st.preconditioner_periods[q];

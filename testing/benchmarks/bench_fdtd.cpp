@@ -138,10 +138,19 @@ EngineTuning::CpmlLaunch cpml_launch_from_env() {
   return s == "per_axis" ? CL::per_axis : s == "merged" ? CL::merged : CL::automatic;
 }
 
+// VEM_KERNEL_LAUNCH=plain|programmatic overrides the stepping kernels' launch (same-binary A/B).
+EngineTuning::KernelLaunch kernel_launch_from_env() {
+  const char* v = std::getenv("VEM_KERNEL_LAUNCH");
+  const std::string s = v ? v : "";
+  using KL = EngineTuning::KernelLaunch;
+  return s == "plain" ? KL::plain : s == "programmatic" ? KL::programmatic : KL::automatic;
+}
+
 Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& tuning_in, double target_s,
                    double copy_gbs) {
   EngineTuning tuning = tuning_in;
   tuning.cpml = cpml_launch_from_env();
+  tuning.launch = kernel_launch_from_env();
   auto eng = make_engine(op, backend, 0, nullptr, tuning);
   const double cells = double(op.grid().cell_count());
   // Warm-up (module load, first touch), then calibrate the step count to ~target_s.

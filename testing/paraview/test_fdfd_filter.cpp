@@ -21,6 +21,7 @@
 #include "vem/fdfd_solver.h"
 
 #include <cmath>
+#include <limits>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -100,6 +101,11 @@ std::vector<double> Column(vtkTable* t, const char* name)
 
 double RelDiff(vtkDataArray* a, vtkDataArray* b)
 {
+  if (!a || !b || a->GetNumberOfTuples() != b->GetNumberOfTuples())
+  {
+    ADD_FAILURE() << "RelDiff: an array is missing or the sizes differ (did the filter fail?)";
+    return std::numeric_limits<double>::infinity();
+  }
   double num = 0, den = 0;
   for (vtkIdType i = 0; i < a->GetNumberOfTuples(); ++i)
     for (int c = 0; c < a->GetNumberOfComponents(); ++c)

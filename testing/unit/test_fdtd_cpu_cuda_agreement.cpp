@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <utility>
 
 #include "test_support.h"
 #include "vem/fdtd_engine.h"
@@ -161,27 +162,36 @@ INSTANTIATE_TEST_SUITE_P(
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // The two CPML launch layouts (fdtd_engine_cuda.cu: one launch per axis, or all slabs in one
-// launch) make the same sums in the same order: the fields are bit for bit equal. The set-up has CPML on
+// launch) and the two kernel launch modes (plain, programmatic dependent launch) make the same
+// sums in the same order: the fields are bit for bit equal. The set-up has CPML on
 // x-low, x-high and z-high, so the slabs overlap along four edges.
 TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
     const FdtdOperator op(make_setup(mode, 99));
+    using CL = EngineTuning::CpmlLaunch;
+    using KL = EngineTuning::KernelLaunch;
     EngineTuning per_axis;
-    per_axis.cpml = EngineTuning::CpmlLaunch::per_axis;
+    per_axis.cpml = CL::per_axis;
+    per_axis.launch = KL::plain;
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, per_axis);
     ASSERT_EQ(ref->run(500), 500);
-    for (auto layout : {EngineTuning::CpmlLaunch::merged}) {
+    // Also the programmatic dependent launch of the stepping kernels (EngineTuning::launch).
+    const std::pair<CL, KL> variants[] = {{CL::merged, KL::plain}, {CL::merged, KL::programmatic},
+                                          {CL::per_axis, KL::programmatic}};
+    for (auto [layout, launch] : variants) {
       EngineTuning t;
       t.cpml = layout;
+      t.launch = launch;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       ASSERT_EQ(eng->run(500), 500);
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
         std::size_t differ = 0;
         for (std::size_t i = 0; i < fa.size(); ++i) differ += fa[i] != fb[i];
-        EXPECT_EQ(differ, 0u) << "merged " << component_name(Component(ci)) << ": " << differ
-                              << " samples differ";
+        EXPECT_EQ(differ, 0u) << (layout == CL::merged ? "merged" : "per axis")
+                              << (launch == KL::programmatic ? ", programmatic launch " : ", plain launch ")
+                              << component_name(Component(ci)) << ": " << differ << " samples differ";
       }
     }
   }

@@ -133,6 +133,10 @@ struct EngineTuning {
   // CPML corrections: all six slabs in one launch per half step (merged) or one launch per axis;
   // automatic: merged below 8 M cells, where launches weigh most (measured, fdtd.md).
   enum class CpmlLaunch { automatic, per_axis, merged } cpml = CpmlLaunch::automatic;
+  // Stepping kernels launched one after the other (plain) or with programmatic dependent launch
+  // (Hopper and later: the next kernel's blocks are scheduled while the previous one drains;
+  // same arithmetic, the same fields bit for bit). automatic: programmatic on sm_90 and later.
+  enum class KernelLaunch { automatic, plain, programmatic } launch = KernelLaunch::automatic;
 };
 
 // Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,

@@ -20,6 +20,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/engine_common.h"
@@ -80,11 +81,24 @@ struct CoefficientArrays {
 
 __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
 
+// Programmatic dependent launch (Hopper, EngineTuning::launch): the stepping kernels are launched
+// so that the next one's blocks are scheduled while this one's last blocks still run; each waits
+// here, before touching memory, until the previous kernel has finished and its writes are
+// visible, then lets the following kernel be scheduled. Without the launch attribute (or before
+// sm_90) the wait returns at once and the kernels run one after the other as usual.
+__device__ __forceinline__ void pdl_begin() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
 // registers (chunk 1: one thread per sample).
 template <class Coef>
 __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src) {
+  pdl_begin();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -129,6 +143,7 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
 template <class Coef>
 __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
+  pdl_begin();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
   if (i > g.nx || j > g.ny) return;
@@ -245,6 +260,7 @@ __device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridPar
 
 template <bool ELECTRIC, class Coef>
 __global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef coef) {
+  pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= set.begin[set.count]) return;
   int q = 0;
@@ -421,6 +437,20 @@ class FdtdEngineCuda final : public FdtdEngine {
   AxisProfile profile_[3];
   struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
+  // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
+  template <class... KArgs, class... Args>
+  void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl_ ? 1 : 0;
+    VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+  }
+  bool pdl_ = false;
   std::vector<std::unique_ptr<SlabState>> slabs_;
   // CPML launch sets (cpml_correct_all): all slabs in one (merged) or one per axis.
   SlabSet set_e_ = {}, set_h_ = {};
@@ -558,6 +588,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         add(electric ? set_e_ : set_h_, electric ? st->e : st->h, a, cells);
         add(electric ? set_axis_e_[a] : set_axis_h_[a], electric ? st->e : st->h, a, cells);
       }
+  using KL = EngineTuning::KernelLaunch;
+  pdl_ = tuning.launch == KL::programmatic || (tuning.launch == KL::automatic && prop.major >= 9);
   using CL = EngineTuning::CpmlLaunch;
   merged_cpml_ = tuning.cpml == CL::merged ||
                  (tuning.cpml == CL::automatic && gr.cell_count() < std::int64_t(8) * 1000 * 1000);
@@ -619,7 +651,7 @@ void FdtdEngineCuda::launch_cpml(const Coef& coef) {
     const SlabSet& set = merged_cpml_ ? (ELECTRIC ? set_e_ : set_h_) : (ELECTRIC ? set_axis_e_[a] : set_axis_h_[a]);
     if (set.count == 0) continue;
     const long long total = set.begin[set.count];
-    cpml_correct_all<ELECTRIC><<<unsigned((total + 127) / 128), 128>>>(F_, g_, set, coef);
+    launch(cpml_correct_all<ELECTRIC, Coef>, dim3(unsigned((total + 127) / 128)), dim3(128), F_, g_, set, coef);
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
   }
 }
@@ -631,7 +663,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
 
-  update_h_bulk<<<grid, block_>>>(F_, g_, coef, chunk_);
+  launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_);
   VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
   launch_cpml<false>(coef);
   push_point_updates(false, step);
@@ -648,7 +680,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   exchange_halo(false);
 
-  update_e_bulk<<<grid, block_>>>(F_, g_, coef, chunk_, fused_);
+  launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_);
   VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
   launch_cpml<true>(coef);
   push_point_updates(true, step);
