@@ -151,6 +151,10 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   EngineTuning tuning = tuning_in;
   tuning.cpml = cpml_launch_from_env();
   tuning.launch = kernel_launch_from_env();
+  // The coefficient_array rows measure the 12 arrays (the byte model above); the engine would
+  // otherwise read this model's coefficients as a packed table where they fit (fdtd_engine.h).
+  if (tuning.coefficients == EngineTuning::Coefficients::automatic)
+    tuning.coefficients = EngineTuning::Coefficients::arrays;
   auto eng = make_engine(op, backend, 0, nullptr, tuning);
   const double cells = double(op.grid().cell_count());
   // Warm-up (module load, first touch), then calibrate the step count to ~target_s.
