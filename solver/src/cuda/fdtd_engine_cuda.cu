@@ -9,6 +9,10 @@
 //  - the x pitch is a multiple of 32 floats with sample 0 on a 32-byte boundary (coalesced);
 //  - indexed materials read one 16-bit index per sample and look the six coefficients up in a
 //    table held in constant memory (up to kConstantTableCapacity entries) or global memory;
+//    coefficient-array models with at most 65536 distinct tuples are read the same way, from
+//    their packed table (FdtdOperator::coefficient_index, EngineTuning::coefficients);
+//  - on Hopper the stepping kernels use programmatic dependent launch (pdl_begin below,
+//    EngineTuning::launch): the next kernel is scheduled while the previous one drains;
 //  - CPML corrections run only over the CPML slabs (cost proportional to their volume).
 // Every launch is checked (cuda_check.h).
 #include <cuda_runtime.h>
