@@ -234,7 +234,8 @@ int main(int argc, char** argv) {
                  "[--variants quick|full] [--cpu-variants quick|full] [--cpu-max-cells n] "
                  "[--max-iterations n] [--tolerance t] [--threads n] [--cpu-iterations n] "
                  "[--gd-scale s] [--only v1,v2] [--td-tolerance t] [--td-ramp periods] [--td-cpml auto|per_axis|merged]\n"
-                 "       [--td-coefficients auto|arrays|table] [--td-launch auto|plain|programmatic]\n";
+                 "       [--td-coefficients auto|arrays|table] [--td-launch auto|plain|programmatic]\n"
+                 "       [--td-block XxY] [--td-z-chunk n]\n";
     return 2;
   }
   const std::string out_path = argv[1];
@@ -252,6 +253,7 @@ int main(int argc, char** argv) {
   std::string td_cpml = "auto";
   std::string td_coefficients = "auto";
   std::string td_launch = "auto";
+  int td_block_x = 0, td_block_y = 0, td_z_chunk = 0;
   std::vector<std::string> only;
   for (int i = 2; i < argc; ++i) {
     const std::string a = argv[i];
@@ -279,6 +281,12 @@ int main(int argc, char** argv) {
     else if (a == "--td-cpml") td_cpml = next();
     else if (a == "--td-coefficients") td_coefficients = next();
     else if (a == "--td-launch") td_launch = next();
+    else if (a == "--td-block") {
+      const std::string v = next();
+      td_block_x = std::atoi(v.c_str());
+      td_block_y = std::atoi(v.substr(v.find('x') + 1).c_str());
+    }
+    else if (a == "--td-z-chunk") td_z_chunk = std::atoi(next().c_str());
     else if (i == 2 && a.rfind("--", 0) != 0) commit = a;  // bench_fdtd-style positional commit
     else {
       std::cerr << "unknown option " << a << "\n";
@@ -365,6 +373,9 @@ int main(int argc, char** argv) {
         o.time_domain.tuning.launch = td_launch == "plain" ? EngineTuning::KernelLaunch::plain
                                       : td_launch == "programmatic" ? EngineTuning::KernelLaunch::programmatic
                                                                     : EngineTuning::KernelLaunch::automatic;
+        o.time_domain.tuning.block_x = td_block_x;
+        o.time_domain.tuning.block_y = td_block_y;
+        o.time_domain.tuning.z_chunk = td_z_chunk;
         const bool per_iteration = !gpu && cpu_iterations > 0 && !td;
         if (!gpu && cpu_iterations > 0 && td) continue;  // per-iteration rows are for the Krylov loops
         o.tolerance = per_iteration ? 1e-300 : tolerance;
@@ -432,6 +443,8 @@ int main(int argc, char** argv) {
              << ", \"preconditioner_cpml_launch\": " << jstr(td ? td_cpml : "")
              << ", \"preconditioner_coefficients\": " << jstr(td ? td_coefficients : "")
              << ", \"preconditioner_kernel_launch\": " << jstr(td ? td_launch : "")
+             << ", \"preconditioner_block\": " << jstr(td ? std::to_string(td_block_x) + "x" + std::to_string(td_block_y) : "")
+             << ", \"preconditioner_z_chunk\": " << (td ? td_z_chunk : 0)
              << ", \"preconditioner_periods\": [";
         for (std::size_t q = 0; q < st.preconditioner_periods.size(); ++q)
           runs << (q ? ", " : "") << st.preconditioner_periods[q];
