@@ -86,7 +86,7 @@ class FdtdOperator {
   // Coefficient-array mode: the same coefficients stored as indexed mode stores them, a table of
   // the distinct 12-tuples (same order as coefficient_table()) and a 16-bit index per sample of
   // the layout, bit for bit the values of coefficient_arrays(). A segmented model with averaging
-  // at material edges has a few hundred to a few thousand distinct tuples, and an engine reading
+  // at material edges has a few dozen to a few thousand distinct tuples, and an engine reading
   // 2 bytes per sample instead of 48 moves about 30 % fewer bytes per step (EngineTuning::
   // coefficients). nullptr in indexed mode and when there are more than 65536 distinct tuples.
   // Built on the first call (thread-safe, O(samples)) and kept.
