@@ -4,6 +4,22 @@
 
 namespace vem {
 
+CoefficientTable coefficient_table_for(const FdtdOperator& op, EngineTuning::Coefficients choice,
+                                       bool table_by_default) {
+  using CS = EngineTuning::Coefficients;
+  if (op.material_mode() == MaterialMode::indexed)
+    return {op.coefficient_table().data(), op.index_array().data(), op.coefficient_table().size() / 12};
+  if (choice == CS::arrays || (choice == CS::automatic && !table_by_default)) return {};
+  const FdtdOperator::CoefficientIndex* packed = op.coefficient_index();
+  if (!packed) {
+    if (choice == CS::table)
+      fail("coefficients as a table: the model has more than 65536 distinct coefficient tuples; "
+           "use EngineTuning::Coefficients::arrays or automatic");
+    return {};
+  }
+  return {packed->table.data(), packed->index.data(), packed->entries()};
+}
+
 bool sample_exists(Component c, int axis, int idx, const int n[3]) {
   const bool own = axis_of(c) == axis;
   const int count = (is_electric(c) == own) ? n[axis] : n[axis] + 1;

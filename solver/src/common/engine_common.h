@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
+#include "vem/fdtd_engine.h"
 #include "vem/fdtd_operator.h"
 
 namespace vem {
@@ -16,6 +18,20 @@ bool sample_exists(Component c, int axis, int idx, const int n[3]);
 std::vector<float> compact_from_layout(const FdtdOperator& op, Component c, const float* layout_array);
 void layout_from_compact(const FdtdOperator& op, Component c, const std::vector<float>& compact,
                          float* layout_array);
+
+// The coefficient table and 16-bit index an engine reads: an indexed model's own, or a
+// coefficient-array model's packed tuples (FdtdOperator::coefficient_index); empty (false) when
+// the engine reads the 12 arrays. `choice` is EngineTuning::coefficients; automatic packs when
+// `table_by_default` and the model has at most 65536 tuples; a forced table that the model
+// cannot give throws.
+struct CoefficientTable {
+  const float* table = nullptr;
+  const std::uint16_t* index = nullptr;
+  std::size_t entries = 0;
+  explicit operator bool() const { return table != nullptr; }
+};
+CoefficientTable coefficient_table_for(const FdtdOperator& op, EngineTuning::Coefficients choice,
+                                       bool table_by_default);
 
 // Dense psi box of a CPML slab: along the slab axis the E- or H-type node range of the slab,
 // N+1 samples across; x fastest.

@@ -24,14 +24,10 @@ struct ArrayCoefficients {
 
 }  // namespace
 
-FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning) : FdtdEngine(op) {
-  if (op.material_mode() == MaterialMode::coefficient_array &&
-      tuning.coefficients == EngineTuning::Coefficients::table) {
-    packed_ = op.coefficient_index();
-    if (!packed_)
-      fail("coefficients as a table: the model has more than 65536 distinct coefficient tuples; "
-           "use EngineTuning::Coefficients::arrays or automatic");
-  }
+FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning)
+    : FdtdEngine(op),
+      // automatic: the arrays (faster than a packed table on the CPU, fdtd.md)
+      table_(coefficient_table_for(op, tuning.coefficients, false)) {
   const FieldLayout& L = op.layout();
   for (auto& f : f_) {
     f.p.reset(new float[L.size]);  // uninitialized: first touched below
@@ -53,11 +49,8 @@ FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning)
 
 void FdtdEngineCpu::do_steps(int n) {
   probe_buf_.reserve(probe_buf_.size() + std::size_t(n) * op_.probes().size());
-  if (op_.material_mode() == MaterialMode::indexed) {
-    const IndexedCoefficients coef{op_.coefficient_table().data(), op_.index_array().data()};
-    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
-  } else if (packed_) {
-    const IndexedCoefficients coef{packed_->table.data(), packed_->index.data()};
+  if (table_) {
+    const IndexedCoefficients coef{table_.table, table_.index};
     for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
   } else {
     ArrayCoefficients coef;

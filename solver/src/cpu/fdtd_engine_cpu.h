@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "common/engine_common.h"
 #include "vem/fdtd_engine.h"
 
 namespace vem {
@@ -21,7 +22,7 @@ class FdtdEngineCpu final : public FdtdEngine {
 
  protected:
   void do_steps(int n) override;
-  const FdtdOperator::CoefficientIndex* packed_ = nullptr;  // set: read coefficients from this table
+  CoefficientTable table_;  // set: coefficients from this table (indexed or packed), else the arrays
   std::vector<float> probe_values() const override { return probe_buf_; }
   void read_plane(Component c, int axis, int index, float* out) const override;
   void write_plane(Component c, int axis, int index, const float* in) override;

@@ -501,22 +501,13 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     F_.f[c] = fields_[c].ptr;
   }
   // Coefficients: an indexed model's table, a coefficient-array model's distinct tuples as a
-  // table (EngineTuning::coefficients), or the 12 arrays.
-  using CS = EngineTuning::Coefficients;
-  const FdtdOperator::CoefficientIndex* packed = nullptr;
-  if (op.material_mode() == MaterialMode::coefficient_array && tuning.coefficients != CS::arrays) {
-    packed = op.coefficient_index();
-    if (!packed && tuning.coefficients == CS::table)
-      fail("coefficients as a table: the model has more than 65536 distinct coefficient tuples; "
-           "use EngineTuning::Coefficients::arrays or automatic");
-  }
-  use_table_ = op.material_mode() == MaterialMode::indexed || packed;
+  // table (automatic: whenever they fit, fewer bytes per step), or the 12 arrays.
+  const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
+  use_table_ = bool(ct);
   if (use_table_) {
-    const std::vector<std::uint16_t>& ix = packed ? packed->index : op.index_array();
-    const std::vector<float>& t = packed ? packed->table : op.coefficient_table();
-    const std::size_t entries = t.size() / 12;
+    const std::size_t entries = ct.entries;
     index_.allocate(L.size, "material index array");
-    index_.upload(ix.data(), L.size);
+    index_.upload(ct.index, L.size);
     using TP = EngineTuning::TablePlacement;
     const bool fits = entries <= std::size_t(kConstantTableCapacity);
     if (tuning.table == TP::constant && !fits)
@@ -531,11 +522,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
                "TablePlacement::automatic or global for concurrent engines");
         constant_table_ = false;
       } else {
-        VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table, t.data(), t.size() * sizeof(float)));
+        VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table, ct.table, entries * 12 * sizeof(float)));
       }
     }
-    table_.allocate(t.size(), "material coefficient table");
-    table_.upload(t.data(), t.size());
+    table_.allocate(entries * 12, "material coefficient table");
+    table_.upload(ct.table, entries * 12);
   } else {
     for (int q = 0; q < 12; ++q) {
       coef_[q].allocate(L.size, "coefficient arrays");
