@@ -259,38 +259,42 @@ void FdfdTimeDomainPreconditioner::step_to_steady_state(FdtdEngine& eng, DftMoni
 
 namespace fdfd_td {
 
-void scatter_host(const LayoutMap& m, const std::complex<float>* g, const cdouble* v, float* const s[3]) {
+namespace {
+
+// Calls f(a, i, j, k, q) for every FDFD unknown: component a, cell (i,j,k), vector index q
+// (component-major, x fastest; the host twins of the CUDA kernels' thread mapping).
+template <class F>
+void for_each_unknown(const LayoutMap& m, F&& f) {
   const std::int64_t N = std::int64_t(m.nx) * m.ny * m.nz;
   for (int a = 0; a < 3; ++a)
 #pragma omp parallel for collapse(2) schedule(static)
     for (int k = 0; k < m.nz; ++k)
       for (int j = 0; j < m.ny; ++j)
-        for (int i = 0; i < m.nx; ++i) {
-          const std::int64_t q = a * N + i + std::int64_t(m.nx) * (j + std::int64_t(m.ny) * k);
-          const std::complex<float> x(float(v[q].real()), float(v[q].imag()));
-          const std::complex<float> y = g[q] * x;
-          float* out = s[a] + 2 * (m.origin + i + j * m.sy + k * m.sz);
-          out[0] = y.real();
-          out[1] = y.imag();
-        }
+        for (int i = 0; i < m.nx; ++i)
+          f(a, i, j, k, a * N + i + std::int64_t(m.nx) * (j + std::int64_t(m.ny) * k));
+}
+
+}  // namespace
+
+void scatter_host(const LayoutMap& m, const std::complex<float>* g, const cdouble* v, float* const s[3]) {
+  for_each_unknown(m, [&](int a, int i, int j, int k, std::int64_t q) {
+    const std::complex<float> y = g[q] * std::complex<float>(float(v[q].real()), float(v[q].imag()));
+    float* out = s[a] + 2 * (m.origin + i + j * m.sy + k * m.sz);
+    out[0] = y.real();
+    out[1] = y.imag();
+  });
 }
 
 void gather_host(const LayoutMap& m, const std::complex<float>* const p[3], const cdouble* v, cdouble* z) {
-  const std::int64_t N = std::int64_t(m.nx) * m.ny * m.nz;
-  for (int a = 0; a < 3; ++a)
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k < m.nz; ++k)
-      for (int j = 0; j < m.ny; ++j)
-        for (int i = 0; i < m.nx; ++i) {
-          const std::int64_t q = a * N + i + std::int64_t(m.nx) * (j + std::int64_t(m.ny) * k);
-          const int idx[3] = {i, j, k};
-          if (idx[(a + 1) % 3] == 0 || idx[(a + 2) % 3] == 0) {  // PEC wall sample: identity row
-            z[q] = v[q];
-            continue;
-          }
-          const std::complex<float> e = p[a][i + std::int64_t(m.nx + 1) * (j + std::int64_t(m.ny + 1) * k)];
-          z[q] = cdouble(e.real(), e.imag());
-        }
+  for_each_unknown(m, [&](int a, int i, int j, int k, std::int64_t q) {
+    const int idx[3] = {i, j, k};
+    if (idx[(a + 1) % 3] == 0 || idx[(a + 2) % 3] == 0) {  // PEC wall sample: identity row
+      z[q] = v[q];
+      return;
+    }
+    const std::complex<float> e = p[a][i + std::int64_t(m.nx + 1) * (j + std::int64_t(m.ny + 1) * k)];
+    z[q] = cdouble(e.real(), e.imag());
+  });
 }
 
 }  // namespace fdfd_td
