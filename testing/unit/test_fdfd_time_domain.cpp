@@ -47,6 +47,15 @@ std::vector<cd> reference(const FdfdOperator& op) {
   return s.e_scat;
 }
 
+// GCR with the time-domain preconditioner to 1e-8 on `backend`.
+FdfdSolution solve_gcr_td(const FdfdOperator& op, Backend backend) {
+  FdfdSolverOptions o;
+  o.backend = backend;
+  o.preconditioner = FdfdPreconditioner::time_domain;
+  o.tolerance = 1e-8;
+  return solve_fdfd(op, o);
+}
+
 class FdfdTimeDomain : public testing::TestWithParam<Backend> {};
 
 }  // namespace
@@ -79,11 +88,7 @@ TEST_P(FdfdTimeDomain, GcrConvergesToTheCocgSolution) {
   VEM_REQUIRE_BACKEND(GetParam());
   const FdfdOperator op(vem_test::coarse_sphere_problem(true));
   const std::vector<cd> ref = reference(op);
-  FdfdSolverOptions o;
-  o.backend = GetParam();
-  o.preconditioner = FdfdPreconditioner::time_domain;
-  o.tolerance = 1e-8;
-  const FdfdSolution s = solve_fdfd(op, o);
+  const FdfdSolution s = solve_gcr_td(op, GetParam());
   std::printf("[td] GCR: %d outer iterations, %lld FDTD steps, true residual %.3e, vs COCG %.3e; "
               "history:", s.stats.iterations, (long long)s.stats.preconditioner_steps,
               s.stats.true_relative_residual, rel_diff(s.e_scat, ref));
@@ -144,11 +149,7 @@ TEST_P(FdfdTimeDomain, AnisotropicMagneticMediumAndStretchedPml) {
   pre.apply(b, z);
   op.apply(z.data(), az.data());
   const double res = rel_diff(az, b);
-  FdfdSolverOptions o;
-  o.backend = GetParam();
-  o.preconditioner = FdfdPreconditioner::time_domain;
-  o.tolerance = 1e-8;
-  const FdfdSolution s = solve_fdfd(op, o);
+  const FdfdSolution s = solve_gcr_td(op, GetParam());
   std::printf("[td] anisotropic/magnetic/kappa: one application %.3e; GCR %d outer iterations, "
               "true residual %.2e, vs COCG %.2e\n", res, s.stats.iterations,
               s.stats.true_relative_residual, rel_diff(s.e_scat, ref));

@@ -55,18 +55,18 @@ FdtdSetup sphere_setup(int n, double d, int pml, double a, double eps_r, double 
   return s;
 }
 
-// Vacuum, 10 mm cells: 16 x 16 x 26 cells inside an 8-cell CPML, centred on the origin (room for a
-// 17-edge dipole along z).
-FdtdSetup coarse_vacuum_box() {
-  const double d = 10e-3;
-  const int pml = 8;
+// Vacuum, nx x ny x nz cells of size d inside a `pml`-cell CPML, centred on the origin.
+FdtdSetup vacuum_box(int nx, int ny, int nz, double d, int pml) {
   FdtdSetup s;
-  s.grid = {16 + 2 * pml, 16 + 2 * pml, 26 + 2 * pml, d, d, d};
+  s.grid = {nx + 2 * pml, ny + 2 * pml, nz + 2 * pml, d, d, d};
   s.grid.origin = {-0.5 * s.grid.nx * d, -0.5 * s.grid.ny * d, -0.5 * s.grid.nz * d};
   s.boundaries = BoundarySpec::all(BoundaryType::cpml, pml);
   s.materials = {Material::vacuum()};
   return s;
 }
+
+// 10 mm cells: 16 x 16 x 26 cells inside an 8-cell CPML (room for a 17-edge dipole along z).
+FdtdSetup coarse_vacuum_box() { return vacuum_box(16, 16, 26, 10e-3, 8); }
 
 }  // namespace
 
@@ -125,12 +125,7 @@ TEST_P(FdtdHarmonic, LossySphereMeanSarMatchesMie) {
 TEST_P(FdtdHarmonic, HalfWaveDipoleGainAndPowerBalance) {
   VEM_REQUIRE_BACKEND(GetParam());
   const double f = 900e6, d = 5e-3;
-  const int pml = 8;
-  FdtdSetup s;
-  s.grid = {30 + 2 * pml, 30 + 2 * pml, 50 + 2 * pml, d, d, d};
-  s.grid.origin = {-0.5 * s.grid.nx * d, -0.5 * s.grid.ny * d, -0.5 * s.grid.nz * d};
-  s.boundaries = BoundarySpec::all(BoundaryType::cpml, pml);
-  s.materials = {Material::vacuum()};
+  const FdtdSetup s = vacuum_box(30, 30, 50, d, 8);
   HarmonicOptions o;
   o.source = HarmonicSource::dipole;
   o.dipole.centre = {0, 0, 0};
