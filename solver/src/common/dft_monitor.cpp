@@ -214,21 +214,22 @@ std::vector<std::complex<float>> DftMonitor::spectrum(Component c, int fi) const
   return to_compact(c, box_spectrum(c, fi));
 }
 
-std::vector<std::complex<float>> DftMonitor::box_phasor(Component c, int fi) const {
+void DftMonitor::require_phasor(int fi) const {
   if (checks_ < 2)
     fail("DFT monitor: no steady-state window yet (call check_steady_state() at least twice)");
   if (fi < 0 || fi >= int(freqs_.size()))
     fail("DFT monitor: frequency index ", fi, " out of range (", freqs_.size(), " frequencies)");
+}
+
+std::vector<std::complex<float>> DftMonitor::box_phasor(Component c, int fi) const {
+  require_phasor(fi);
   std::vector<std::complex<float>> box = backend_->read_phasor(slot_of(c), fi);
   zero_missing(c, box);  // as box_spectrum does
   return box;
 }
 
 const std::complex<float>* DftMonitor::phasor_data(Component c, int fi) const {
-  if (checks_ < 2)
-    fail("DFT monitor: no steady-state window yet (call check_steady_state() at least twice)");
-  if (fi < 0 || fi >= int(freqs_.size()))
-    fail("DFT monitor: frequency index ", fi, " out of range (", freqs_.size(), " frequencies)");
+  require_phasor(fi);
   return backend_->phasor_data(slot_of(c), fi);
 }
 
