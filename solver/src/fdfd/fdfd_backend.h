@@ -267,7 +267,6 @@ BackendResult solve_cuda(const FdfdOperator& op, const FdfdSolverOptions& o,
                          const HostVectors& hv, const KrylovParams& kp);
 bool cuda_usable(std::string* why);
 
-
 // One CAS coefficient array on the host (OpenMP): stage 0 = H (h_ab, h_ac), 1 = E (e_ab, e_ac);
 // which = 0 for the first, 1 for the second of the pair; out has N entries.
 // Instantiated for float and double in fdfd_cpu.cpp (compiled with OpenMP, unlike the .cu).

@@ -125,6 +125,13 @@ inline bool zero_rhs(double bnorm, const KrylovParams& prm, KrylovResult& res) {
   return true;
 }
 
+// How a method that did not converge ended, for its message.
+inline std::string ending(FdfdStatus status, const std::string& breakdown) {
+  return status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
+         : status == FdfdStatus::stopped ? "was stopped"
+                                         : "did not converge";
+}
+
 // End of every method: the status after a breakdown, the best iterate when not converged, and
 // the message naming the method.
 template <class Ops>
@@ -136,10 +143,7 @@ void finish(const char* method, double rel, const std::string& breakdown, const 
         res.iterations < prm.max_iterations)
       res.status = FdfdStatus::breakdown;
     if (best.restore(x, rel)) res.relative_residual = best.saved;
-    const std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
-                             : res.status == FdfdStatus::stopped ? "was stopped"
-                                                                 : "did not converge";
-    res.message = std::string(method) + " " + what + " after " + std::to_string(res.iterations) +
+    res.message = std::string(method) + " " + ending(res.status, breakdown) + " after " + std::to_string(res.iterations) +
                   " iterations; returning the best iterate, relative residual " +
                   fmt(res.relative_residual) + " (tolerance " + fmt(prm.tolerance) + ")";
   } else if (res.restarts > 0) {
@@ -501,11 +505,8 @@ KrylovResult gcr(Ops& ops, const typename Ops::C* b, typename Ops::C* x, int res
     }
   }
   res.relative_residual = rel;
-  if (res.status != FdfdStatus::converged) {
-    const std::string what = res.status == FdfdStatus::breakdown ? "broke down (" + breakdown + ")"
-                             : res.status == FdfdStatus::stopped ? "was stopped"
-                                                                 : "did not converge";
-    res.message = "GCR " + what + " after " + std::to_string(res.iterations) +
+  if (res.status != FdfdStatus::converged) {  // GCR minimizes the residual: the last iterate is the best
+    res.message = "GCR " + detail::ending(res.status, breakdown) + " after " + std::to_string(res.iterations) +
                   " outer iterations; returning the last iterate, relative residual " +
                   detail::fmt(rel) + " (tolerance " + detail::fmt(prm.tolerance) + ")";
   }
