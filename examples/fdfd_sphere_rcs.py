@@ -5,7 +5,7 @@ A sphere (radius 72 mm, eps_r = 4, the FDFD paper's test object) voxelized on a 
 to the FDFD Solver as a permittivity array, lit at 1 GHz by an x-polarized plane wave travelling
 along +z. The RCS in the E-plane (xz) and H-plane (yz) from the solver's near-to-far-field
 transform is compared with the Mie series (computed here with numpy, Bohren & Huffman's
-recurrences; e^{+jwt} as in vem/mie.h):
+recurrences; e^{+jwt} as in vem/models/mie.h):
 
   <out>/sphere_rcs.csv     theta_deg, FDFD and Mie RCS in both planes (dBsm)
   <out>/sphere_rcs.png     the two cuts, FDFD (lines) and Mie (dashed); matplotlib when pvpython

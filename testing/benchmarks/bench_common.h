@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/fdtd_engine.h"
 #ifdef VEM_WITH_CUDA
 #include <cuda_runtime.h>
 #endif

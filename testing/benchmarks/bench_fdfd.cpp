@@ -53,10 +53,10 @@
 
 #include <omp.h>
 
-#include "vem/fdfd_solver.h"
-#include "vem/mie.h"
-#include "vem/near_to_far.h"
-#include "vem/voxel_shapes.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/models/mie.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/models/voxel_shapes.h"
 #include "bench_common.h"
 #include "../unit/fdfd_test_problems.h"
 

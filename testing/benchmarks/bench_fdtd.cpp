@@ -63,11 +63,11 @@
 #include <string>
 #include <vector>
 
-#include "vem/dft_monitor.h"
-#include "vem/fdtd_engine.h"
-#include "vem/head_phantom.h"
-#include "vem/sar.h"
-#include "vem/tfsf.h"
+#include "vem/fdtd/extensions/dft_monitor.h"
+#include "vem/fdtd/fdtd_engine.h"
+#include "vem/models/head_phantom.h"
+#include "vem/fdtd/extensions/sar.h"
+#include "vem/fdtd/extensions/tfsf.h"
 #include "bench_common.h"
 
 using namespace vem;

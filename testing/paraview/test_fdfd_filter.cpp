@@ -18,7 +18,7 @@
 #include "vtkVEMFDFDSolver.h"
 #include "vtkVEMHeadPhantom.h"
 
-#include "vem/fdfd_solver.h"
+#include "vem/fdfd/fdfd_solver.h"
 
 #include <cmath>
 #include <limits>

@@ -25,8 +25,8 @@
 #include "vtkVEMHeadPhantom.h"
 #include "vtkVEMTissueProperties.h"
 
-#include "vem/fdtd_engine.h"
-#include "vem/head_phantom.h"
+#include "vem/fdtd/fdtd_engine.h"
+#include "vem/models/head_phantom.h"
 
 #include <algorithm>
 #include <chrono>

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "vem/fdfd_operator.h"
-#include "vem/fdfd_problem.h"
-#include "vem/fdfd_solver.h"
-#include "vem/mie.h"
-#include "vem/near_to_far.h"
-#include "vem/voxel_shapes.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdfd/fdfd_problem.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/models/mie.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/models/voxel_shapes.h"
 
 namespace vem_test {
 

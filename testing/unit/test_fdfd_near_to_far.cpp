@@ -7,9 +7,9 @@
 #include <complex>
 #include <vector>
 
-#include "vem/error.h"
-#include "vem/near_to_far.h"
-#include "vem/yee_grid.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/core/yee_grid.h"
 
 using namespace vem;
 using cd = std::complex<double>;

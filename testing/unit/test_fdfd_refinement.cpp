@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "test_support.h"
-#include "vem/error.h"
-#include "vem/fdfd_solver.h"
-#include "vem/voxel_shapes.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/models/voxel_shapes.h"
 
 using namespace vem;
 using vem_test::rel_diff;

@@ -13,11 +13,11 @@
 #include "fdfd_test_problems.h"
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/error.h"
-#include "vem/fdfd_solver.h"
-#include "vem/mie.h"
-#include "vem/near_to_far.h"
-#include "vem/voxel_shapes.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/models/mie.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/models/voxel_shapes.h"
 
 using namespace vem;
 using vem_test::rel_diff;

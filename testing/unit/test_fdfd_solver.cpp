@@ -13,8 +13,8 @@
 
 #include "fdfd_test_problems.h"
 #include "test_support.h"
-#include "vem/error.h"
-#include "vem/fdfd_solver.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_solver.h"
 
 using namespace vem;
 using vem_test::rel_diff;

@@ -26,10 +26,10 @@
 
 #include "fdfd_test_problems.h"
 #include "test_support.h"
-#include "vem/error.h"
-#include "vem/fdfd_solver.h"
-#include "vem/fdfd_time_domain.h"
-#include "vem/fdtd_engine.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/fdfd/fdfd_time_domain.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 using vem_test::rel_diff;

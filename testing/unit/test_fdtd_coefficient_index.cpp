@@ -7,9 +7,9 @@
 #include <random>
 
 #include "test_support.h"
-#include "vem/fdtd_engine.h"
-#include "vem/error.h"
-#include "vem/fdtd_operator.h"
+#include "vem/fdtd/fdtd_engine.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_operator.h"
 
 using namespace vem;
 

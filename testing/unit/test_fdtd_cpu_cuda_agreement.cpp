@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "test_support.h"
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 

@@ -1,4 +1,4 @@
-// Running DFT monitors (vem/dft_monitor.h).
+// Running DFT monitors (vem/fdtd/extensions/dft_monitor.h).
 //
 // 1. Pulse: a z dipole radiates a differentiated Gaussian in a small CPML box; probes record E and
 //    H components. The monitor's accumulated spectrum at the probe samples must equal the DTFT of
@@ -23,9 +23,9 @@
 #include "spectrum_util.h"
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/dft_monitor.h"
-#include "vem/error.h"
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/extensions/dft_monitor.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 using namespace vem_test;

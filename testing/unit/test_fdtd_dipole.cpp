@@ -28,7 +28,7 @@
 #include "spectrum_util.h"
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 using namespace vem_test;

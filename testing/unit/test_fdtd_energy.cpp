@@ -17,7 +17,7 @@
 
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 

@@ -59,11 +59,11 @@
 
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/fdfd_operator.h"
-#include "vem/fdfd_solver.h"
-#include "vem/fdtd_harmonic.h"
-#include "vem/head_phantom.h"
-#include "vem/sar.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/fdtd/fdtd_harmonic.h"
+#include "vem/models/head_phantom.h"
+#include "vem/fdtd/extensions/sar.h"
 
 using namespace vem;
 

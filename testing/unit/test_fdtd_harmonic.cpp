@@ -1,4 +1,4 @@
-// Steady-state FDTD runs (vem/fdtd_harmonic.h) against exact answers.
+// Steady-state FDTD runs (vem/fdtd/fdtd_harmonic.h) against exact answers.
 //
 // 1. Lossy tissue-like sphere, plane wave (CW 900 MHz, TF/SF): the sphere material
 //    eps_r = 42, sigma = 0.99 S/m, density 1000 kg/m^3, radius 3 cm (k0 a = 0.57, internal
@@ -22,9 +22,9 @@
 
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/error.h"
-#include "vem/fdtd_harmonic.h"
-#include "vem/mie.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_harmonic.h"
+#include "vem/models/mie.h"
 
 using namespace vem;
 using namespace vem_test;
@@ -294,7 +294,7 @@ TEST(FdtdHarmonicInput, BadOptionsAreRefusedWithReadableErrors) {
     return std::string("no error");
   };
   HarmonicOptions o;
-  EXPECT_NE(message(o).find("no DFT frequency"), std::string::npos) << message(o);
+  EXPECT_NE(message(o).find("frequencies (DFTFrequencies): none given"), std::string::npos) << message(o);
   o.frequencies = {-1.0};
   EXPECT_NE(message(o).find("-1 Hz"), std::string::npos) << message(o);
   o.frequencies = {900e6};
@@ -306,8 +306,8 @@ TEST(FdtdHarmonicInput, BadOptionsAreRefusedWithReadableErrors) {
   o.dipole.length = 0.02;
   o.dipole.accepted_power = 0;
   o.dipole.feed_current = 0;
-  EXPECT_NE(message(o).find("feed current"), std::string::npos) << message(o);
+  EXPECT_NE(message(o).find("feed_current (FeedCurrent) = 0 A"), std::string::npos) << message(o);
   o.source = HarmonicSource::plane_wave;
   o.steady_state_tolerance = 2;
-  EXPECT_NE(message(o).find("tolerance 2"), std::string::npos) << message(o);
+  EXPECT_NE(message(o).find("steady_state_tolerance (SteadyStateTolerance) = 2: must be in (0, 1)"), std::string::npos) << message(o);
 }

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "test_support.h"
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 

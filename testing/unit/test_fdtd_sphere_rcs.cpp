@@ -17,10 +17,10 @@
 #include "spectrum_util.h"
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/dft_monitor.h"
-#include "vem/mie.h"
-#include "vem/near_to_far.h"
-#include "vem/tfsf.h"
+#include "vem/fdtd/extensions/dft_monitor.h"
+#include "vem/models/mie.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/fdtd/extensions/tfsf.h"
 
 using namespace vem;
 using namespace vem_test;

@@ -43,12 +43,12 @@
 #include <sstream>
 
 #include "test_support.h"
-#include "vem/fdfd_operator.h"
-#include "vem/fdfd_solver.h"
-#include "vem/fdtd_harmonic.h"
-#include "vem/mie.h"
-#include "vem/near_to_far.h"
-#include "vem/voxel_shapes.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/fdtd/fdtd_harmonic.h"
+#include "vem/models/mie.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/models/voxel_shapes.h"
 
 using namespace vem;
 

@@ -10,8 +10,8 @@
 
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/error.h"
-#include "vem/fdtd_engine.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
 

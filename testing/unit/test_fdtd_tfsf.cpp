@@ -1,4 +1,4 @@
-// TFSF plane-wave source (vem/tfsf.h) in an empty CPML-terminated domain (dx = dy = dz = 1 mm,
+// TFSF plane-wave source (vem/fdtd/extensions/tfsf.h) in an empty CPML-terminated domain (dx = dy = dz = 1 mm,
 // 40^3 cells, CPML 8, total-field box [13, 27]^3 nodes), modulated Gaussian centred on the design
 // frequency f0 = 15 GHz (20 cells per wavelength).
 //   leakage: the largest |E| DFT at f0 in the scattered-field region (samples at least 2 cells
@@ -21,9 +21,9 @@
 #include "spectrum_util.h"
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/dft_monitor.h"
-#include "vem/error.h"
-#include "vem/tfsf.h"
+#include "vem/fdtd/extensions/dft_monitor.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/extensions/tfsf.h"
 
 using namespace vem;
 using namespace vem_test;

@@ -5,8 +5,8 @@
 
 #include <cmath>
 
-#include "vem/error.h"
-#include "vem/field_sampling.h"
+#include "vem/core/error.h"
+#include "vem/core/field_sampling.h"
 
 using namespace vem;
 

@@ -5,8 +5,8 @@
 #include <map>
 #include <vector>
 
-#include "vem/error.h"
-#include "vem/head_phantom.h"
+#include "vem/core/error.h"
+#include "vem/models/head_phantom.h"
 
 using namespace vem;
 

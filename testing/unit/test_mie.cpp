@@ -16,9 +16,9 @@
 #include <cmath>
 #include <complex>
 
-#include "vem/error.h"
-#include "vem/mie.h"
-#include "vem/yee_grid.h"
+#include "vem/core/error.h"
+#include "vem/models/mie.h"
+#include "vem/core/yee_grid.h"
 
 using namespace vem;
 using cd = std::complex<double>;

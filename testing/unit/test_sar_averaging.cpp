@@ -1,4 +1,4 @@
-// SAR (vem/sar.h) on constructed volumes whose answers are known by hand (1 mm cubic voxels,
+// SAR (vem/fdtd/extensions/sar.h) on constructed volumes whose answers are known by hand (1 mm cubic voxels,
 // tissue density 1000 kg/m^3, so 1 g = 1000 voxels and 10 g = 10000 voxels):
 //  - uniform block: sigma = 1 S/m, |E|^2 = 100 V^2/m^2: local SAR = 1 * 100 / (2 * 1000) =
 //    0.05 W/kg everywhere, whole-body 0.05, every 1 g and 10 g average 0.05. Side of the centred
@@ -17,9 +17,9 @@
 
 #include "test_support.h"
 #include "threads_util.h"
-#include "vem/error.h"
-#include "vem/fdfd_operator.h"
-#include "vem/sar.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdtd/extensions/sar.h"
 
 using namespace vem;
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "vem/fdtd_engine.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 namespace vem_test {
 

@@ -6,9 +6,9 @@
 #include <functional>
 #include <string>
 
-#include "vem/error.h"
-#include "vem/head_phantom.h"
-#include "vem/tissue_properties.h"
+#include "vem/core/error.h"
+#include "vem/models/head_phantom.h"
+#include "vem/models/tissue_properties.h"
 
 using namespace vem;
 

@@ -1,4 +1,4 @@
-// Voxelized shapes (vem/voxel_shapes.h).
+// Voxelized shapes (vem/models/voxel_shapes.h).
 //  - paint_sphere: exactly the cells whose centres lie strictly inside (checked cell by cell
 //    against the definition), other cells untouched.
 //  - sphere_volume_fraction: the fractions sum to the sphere's volume, 4/3 pi a^3, within 0.1 %
@@ -9,8 +9,8 @@
 #include <cmath>
 #include <iostream>
 
-#include "vem/error.h"
-#include "vem/voxel_shapes.h"
+#include "vem/core/error.h"
+#include "vem/models/voxel_shapes.h"
 
 using namespace vem;
 

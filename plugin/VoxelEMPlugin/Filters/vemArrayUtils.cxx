@@ -9,8 +9,8 @@
 #include "vtkPointData.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
-#include "vem/error.h"
-#include "vem/head_phantom.h"
+#include "vem/core/error.h"
+#include "vem/models/head_phantom.h"
 
 #include <cmath>
 #include <sstream>

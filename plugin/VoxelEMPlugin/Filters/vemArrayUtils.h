@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "vem/tissue_properties.h"
+#include "vem/models/tissue_properties.h"
 
 class vtkDataArray;
 class vtkDataSet;

@@ -1,6 +1,6 @@
 #include "vemSnapshotStore.h"
 
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 #include <algorithm>
 #include <atomic>

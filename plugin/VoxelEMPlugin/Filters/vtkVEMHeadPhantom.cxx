@@ -13,8 +13,8 @@
 #include "vtkUnsignedCharArray.h"
 #include "vtkUnsignedShortArray.h"
 
-#include "vem/error.h"
-#include "vem/head_phantom.h"
+#include "vem/core/error.h"
+#include "vem/models/head_phantom.h"
 
 #include <algorithm>
 #include <vector>

@@ -15,9 +15,9 @@
 #include "vtkPointData.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 
-#include "vem/error.h"
-#include "vem/head_phantom.h"
-#include "vem/tissue_properties.h"
+#include "vem/core/error.h"
+#include "vem/models/head_phantom.h"
+#include "vem/models/tissue_properties.h"
 
 #include <vector>
 

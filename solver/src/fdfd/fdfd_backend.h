@@ -9,9 +9,9 @@
 
 #include "fdfd/fdfd_krylov.h"
 #include "fdfd/fdfd_stencil.h"
-#include "vem/fdfd_operator.h"
-#include "vem/fdfd_solver.h"
-#include "vem/fdfd_time_domain.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/fdfd/fdfd_time_domain.h"
 
 namespace vem {
 namespace fdfd {

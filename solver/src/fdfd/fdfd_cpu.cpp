@@ -10,7 +10,7 @@
 
 #include "fdfd/fdfd_backend.h"
 #include "fdfd/fdfd_stencil.h"
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 namespace fdfd {

@@ -18,10 +18,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "cuda/cuda_check.h"
+#include "core/cuda_check.h"
 #include "fdfd/fdfd_backend.h"
 #include "fdfd/fdfd_stencil.h"
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 namespace fdfd {

@@ -1,6 +1,6 @@
 // Built instead of fdfd_cuda.cu when VEM_ENABLE_CUDA=OFF.
 #include "fdfd/fdfd_backend.h"
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 namespace fdfd {

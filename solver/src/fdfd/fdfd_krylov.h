@@ -34,7 +34,7 @@
 #include <string>
 #include <vector>
 
-#include "vem/fdfd_solver.h"
+#include "vem/fdfd/fdfd_solver.h"
 
 namespace vem {
 namespace fdfd {

@@ -4,7 +4,7 @@
 // loops in fdfd_time_domain.cpp (layouts in fdfd_time_domain_device.h).
 #include <cuda_runtime.h>
 
-#include "cuda/cuda_check.h"
+#include "core/cuda_check.h"
 #include "fdfd/fdfd_time_domain_device.h"
 
 namespace vem {

@@ -9,7 +9,7 @@
 #include <complex>
 #include <cstddef>
 
-#include "vem/fdfd_time_domain.h"  // fdfd_td::LayoutMap
+#include "vem/fdfd/fdfd_time_domain.h"  // fdfd_td::LayoutMap
 
 namespace vem {
 namespace fdfd_td {

@@ -1,9 +1,9 @@
-#include "vem/head_phantom.h"
+#include "vem/models/head_phantom.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 

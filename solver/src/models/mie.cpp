@@ -1,12 +1,12 @@
 // Mie series (see mie.h). Formulas: Bohren & Huffman (1983) eqs. 4.50-4.53, 4.56-4.62, 4.74 and
 // their BHMIE program (app. A), evaluated for the BH-convention index conj(m).
-#include "vem/mie.h"
+#include "vem/models/mie.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "vem/error.h"
-#include "vem/yee_grid.h"
+#include "vem/core/error.h"
+#include "vem/core/yee_grid.h"
 
 namespace vem {
 

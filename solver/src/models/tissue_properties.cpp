@@ -1,4 +1,4 @@
-#include "vem/tissue_properties.h"
+#include "vem/models/tissue_properties.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <map>
 #include <sstream>
 
-#include "vem/error.h"
-#include "vem/yee_grid.h"
+#include "vem/core/error.h"
+#include "vem/core/yee_grid.h"
 
 namespace vem {
 

@@ -1,10 +1,10 @@
 // Voxelized shapes (voxel_shapes.h).
-#include "vem/voxel_shapes.h"
+#include "vem/models/voxel_shapes.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 

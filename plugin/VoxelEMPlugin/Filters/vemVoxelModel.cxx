@@ -1,0 +1,249 @@
+#include "vemVoxelModel.h"
+
+#include "vemArrayUtils.h"
+
+#include "vtkAlgorithm.h"
+#include "vtkDataObject.h"
+#include "vtkFloatArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkNew.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+
+#include "vem/core/error.h"
+#include "vem/fdtd/extensions/sar.h"
+#include "vem/models/tissue_properties.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace vem_vtk
+{
+
+vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3],
+  const double origin[3], bool pointsAsVoxels, const vem::VoxelDomainOptions& options)
+{
+  const VoxelGrid v = VoxelGridFromExtent(extent, spacing, origin, pointsAsVoxels);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (v.n[a] < 1)
+    {
+      vem::fail("the input image has no voxels along ", "xyz"[a], " (extent ", extent[2 * a], "..",
+        extent[2 * a + 1], " with ", pointsAsVoxels ? "point" : "cell",
+        " arrays); it needs at least one voxel on each axis");
+    }
+  }
+  return vem::make_voxel_domain(v.n, v.spacing, v.origin, options);
+}
+
+vtkSmartPointer<vtkDataArray> OutputArray(
+  const vem::VoxelDomain& d, const std::string& name, const std::vector<float>& total)
+{
+  vtkNew<vtkFloatArray> a;
+  a->SetName(name.c_str());
+  a->SetNumberOfTuples(d.out_cells());
+  d.crop_to_output(total, a->GetPointer(0), 1, 0);
+  return a.GetPointer();
+}
+
+void SetOutputGeometry(vtkImageData* image, const vem::VoxelDomain& d)
+{
+  image->SetExtent(0, d.n_out[0], 0, d.n_out[1], 0, d.n_out[2]);
+  image->SetSpacing(d.spacing.data());
+  image->SetOrigin(d.origin_out.data());
+}
+
+void SetOutputGeometry(vtkInformation* info, const vem::VoxelDomain& d)
+{
+  const int whole[6] = { 0, d.n_out[0], 0, d.n_out[1], 0, d.n_out[2] };
+  info->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
+  info->Set(vtkDataObject::SPACING(), d.spacing.data(), 3);
+  info->Set(vtkDataObject::ORIGIN(), d.origin_out.data(), 3);
+}
+
+namespace
+{
+
+// Label mode: one material per distinct label (material 0: the padding's vacuum).
+void LabelMaterials(vtkDataArray* labelsArray, const VoxelGrid& g, const VoxelModelRequest& r,
+  VoxelModel& m)
+{
+  const vem::VoxelDomain& d = m.domain;
+  vem::FdtdSetup& setup = m.setup;
+  const std::vector<std::uint16_t> labels = ReadLabels(labelsArray, g, "label");
+  const vem::TissueTable tissues = LoadTissueTable(r.builtin_tissue_table, r.tissue_table_file);
+  if (!(r.tissue_frequency > 0) || !std::isfinite(r.tissue_frequency))
+  {
+    vem::fail("the tissue frequency ", r.tissue_frequency, " Hz must be > 0 (", r.tissue_frequency_origin, ")");
+  }
+  std::vector<std::int64_t> values, counts;
+  UniqueLabels(labels, values, counts);
+  const vem::LabelProperties props = tissues.lookup(values, r.tissue_frequency, &counts);
+  if (props.labels.size() + 1 > 65536)
+  {
+    vem::fail("too many distinct labels (", props.labels.size(), "); at most 65535");
+  }
+  setup.material_mode = vem::MaterialMode::indexed;
+  setup.materials.push_back(vem::Material::vacuum());
+  std::vector<std::uint16_t> toMaterial(65536, 0);
+  std::vector<double> materialDensity(1, 0.0);
+  for (std::size_t q = 0; q < props.labels.size(); ++q)
+  {
+    setup.materials.push_back(vem::Material::isotropic(
+      props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
+    materialDensity.push_back(props.density[q]);
+    toMaterial[static_cast<std::size_t>(props.labels[q])] = static_cast<std::uint16_t>(q + 1);
+  }
+  const std::int64_t nTotal = d.total_cells(), nVox = d.voxel_count();
+  setup.material_index.assign(static_cast<std::size_t>(nTotal), 0);
+  for (std::int64_t v = 0; v < nVox; ++v)
+  {
+    setup.material_index[static_cast<std::size_t>(d.total_index(v))] =
+      toMaterial[labels[static_cast<std::size_t>(v)]];
+  }
+  if (r.density)
+  {
+    m.density.assign(static_cast<std::size_t>(nTotal), 0.0f);
+    for (std::int64_t v = 0; v < nVox; ++v)
+    {
+      const std::size_t t = static_cast<std::size_t>(d.total_index(v));
+      m.density[t] = static_cast<float>(materialDensity[setup.material_index[t]]);
+    }
+  }
+  if (r.keep_materials)
+  {
+    std::vector<float> eps(static_cast<std::size_t>(nTotal), 1.0f), sig(eps.size(), 0.0f),
+      lab(eps.size(), 0.0f);
+    for (std::int64_t v = 0; v < nVox; ++v)
+    {
+      const std::size_t t = static_cast<std::size_t>(d.total_index(v));
+      const vem::Material& mat = setup.materials[setup.material_index[t]];
+      eps[t] = static_cast<float>(mat.eps_r[0]);
+      sig[t] = static_cast<float>(mat.sigma_e[0]);
+      lab[t] = labels[static_cast<std::size_t>(v)];
+    }
+    m.materials.push_back(OutputArray(d, "permittivity", eps));
+    m.materials.push_back(OutputArray(d, "conductivity", sig));
+    m.materials.push_back(OutputArray(d, "tissue", lab));
+  }
+}
+
+// Property-array mode: per-voxel coefficient arrays (and the density, slot 5).
+void ArrayMaterials(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData* input,
+  const VoxelGrid& g, int association, const VoxelModelRequest& r, VoxelModel& m)
+{
+  const vem::VoxelDomain& d = m.domain;
+  vem::FdtdSetup& setup = m.setup;
+  setup.material_mode = vem::MaterialMode::coefficient_array;
+  setup.medium.average_at_edges = r.average_at_edges;
+  struct Slot
+  {
+    int idx;
+    const char* what;
+    bool required, positive;
+    float pad;
+    std::vector<std::vector<float>>* dst;
+    const char* out;
+    const char* fallback;
+  };
+  // Density (slot 5): scalar, optional, and absent without an error when only its default name
+  // "density" was looked for.
+  std::vector<std::vector<float>> densityArrays;
+  const Slot slots[5] = {
+    { 0, "permittivity", true, true, 1.0f, &setup.medium.eps_r, "permittivity", "permittivity" },
+    { 1, "conductivity", false, false, 0.0f, &setup.medium.sigma_e, "conductivity", "conductivity" },
+    { 2, "permeability", false, true, 1.0f, &setup.medium.mu_r, "permeability", nullptr },
+    { 3, "magnetic conductivity", false, false, 0.0f, &setup.medium.sigma_m,
+      "magnetic_conductivity", nullptr },
+    { 5, "density", false, false, 0.0f, &densityArrays, "density", "density" },
+  };
+  const auto totalIndex = [&d](long long v) { return static_cast<long long>(d.total_index(v)); };
+  for (const Slot& s : slots)
+  {
+    if (s.idx == 5 && !r.density)
+    {
+      continue;
+    }
+    int assoc = -1;
+    vtkDataArray* a = ResolvePropertyArray(lookup(s.idx, assoc), self->GetInputArrayInformation(s.idx),
+      s.idx, input, s.what, s.fallback, s.required, s.idx != 5, s.idx == 5, association, assoc);
+    if (!a)
+    {
+      continue;
+    }
+    const int nc =
+      AppendPaddedComponents(a, g, s.what, s.positive, s.pad, d.total_cells(), totalIndex, s.dst);
+    if (r.keep_materials && s.idx <= 1)
+    {
+      vtkNew<vtkFloatArray> o;
+      o->SetName(s.out);
+      o->SetNumberOfComponents(nc);
+      o->SetNumberOfTuples(d.out_cells());
+      for (int c = 0; c < nc; ++c)
+      {
+        d.crop_to_output((*s.dst)[c], o->GetPointer(0), nc, c);
+      }
+      m.materials.push_back(o.GetPointer());
+    }
+  }
+  if (!densityArrays.empty())
+  {
+    m.density = std::move(densityArrays[0]);
+  }
+}
+
+} // namespace
+
+void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData* input,
+  const VoxelModelRequest& r, VoxelModel& m)
+{
+  const int primary = r.label_mode ? 4 : 0;
+  int association = -1;
+  vtkDataArray* primaryArray = ResolvePrimaryMaterialArray(lookup(primary, association),
+    self->GetInputArrayInformation(primary), primary, input, r.label_mode, association);
+  const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
+  m.domain =
+    DomainFromGeometry(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, r.domain);
+  const VoxelGrid g =
+    VoxelGridFromExtent(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points);
+  const auto& h = m.domain.spacing;
+  if (h[0] > 0.05 || h[1] > 0.05 || h[2] > 0.05)
+  {
+    m.warning = "voxel size " + std::to_string(h[0]) + " x " + std::to_string(h[1]) + " x " +
+      std::to_string(h[2]) + " m is large; lengths are in metres (millimetre data needs a spacing of 0.001).";
+  }
+  m.setup.grid = m.domain.grid();
+  m.setup.courant_factor = r.domain.courant_factor;
+  m.setup.boundaries = m.domain.boundaries();
+  if (r.label_mode)
+  {
+    LabelMaterials(primaryArray, g, r, m);
+  }
+  else
+  {
+    ArrayMaterials(self, lookup, input, g, association, r, m);
+  }
+  for (float& rho : m.density)
+  {
+    rho = vem::is_tissue_density(rho) ? rho : 0.0f; // gases (air 1.16 kg/m^3) are air for SAR
+  }
+  if (!m.density.empty())
+  {
+    m.materials.push_back(OutputArray(m.domain, "density", m.density));
+  }
+}
+
+void ThrowWithPaddingHint(const std::exception& err, const vem::VoxelDomain& d, int margin)
+{
+  const int pad = *std::min_element(d.pad.begin(), d.pad.end());
+  if (pad > margin)
+  {
+    throw vem::Error(err.what());
+  }
+  vem::fail(err.what(), " (the plane wave's total-field box lies ", margin,
+    " cells inside the CPML, so with AirPadding ", pad, " it cuts through the model; set ",
+    "AirPadding to at least ", margin + 1, ")");
+}
+
+} // namespace vem_vtk

@@ -1,0 +1,73 @@
+// The input image and its arrays as an FDTD model (shared by FDTDSolver and FDTDSteadyState):
+// the vem::VoxelDomain of its voxels, the FdtdSetup's grid, boundaries and materials (a label array
+// through a tissue table, or per-voxel property arrays), the density per computational cell for
+// SAR, and the material arrays of the output grid. VTK glue only: the geometry and the checks of
+// the options are the solver's (voxel_domain.h).
+#ifndef vemVoxelModel_h
+#define vemVoxelModel_h
+
+#include "vtkDataArray.h"
+#include "vtkSmartPointer.h"
+
+#include "vem/fdtd/fdtd_setup.h"
+#include "vem/fdtd/voxel_domain.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+class vtkAlgorithm;
+class vtkImageData;
+class vtkInformation;
+
+namespace vem_vtk
+{
+
+struct VoxelModelRequest
+{
+  vem::VoxelDomainOptions domain;
+  bool label_mode = false;          // labels + tissue table (array 4), else property arrays (0-3)
+  bool average_at_edges = true;     // property arrays: averaged at the E samples
+  bool builtin_tissue_table = true;
+  std::string tissue_table_file;
+  double tissue_frequency = 0;      // Hz, label mode; > 0
+  const char* tissue_frequency_origin = "TissueFrequency"; // named in its error message
+  bool density = false;             // also the density (array 5 or the tissue table)
+  bool keep_materials = true;       // output-grid material arrays
+};
+
+struct VoxelModel
+{
+  vem::VoxelDomain domain;
+  vem::FdtdSetup setup;
+  std::vector<float> density;       // kg/m^3 per computational cell (0 = air); empty = none
+  std::vector<vtkSmartPointer<vtkDataArray>> materials; // on the output grid
+  std::string warning;              // e.g. voxels so large that millimetres were probably meant
+};
+
+/// GetInputArrayToProcess(idx, inputVector, association) of the calling filter.
+using ArrayLookup = std::function<vtkDataArray*(int idx, int& association)>;
+
+/// The domain from the input's geometry alone (RequestInformation); throws vem::Error.
+vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3],
+  const double origin[3], bool pointsAsVoxels, const vem::VoxelDomainOptions& options);
+
+/// Reads the arrays and builds the model; throws vem::Error naming the array, value and limit.
+void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData* input,
+  const VoxelModelRequest& request, VoxelModel& model);
+
+/// A float array of the output grid from a computational-grid array (CPML cells dropped).
+vtkSmartPointer<vtkDataArray> OutputArray(
+  const vem::VoxelDomain& d, const std::string& name, const std::vector<float>& total);
+
+/// The output image's geometry (extent, spacing, origin) for domain d.
+void SetOutputGeometry(vtkImageData* image, const vem::VoxelDomain& d);
+void SetOutputGeometry(vtkInformation* info, const vem::VoxelDomain& d);
+
+/// The solver's message about a plane-wave box that meets the model, with the property to change
+/// (the total-field box lies `margin` cells inside the CPML).
+[[noreturn]] void ThrowWithPaddingHint(const std::exception& err, const vem::VoxelDomain& d, int margin);
+
+} // namespace vem_vtk
+
+#endif

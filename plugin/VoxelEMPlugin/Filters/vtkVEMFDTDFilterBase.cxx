@@ -1,0 +1,227 @@
+#include "vtkVEMFDTDFilterBase.h"
+
+#include "vemArrayUtils.h"
+
+#include "vtkDataObject.h"
+#include "vtkDemandDrivenPipeline.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
+#include "vem/fdtd/fdtd_harmonic.h"
+#include "vem/fdtd/voxel_domain.h"
+
+#include <algorithm>
+#include <new>
+
+namespace
+{
+constexpr double kDegree = 3.14159265358979323846 / 180.0;
+
+vem::BoundaryType ToBoundary(int t)
+{
+  switch (t)
+  {
+    case vtkVEMFDTDFilterBase::BOUNDARY_PEC:
+      return vem::BoundaryType::pec;
+    case vtkVEMFDTDFilterBase::BOUNDARY_PMC:
+      return vem::BoundaryType::pmc;
+    case vtkVEMFDTDFilterBase::BOUNDARY_PERIODIC:
+      return vem::BoundaryType::periodic;
+    default:
+      return vem::BoundaryType::cpml;
+  }
+}
+} // namespace
+
+//------------------------------------------------------------------------------
+vtkVEMFDTDFilterBase::vtkVEMFDTDFilterBase()
+  : Illumination(ILLUMINATION_POINT_SOURCE)
+  , IncidentTheta(0.0)
+  , IncidentPhi(0.0)
+  , Polarization(0.0)
+  , IncidentAmplitude(1.0)
+  , DipoleAxis(2)
+  , DipoleLength(0.0)
+  , FeedCurrent(1.0)
+  , SourceType(SOURCE_ELECTRIC_DIPOLE)
+  , SourceAmplitude(1.0)
+  , MaterialMode(PROPERTY_ARRAYS)
+  , UseBuiltInTissueTable(true)
+  , TissueFrequency(0.0)
+  , AverageAtEdges(true)
+  , Backend(BACKEND_AUTO)
+  , DeviceIndex(0)
+  , XLowBoundary(BOUNDARY_CPML)
+  , XHighBoundary(BOUNDARY_CPML)
+  , YLowBoundary(BOUNDARY_CPML)
+  , YHighBoundary(BOUNDARY_CPML)
+  , ZLowBoundary(BOUNDARY_CPML)
+  , ZHighBoundary(BOUNDARY_CPML)
+  , CPMLThickness(10)
+  , AirPadding(8)
+  , CourantFactor(0.99)
+  , ProgressInterval(10)
+  , NumberOfSolves(0)
+  , TimeStep(0.0)
+  , LastMcellsPerSecond(0.0)
+{
+  // The defaults sit beside the Head Phantom's right ear.
+  const double beside[3] = { 0.1, 0.0, 0.0 };
+  for (int a = 0; a < 3; ++a)
+  {
+    this->DipoleCentre[a] = beside[a];
+    this->SourcePosition[a] = beside[a];
+    this->SourcePolarization[a] = a == 2 ? 1.0 : 0.0;
+  }
+  const int cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
+  this->SetInputArrayToProcess(0, 0, 0, cells, "permittivity");
+  this->SetInputArrayToProcess(1, 0, 0, cells, "conductivity");
+  this->SetInputArrayToProcess(2, 0, 0, cells, "None");
+  this->SetInputArrayToProcess(3, 0, 0, cells, "None");
+  this->SetInputArrayToProcess(4, 0, 0, cells, "tissue");
+  this->SetInputArrayToProcess(5, 0, 0, cells, "density");
+}
+
+vtkVEMFDTDFilterBase::~vtkVEMFDTDFilterBase() = default;
+
+void vtkVEMFDTDFilterBase::SetBoundary(int face, int type)
+{
+  int* f[6] = { &this->XLowBoundary, &this->XHighBoundary, &this->YLowBoundary,
+    &this->YHighBoundary, &this->ZLowBoundary, &this->ZHighBoundary };
+  if (face < 0 || face > 5 || type < 0 || type > 3 || *f[face] == type)
+  {
+    return;
+  }
+  *f[face] = type;
+  this->Modified();
+}
+
+int vtkVEMFDTDFilterBase::GetBoundary(int face) const
+{
+  const int f[6] = { this->XLowBoundary, this->XHighBoundary, this->YLowBoundary,
+    this->YHighBoundary, this->ZLowBoundary, this->ZHighBoundary };
+  return (face >= 0 && face < 6) ? f[face] : -1;
+}
+
+//------------------------------------------------------------------------------
+void vtkVEMFDTDFilterBase::GetDomainOptions(vem::VoxelDomainOptions& o) const
+{
+  for (int f = 0; f < 6; ++f)
+  {
+    o.boundaries[f] = ToBoundary(this->GetBoundary(f));
+  }
+  o.cpml_thickness = this->CPMLThickness;
+  o.air_padding = this->AirPadding;
+  o.courant_factor = this->CourantFactor;
+}
+
+void vtkVEMFDTDFilterBase::GetPlaneWave(vem::HarmonicPlaneWave& w) const
+{
+  w.theta = this->IncidentTheta * kDegree;
+  w.phi = this->IncidentPhi * kDegree;
+  w.psi = this->Polarization * kDegree;
+  w.amplitude = this->IncidentAmplitude;
+}
+
+void vtkVEMFDTDFilterBase::GetDipole(vem::HarmonicDipole& d) const
+{
+  for (int a = 0; a < 3; ++a)
+  {
+    d.centre[a] = this->DipoleCentre[a];
+  }
+  d.axis = this->DipoleAxis;
+  d.length = this->DipoleLength;
+  d.feed_current = this->FeedCurrent;
+}
+
+vem::Backend vtkVEMFDTDFilterBase::GetEngineBackend() const
+{
+  return this->Backend == BACKEND_CUDA
+    ? vem::Backend::cuda
+    : (this->Backend == BACKEND_CPU ? vem::Backend::cpu : vem::Backend::automatic);
+}
+
+bool vtkVEMFDTDFilterBase::PointsAsVoxels()
+{
+  return vem_vtk::SelectedArrayIsPointData(
+    this, this->MaterialMode == PROPERTY_ARRAYS ? 0 : 4);
+}
+
+int vtkVEMFDTDFilterBase::RequestUpdateExtent(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
+{
+  vem_vtk::RequestWholeInput(inputVector[0]->GetInformationObject(0));
+  return 1;
+}
+
+vtkMTimeType vtkVEMFDTDFilterBase::CurrentMTime()
+{
+  vtkDemandDrivenPipeline* exec = vtkDemandDrivenPipeline::SafeDownCast(this->GetExecutive());
+  return std::max(this->GetMTime(), exec ? exec->GetPipelineMTime() : vtkMTimeType(0));
+}
+
+bool vtkVEMFDTDFilterBase::IsSolved(vtkDataObject* input)
+{
+  return this->Solved && this->CurrentMTime() == this->SolvedMTime && input == this->SolvedInput;
+}
+
+void vtkVEMFDTDFilterBase::SetSolved(vtkDataObject* input)
+{
+  this->Solved = true;
+  this->SolvedMTime = this->CurrentMTime();
+  this->SolvedInput = input;
+}
+
+int vtkVEMFDTDFilterBase::Guarded(const std::function<bool()>& solve)
+{
+  try
+  {
+    if (solve())
+    {
+      return 1;
+    }
+    vtkWarningMacro(<< this->Label() << ": the run was aborted; no output was produced. "
+                    << "It runs again at the next update.");
+    return -1;
+  }
+  catch (const vem::Error& err)
+  {
+    vtkErrorMacro(<< this->Label() << ": " << err.what());
+  }
+  catch (const std::bad_alloc&)
+  {
+    vtkErrorMacro(<< this->Label() << ": out of host memory; use coarser voxels, less padding, "
+                  << "or fewer snapshots.");
+  }
+  catch (const std::exception& err)
+  {
+    vtkErrorMacro(<< this->Label() << ": " << err.what());
+  }
+  return 0;
+}
+
+//------------------------------------------------------------------------------
+void vtkVEMFDTDFilterBase::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "MaterialMode: " << this->MaterialMode << ", Backend: " << this->Backend
+     << " (device " << this->DeviceIndex << ")\n";
+  os << indent << "Boundaries:";
+  for (int f = 0; f < 6; ++f)
+  {
+    os << " " << this->GetBoundary(f);
+  }
+  os << ", CPML " << this->CPMLThickness << ", padding " << this->AirPadding << ", Courant "
+     << this->CourantFactor << "\n";
+  os << indent << "Illumination: " << this->Illumination << "; source type " << this->SourceType
+     << " at (" << this->SourcePosition[0] << ", " << this->SourcePosition[1] << ", "
+     << this->SourcePosition[2] << "); plane wave " << this->IncidentTheta << " / "
+     << this->IncidentPhi << " / " << this->Polarization << " deg, " << this->IncidentAmplitude
+     << " V/m; dipole at (" << this->DipoleCentre[0] << ", " << this->DipoleCentre[1] << ", "
+     << this->DipoleCentre[2] << ") axis " << this->DipoleAxis << ", " << this->DipoleLength
+     << " m, " << this->FeedCurrent << " A\n";
+  os << indent << "NumberOfSolves: " << this->NumberOfSolves << ", LastBackend: "
+     << this->LastBackend << "\n";
+}

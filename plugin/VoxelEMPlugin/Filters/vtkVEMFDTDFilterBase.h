@@ -1,0 +1,233 @@
+/**
+ * @class   vtkVEMFDTDFilterBase
+ * @brief   What the two FDTD filters share: the voxel model (materials, boundaries, padding), the
+ *          illumination and the engine
+ *
+ * vtkVEMFDTDSolver (the transient time series) and vtkVEMFDTDSteadyState (phasors, SAR, far
+ * field) derive from it. Input: vtkImageData whose voxels are its cells (cell arrays, preferred) or
+ * its points (point arrays are then taken as one voxel per point). Materials come either from
+ * per-voxel arrays (MaterialMode 0: relative permittivity, conductivity in S/m, optionally relative
+ * permeability and magnetic conductivity in ohm/m; 1- or 3-component for diagonal anisotropy) or
+ * from an integer label array and a tissue table (MaterialMode 1). Input array indices: 0
+ * permittivity, 1 conductivity, 2 permeability, 3 magnetic conductivity, 4 labels, 5 mass density
+ * (kg/m^3, steady state only). The computational grid is vem::VoxelDomain (voxel_domain.h): the
+ * voxels plus AirPadding cells of vacuum on every non-periodic face plus CPMLThickness cells on
+ * every CPML face (not output). Lengths are metres, times seconds, angles degrees, frequencies
+ * hertz.
+ *
+ * The properties are translated into the solver's option types (vem::VoxelDomainOptions,
+ * vem::TransientOptions, vem::HarmonicOptions), whose validate() gives the error messages: the same
+ * as a C++ user of the solver gets. Errors (one vtkErrorMacro each) and aborts leave every output
+ * empty.
+ */
+#ifndef vtkVEMFDTDFilterBase_h
+#define vtkVEMFDTDFilterBase_h
+
+#include "VoxelEMFiltersModule.h" // for export macro
+#include "vtkImageAlgorithm.h"
+
+#include <functional>
+#include <string>
+
+namespace vem
+{
+struct VoxelDomainOptions;
+struct HarmonicPlaneWave;
+struct HarmonicDipole;
+enum class Backend;
+}
+
+class VOXELEMFILTERS_EXPORT vtkVEMFDTDFilterBase : public vtkImageAlgorithm
+{
+public:
+  vtkTypeMacro(vtkVEMFDTDFilterBase, vtkImageAlgorithm);
+  void PrintSelf(ostream& os, vtkIndent indent) override;
+
+  enum MaterialModes
+  {
+    PROPERTY_ARRAYS = 0,
+    LABELS_AND_TISSUE_TABLE = 1
+  };
+  enum Backends
+  {
+    BACKEND_AUTO = 0,
+    BACKEND_CUDA = 1,
+    BACKEND_CPU = 2
+  };
+  enum BoundaryTypes
+  {
+    BOUNDARY_CPML = 0,
+    BOUNDARY_PEC = 1,
+    BOUNDARY_PMC = 2,
+    BOUNDARY_PERIODIC = 3
+  };
+  enum SourceTypes
+  {
+    SOURCE_ELECTRIC_DIPOLE = 0, // soft current-moment source (A m)
+    SOURCE_HARD_E = 1           // E components forced to amplitude * w(t) (V/m)
+  };
+  enum Illuminations
+  {
+    ILLUMINATION_POINT_SOURCE = 0,
+    ILLUMINATION_PLANE_WAVE = 1,
+    ILLUMINATION_HALF_WAVE_DIPOLE = 2
+  };
+
+  vtkSetClampMacro(Illumination, int, 0, 2);
+  vtkGetMacro(Illumination, int);
+
+  // Plane wave (degrees; V/m peak).
+  vtkSetMacro(IncidentTheta, double);
+  vtkGetMacro(IncidentTheta, double);
+  vtkSetMacro(IncidentPhi, double);
+  vtkGetMacro(IncidentPhi, double);
+  vtkSetMacro(Polarization, double);
+  vtkGetMacro(Polarization, double);
+  vtkSetMacro(IncidentAmplitude, double);
+  vtkGetMacro(IncidentAmplitude, double);
+
+  // Half-wave dipole (m, axis 0 x / 1 y / 2 z, A peak).
+  vtkSetVector3Macro(DipoleCentre, double);
+  vtkGetVector3Macro(DipoleCentre, double);
+  vtkSetClampMacro(DipoleAxis, int, 0, 2);
+  vtkGetMacro(DipoleAxis, int);
+  vtkSetMacro(DipoleLength, double);
+  vtkGetMacro(DipoleLength, double);
+  vtkSetMacro(FeedCurrent, double);
+  vtkGetMacro(FeedCurrent, double);
+
+  // Point source.
+  vtkSetClampMacro(SourceType, int, 0, 1);
+  vtkGetMacro(SourceType, int);
+  vtkSetVector3Macro(SourcePosition, double);
+  vtkGetVector3Macro(SourcePosition, double);
+  vtkSetVector3Macro(SourcePolarization, double);
+  vtkGetVector3Macro(SourcePolarization, double);
+  vtkSetMacro(SourceAmplitude, double);
+  vtkGetMacro(SourceAmplitude, double);
+
+  // Materials.
+  vtkSetClampMacro(MaterialMode, int, 0, 1);
+  vtkGetMacro(MaterialMode, int);
+  vtkSetStdStringFromCharMacro(TissueTableFile);
+  vtkGetCharFromStdStringMacro(TissueTableFile);
+  vtkSetMacro(UseBuiltInTissueTable, bool);
+  vtkGetMacro(UseBuiltInTissueTable, bool);
+  /// Hz; 0 = the analysis's own frequency (source frequency or first DFT frequency).
+  vtkSetMacro(TissueFrequency, double);
+  vtkGetMacro(TissueFrequency, double);
+  vtkSetMacro(AverageAtEdges, bool);
+  vtkGetMacro(AverageAtEdges, bool);
+
+  // Engine.
+  vtkSetClampMacro(Backend, int, 0, 2);
+  vtkGetMacro(Backend, int);
+  vtkSetClampMacro(DeviceIndex, int, 0, 1024);
+  vtkGetMacro(DeviceIndex, int);
+
+  // Boundaries, padding, time step.
+  vtkSetClampMacro(XLowBoundary, int, 0, 3);
+  vtkGetMacro(XLowBoundary, int);
+  vtkSetClampMacro(XHighBoundary, int, 0, 3);
+  vtkGetMacro(XHighBoundary, int);
+  vtkSetClampMacro(YLowBoundary, int, 0, 3);
+  vtkGetMacro(YLowBoundary, int);
+  vtkSetClampMacro(YHighBoundary, int, 0, 3);
+  vtkGetMacro(YHighBoundary, int);
+  vtkSetClampMacro(ZLowBoundary, int, 0, 3);
+  vtkGetMacro(ZLowBoundary, int);
+  vtkSetClampMacro(ZHighBoundary, int, 0, 3);
+  vtkGetMacro(ZHighBoundary, int);
+  void SetBoundary(int face, int type);
+  int GetBoundary(int face) const;
+  vtkSetMacro(CPMLThickness, int);
+  vtkGetMacro(CPMLThickness, int);
+  vtkSetMacro(AirPadding, int);
+  vtkGetMacro(AirPadding, int);
+  vtkSetMacro(CourantFactor, double);
+  vtkGetMacro(CourantFactor, double);
+
+  vtkSetMacro(ProgressInterval, int);
+  vtkGetMacro(ProgressInterval, int);
+
+  ///@{
+  /// Results of the last solve (information only).
+  vtkGetMacro(NumberOfSolves, int);
+  vtkGetMacro(TimeStep, double);
+  vtkGetMacro(LastMcellsPerSecond, double);
+  const char* GetLastBackend() const { return this->LastBackend.c_str(); }
+  ///@}
+
+protected:
+  vtkVEMFDTDFilterBase();
+  ~vtkVEMFDTDFilterBase() override;
+
+  int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  ///@{
+  /// The cached result is current when neither this filter nor anything upstream changed (the
+  /// pipeline MTime) and the input is the same data object; the input's own MTime is no guide,
+  /// the pipeline touches it on every request.
+  bool IsSolved(vtkDataObject* input);
+  void SetSolved(vtkDataObject* input);
+  void SetUnsolved() { this->Solved = false; }
+  ///@}
+
+  /// Whether the selected material array (permittivity or labels) is point data.
+  bool PointsAsVoxels();
+
+  /// The analysis's label for messages ("FDTD Solver", "FDTD Steady State").
+  virtual const char* Label() const = 0;
+
+  /// Runs `solve` (which returns false when aborted); reports a vem::Error, an out-of-memory or
+  /// another exception once with vtkErrorMacro, an abort with a warning. Returns 1 on success, 0
+  /// on an error, -1 on an abort; the caller empties its outputs unless it got 1.
+  int Guarded(const std::function<bool()>& solve);
+
+  ///@{
+  /// The properties as the solver's option types (angles converted to radians).
+  void GetDomainOptions(vem::VoxelDomainOptions& o) const;
+  void GetPlaneWave(vem::HarmonicPlaneWave& w) const;
+  void GetDipole(vem::HarmonicDipole& d) const;
+  vem::Backend GetEngineBackend() const;
+  ///@}
+
+  int Illumination;
+  double IncidentTheta, IncidentPhi, Polarization, IncidentAmplitude;
+  double DipoleCentre[3];
+  int DipoleAxis;
+  double DipoleLength;
+  double FeedCurrent;
+  int SourceType;
+  double SourcePosition[3];
+  double SourcePolarization[3];
+  double SourceAmplitude;
+  int MaterialMode;
+  std::string TissueTableFile;
+  bool UseBuiltInTissueTable;
+  double TissueFrequency;
+  bool AverageAtEdges;
+  int Backend;
+  int DeviceIndex;
+  int XLowBoundary, XHighBoundary, YLowBoundary, YHighBoundary, ZLowBoundary, ZHighBoundary;
+  int CPMLThickness;
+  int AirPadding;
+  double CourantFactor;
+  int ProgressInterval;
+
+  int NumberOfSolves;
+  double TimeStep;
+  double LastMcellsPerSecond;
+  std::string LastBackend;
+
+private:
+  bool Solved = false;
+  vtkMTimeType SolvedMTime = 0;
+  const void* SolvedInput = nullptr;
+  vtkMTimeType CurrentMTime();
+
+  vtkVEMFDTDFilterBase(const vtkVEMFDTDFilterBase&) = delete;
+  void operator=(const vtkVEMFDTDFilterBase&) = delete;
+};
+
+#endif

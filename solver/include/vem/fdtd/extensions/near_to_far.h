@@ -1,0 +1,75 @@
+// Frequency-domain near-to-far-field transform (surface equivalence principle) on the Yee grid:
+// from the scattered E and H on a closed box around the scatterer to the far-zone field,
+// bistatic RCS and the scattering cross-section.
+//
+// Equivalent currents on the box (outward normal n): J = n x H, M = -n x E. With the radiation
+// vectors  N = sum J e^{+jk r_hat . r'} dS,  L = sum M e^{+jk r_hat . r'} dS  (e^{jwt};
+// r' relative to `phase_origin`), the far field is (Balanis, Advanced Engineering
+// Electromagnetics, eqs. 6-122):
+//     E(r) ~ e^{-jkr} / r (F_theta theta_hat + F_phi phi_hat),
+//     F_theta = -jk / (4 pi) (L_phi + eta0 N_theta),   F_phi = jk / (4 pi) (L_theta - eta0 N_phi).
+// Bistatic RCS: sigma = 4 pi (|F_theta|^2 + |F_phi|^2) / |E0|^2.
+//
+// Sampling: the box faces lie on integer node planes, e.g. x = lo[0] and x = hi[0] (node
+// indices, positions per yee_grid.h), spanning lo..hi along the other axes. Each face is split
+// into the cell faces it contains; on each the tangential E (in the plane) is the average of its
+// two edge samples and the tangential H (half a cell either side) the average of four samples.
+// The box must stay inside the scattered-field region, at least one cell from the grid edge
+// (1 <= lo < hi <= n - 1), and in practice between the scatterer and the PML.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <functional>
+#include <vector>
+
+#include "vem/core/yee_grid.h"
+
+namespace vem {
+
+struct NtffBox {
+  std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};  // node indices
+};
+
+class NearToFarTransform {
+ public:
+  // e, h: 3 N entries each ([x | y | z] blocks of N = nx ny nz, sample (i,j,k) at
+  // i + nx (j + ny k)), E at the E sample positions, H at the H sample positions (as returned
+  // by solve_fdfd() / fdfd_fields()). Throws vem::Error for a box that does not fit.
+  NearToFarTransform(const YeeGrid& grid, double frequency, const std::vector<std::complex<double>>& e,
+                     const std::vector<std::complex<double>>& h, const NtffBox& box,
+                     const std::array<double, 3>& phase_origin);
+  // The same from a sampler: sample(c, i, j, k) returns component c (E or H) at sample index
+  // (i,j,k); only the samples within one cell of the box faces are asked for (e.g. thin DFT
+  // monitor slabs, without whole-volume arrays).
+  using Sampler = std::function<std::complex<double>(Component, int, int, int)>;
+  NearToFarTransform(const YeeGrid& grid, double frequency, const Sampler& sample, const NtffBox& box,
+                     const std::array<double, 3>& phase_origin);
+
+  // Far-zone pattern (F_theta, F_phi) in V (E = e^{-jkr}/r F).
+  std::array<std::complex<double>, 2> pattern(double theta, double phi) const;
+  // Bistatic RCS (m^2) for an incident amplitude |E0| (V/m).
+  double rcs(double theta, double phi, double incident_amplitude = 1.0) const;
+  // Scattering cross-section (m^2): the far-field power integrated over the sphere
+  // (Gauss-Legendre in cos(theta), uniform in phi) over the incident power density.
+  double scattering_cross_section(int n_theta = 24, int n_phi = 48,
+                                  double incident_amplitude = 1.0) const;
+  // Net power (W) flowing out through the box, 1/2 Re sum (E x H*) . n dS, from the same
+  // interpolated tangential fields. With the scattered fields of a lossless scatterer this is
+  // the scattered power; with the total fields, minus the absorbed power.
+  double power_out() const;
+
+  std::size_t patches() const { return patch_.size(); }
+
+ private:
+  struct Patch {
+    std::array<double, 3> r;                  // centre relative to the phase origin, m
+    std::array<std::complex<double>, 3> j, m;  // currents times the patch area
+    std::array<std::complex<double>, 3> e, h;  // tangential fields (for power_out)
+    std::array<double, 3> n;                   // outward normal times the area
+  };
+  double k_ = 0;
+  std::vector<Patch> patch_;
+};
+
+}  // namespace vem

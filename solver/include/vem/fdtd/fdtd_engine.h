@@ -1,0 +1,154 @@
+// One engine interface, two backends: the CPU engine (OpenMP; the reference and the fallback
+// when there is no GPU) and the CUDA engine (the fast path). Both step the same FdtdOperator on
+// the same memory layout and are held to each other by the tests.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vem/fdtd/fdtd_operator.h"
+#include "vem/fdtd/halo_exchange.h"
+
+namespace vem {
+
+enum class Backend { automatic, cpu, cuda };
+const char* backend_name(Backend b);
+Backend backend_from_name(const std::string& name);  // "auto", "cpu", "cuda"
+
+// Probe record: values[p][s] is probe p after step s+1; times from probe_time().
+struct ProbeRecord {
+  std::vector<std::string> names;
+  std::vector<Component> components;
+  std::vector<std::vector<float>> values;
+};
+
+// Called every `callback_interval` steps with (steps done so far in this run, steps asked);
+// returning false stops the run at that step boundary (the fields stay consistent).
+using StepCallback = std::function<bool(int done, int total)>;
+
+class FdtdEngine;
+
+// Engine extensions (DFT monitors, TFSF plane waves, ...): operator-side descriptions whose
+// engine-side state is called at fixed points of every leap-frog step `step` (0-based):
+//   after_h:     H is at (step + 1/2) dt, bulk + CPML + point sources done; before the PMC /
+//                periodic ghosts and the halo exchange (field corrections go here).
+//   after_e:     E is at (step + 1) dt, bulk + CPML + point sources done; before the periodic
+//                plane copy and the halo exchange (field corrections go here).
+//   end_of_step: the step is complete (ghosts, periodic copies, halo, probes); read-only use.
+// On the CUDA engine the hook runs on the host between kernel launches of the default stream
+// and must launch its own (checked) kernels on raw_field() pointers. Not owned by the engine.
+enum class HookPoint { after_h, after_e, end_of_step };
+class EngineExtension {
+ public:
+  virtual ~EngineExtension() = default;
+  virtual void hook(FdtdEngine& engine, HookPoint where, int step) = 0;
+};
+
+class FdtdEngine {
+ public:
+  virtual ~FdtdEngine() = default;
+  virtual std::string backend() const = 0;  // "cpu" or "cuda:<device name>"
+
+  // Advance `steps` leap-frog steps. Returns the number of steps done (< steps if aborted).
+  int run(int steps, const StepCallback& callback = {}, int callback_interval = 100);
+
+  int steps_completed() const { return steps_; }
+  double time_of_e() const { return steps_ * op_.dt(); }  // E is at this time, H half a step before
+  const FdtdOperator& op() const { return op_; }
+
+  // Host copy of one component: (nx+1)(ny+1)(nz+1) values, x fastest, at sample index (i,j,k)
+  // (positions in yee_grid.h); samples outside the component's range are 0.
+  virtual std::vector<float> field(Component c) const = 0;
+  // Overwrites one component from the same compact layout (initial conditions, tests).
+  virtual void set_field(Component c, const std::vector<float>& values) = 0;
+
+  ProbeRecord probes() const;
+  // Time at which probe samples of step s (1-based) were taken: s dt for E, (s - 1/2) dt for H.
+  double probe_time(Component c, int step) const;
+
+  // The exchange for faces of type BoundaryType::subdomain (halo_exchange.h); not owned.
+  void set_halo_exchange(HaloExchange* exchange) { halo_ = exchange; }
+
+  // Engine extensions (see EngineExtension); called in the order added. Not owned.
+  void add_extension(EngineExtension* ext);
+  void remove_extension(EngineExtension* ext);
+  // The engine's array of component c in the padded layout (field_layout.h): host memory for the
+  // CPU engine, device memory for the CUDA engine (fields_on_device()). For extensions.
+  virtual float* raw_field(Component c) = 0;
+  virtual bool fields_on_device() const { return false; }
+  // A volume source folded into the bulk E update, for extensions that add one to every E sample
+  // (harmonic_current.h): E_c -= s_c[2o] cr - s_c[2o+1] ci at every layout offset o, with s_c
+  // interleaved (re, im) float arrays of 2 x layout size in the engine's memory. Engines that can
+  // (CUDA: it saves the extension's own pass over E) return true and apply it from the next E
+  // update on with the phase last set by set_fused_e_source_phase(); nullptr detaches. Others
+  // return false and the extension applies the source itself.
+  virtual bool set_fused_e_source(const float* const s[3]) { (void)s; return false; }
+  virtual void set_fused_e_source_phase(float cr, float ci) { (void)cr; (void)ci; }
+
+  // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
+  // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).
+  double field_energy() const;
+
+ protected:
+  explicit FdtdEngine(const FdtdOperator& op) : op_(op) {}
+  virtual void do_steps(int n) = 0;                        // advance n steps, record probes
+  virtual std::vector<float> probe_values() const = 0;     // [step][probe], steps_ rows
+  // Copies one node plane (index along `axis`) of component c over the full transverse extent
+  // [0, N_b] x [0, N_c] (b = axis+1 fastest) out of / into the engine's arrays.
+  virtual void read_plane(Component c, int axis, int index, float* out) const = 0;
+  virtual void write_plane(Component c, int axis, int index, const float* in) = 0;
+  // Sends and receives the subdomain-face planes after the H (electric = false) or E update.
+  void exchange_halo(bool electric);
+  // Calls the extensions' hooks; a no-op (one empty() test) when there are none.
+  void run_hooks(HookPoint where, int step) {
+    if (!extensions_.empty()) run_hooks_slow(where, step);
+  }
+
+  const FdtdOperator& op_;
+  int steps_ = 0;
+  HaloExchange* halo_ = nullptr;
+
+ private:
+  void run_hooks_slow(HookPoint where, int step);
+  std::vector<EngineExtension*> extensions_;
+};
+
+// Tuning knobs of the CUDA engine (the CPU engine reads only `coefficients`). Zero / automatic =
+// the defaults chosen by measurement (testing/benchmarks/results/).
+struct EngineTuning {
+  // Coefficient-array models: read the 12 per-sample arrays (48 bytes a sample) or the same
+  // values as a table of distinct tuples and a 16-bit index (FdtdOperator::coefficient_index).
+  // automatic: the table where the model has at most 65536 distinct tuples on the CUDA engine
+  // (fewer bytes per step, fdtd.md), the arrays on the CPU engine (measured faster there).
+  // Indexed models always use their table.
+  enum class Coefficients { automatic, arrays, table } coefficients = Coefficients::automatic;
+  int block_x = 0, block_y = 0;  // threads per block of the bulk kernels (block_x multiple of 32)
+  // z planes each thread of the bulk kernels marches over (registers carry the z-neighbour);
+  // 1 is one thread per sample (the paper's xyz-mapping), >= nz+1 one thread per column.
+  int z_chunk = 0;
+  enum class TablePlacement { automatic, constant, global } table = TablePlacement::automatic;
+  // CPML corrections: all six slabs in one launch per half step (merged) or one launch per axis;
+  // automatic: merged below 8 M cells, where launches weigh most (measured, fdtd.md).
+  enum class CpmlLaunch { automatic, per_axis, merged } cpml = CpmlLaunch::automatic;
+  // Stepping kernels launched one after the other (plain) or with programmatic dependent launch
+  // (Hopper and later: the next kernel's blocks are scheduled while the previous one drains;
+  // same arithmetic, the same fields bit for bit). automatic: programmatic on sm_90 and later.
+  enum class KernelLaunch { automatic, plain, programmatic } launch = KernelLaunch::automatic;
+};
+
+// Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,
+// otherwise CPU (warning text in *warning when given). cuda with no usable device throws.
+std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend,
+                                        int device_index = 0, std::string* warning = nullptr,
+                                        const EngineTuning& tuning = {});
+
+// True when the library was built with CUDA and a device can be used; *why says why not.
+bool cuda_available(std::string* why = nullptr);
+
+// Largest material table (entries) the CUDA engine keeps in constant memory.
+constexpr int kConstantTableCapacity = 1024;
+
+}  // namespace vem

@@ -1,0 +1,53 @@
+// The complete description of an FDTD problem, as plain data (no VTK). An FdtdOperator is built
+// from it (validation, time step, coefficients) and an engine steps the operator.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "vem/fdtd/boundary.h"
+#include "vem/core/material.h"
+#include "vem/fdtd/source.h"
+#include "vem/core/yee_grid.h"
+
+namespace vem {
+
+// How materials are given.
+//  indexed:           one 16-bit index per cell into `table` (segmented phantoms). The GPU keeps
+//                     the coefficient table in constant memory while it fits
+//                     (kConstantTableCapacity in fdtd_engine.h), in global memory beyond.
+//  coefficient_array: per-cell, per-axis eps_r, sigma_e (and optionally mu_r, sigma_m) arrays,
+//                     turned into per-sample update-coefficient arrays (the layout of
+//                     Demir & Elsherbeni) for continuously varying media.
+enum class MaterialMode { indexed, coefficient_array };
+
+struct PerCellMedium {
+  // Each array has grid.cell_count() entries, x fastest (index i + nx (j + ny k)), or is empty.
+  // A single array per quantity means isotropic; three (x, y, z) means diagonal anisotropy.
+  std::vector<std::vector<float>> eps_r;    // required: 1 or 3 arrays
+  std::vector<std::vector<float>> sigma_e;  // S/m; empty means lossless
+  std::vector<std::vector<float>> mu_r;     // empty means 1
+  std::vector<std::vector<float>> sigma_m;  // ohm/m; empty means 0
+  // Average each E sample's permittivity/conductivity over the (up to) four cells that share its
+  // edge, and each H sample's permeability over the two cells sharing its face. Off: staircase
+  // (the material of cell (i,j,k), as in indexed mode).
+  bool average_at_edges = true;
+};
+
+struct FdtdSetup {
+  YeeGrid grid;
+  double courant_factor = 0.99;  // dt = courant_factor * courant_limit when dt == 0
+  double dt = 0.0;               // s; 0 selects from courant_factor; above the limit is refused
+  BoundarySpec boundaries;
+
+  MaterialMode material_mode = MaterialMode::indexed;
+  std::vector<Material> materials;             // indexed mode: the table
+  std::vector<std::uint16_t> material_index;   // indexed mode: cell_count() entries, or empty = all 0
+  PerCellMedium medium;                        // coefficient_array mode
+
+  std::vector<PointSource> sources;
+  std::vector<Probe> probes;
+};
+
+}  // namespace vem

@@ -1,0 +1,282 @@
+// TFSF plane-wave source (tfsf.h): the operator-side description (incident direction,
+// matched-dispersion 1D grid, correction lists) and the CPU corrections. CUDA: tfsf_cuda.cu.
+#include "vem/fdtd/extensions/tfsf.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "vem/core/error.h"
+
+namespace vem {
+
+namespace {
+
+class TfsfCpu final : public TfsfSource::Backend {
+ public:
+  TfsfCpu(const TfsfSource::Targets& te, const TfsfSource::Targets& th) : te_(te), th_(th) {}
+  void apply(FdtdEngine& eng, bool electric, const std::vector<float>& inc) override {
+    const TfsfSource::Targets& t = electric ? te_ : th_;
+    float* f[6];
+    for (int c = 0; c < 6; ++c) f[c] = eng.raw_field(Component(c));
+    const float* in = inc.data();
+    const int n = int(t.comp.size());
+#pragma omp parallel for schedule(static)
+    for (int q = 0; q < n; ++q) {
+      float sum = 0.0f;
+      for (int r = t.begin[q]; r < t.begin[q + 1]; ++r) {
+        const TfsfSource::Term& m = t.terms[r];
+        const float v = m.w[0] * in[m.base] + m.w[1] * in[m.base + 1] + m.w[2] * in[m.base + 2] +
+                        m.w[3] * in[m.base + 3];
+        sum += m.coef * v;
+      }
+      f[t.comp[q]][t.offset[q]] += sum;
+    }
+  }
+
+ private:
+  const TfsfSource::Targets& te_;
+  const TfsfSource::Targets& th_;
+};
+
+constexpr int kAbsorberCells = 40;
+
+}  // namespace
+
+TfsfBox automatic_tfsf_box(const YeeGrid& g, const BoundarySpec& bs, int margin) {
+  TfsfBox box;
+  const std::array<int, 3> n = g.n();
+  for (int a = 0; a < 3; ++a) {
+    box.lo[a] = bs.cpml_cells(2 * a) + margin;
+    box.hi[a] = n[a] - bs.cpml_cells(2 * a + 1) - margin;
+    if (box.hi[a] <= box.lo[a])
+      fail("the grid is too small along ", "xyz"[a], " for a plane wave's total-field box ", margin,
+           " cells inside the CPML (", n[a] - bs.cpml_cells(2 * a) - bs.cpml_cells(2 * a + 1),
+           " cells inside the CPML; the box needs more than ", 2 * margin, ")");
+  }
+  return box;
+}
+
+TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box)
+    : engine_(&engine), wave_(wave) {
+  const FdtdOperator& op = engine.op();
+  const YeeGrid& g = op.grid();
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const double d[3] = {g.dx, g.dy, g.dz};
+  const double dt = op.dt();
+  wave_.waveform.validate();
+  if (!std::isfinite(wave.amplitude)) fail("TFSF plane wave: amplitude ", wave.amplitude, " is not finite");
+  for (double v : {wave.theta, wave.phi, wave.psi})
+    if (!std::isfinite(v)) fail("TFSF plane wave: angles must be finite (theta, phi, psi in radians)");
+  double f0 = wave.design_frequency > 0 ? wave.design_frequency : wave.waveform.f0;
+  if (!(f0 > 0))
+    fail("TFSF plane wave: no design frequency (set PlaneWave::design_frequency for a waveform "
+         "without f0)");
+  const auto& bc = op.setup().boundaries;
+  for (int a = 0; a < 3; ++a) {
+    const int lo_min = 2 + bc.cpml_cells(2 * a), hi_max = n[a] - 2 - bc.cpml_cells(2 * a + 1);
+    if (box.lo[a] >= box.hi[a] || box.lo[a] < lo_min || box.hi[a] > hi_max)
+      fail("TFSF box ", "xyz"[a], " range [", box.lo[a], ", ", box.hi[a],
+           "] must satisfy lo < hi inside [", lo_min, ", ", hi_max,
+           "] (2 cells clear of the grid edge and the CPML)");
+  }
+  const double st = std::sin(wave.theta), ct = std::cos(wave.theta);
+  const double sp = std::sin(wave.phi), cp = std::cos(wave.phi);
+  k_ = {st * cp, st * sp, ct};
+  const std::array<double, 3> th = {ct * cp, ct * sp, -st}, ph = {-sp, cp, 0.0};
+  for (int a = 0; a < 3; ++a) e_[a] = std::cos(wave.psi) * th[a] + std::sin(wave.psi) * ph[a];
+  h_ = {k_[1] * e_[2] - k_[2] * e_[1], k_[2] * e_[0] - k_[0] * e_[2], k_[0] * e_[1] - k_[1] * e_[0]};
+
+  // Matched dispersion (tfsf.h).
+  int axis_aligned = -1;
+  for (int a = 0; a < 3; ++a)
+    if (std::fabs(k_[a]) > 1.0 - 1e-12) axis_aligned = a;
+  d1_ = axis_aligned >= 0 ? d[axis_aligned] : std::min({d[0], d[1], d[2]});
+  const double w = 2 * kPi * f0;
+  const double rhs = std::pow(std::sin(w * dt / 2) / (kC0 * dt), 2);
+  auto disp = [&](double k) {
+    double s = 0;
+    for (int a = 0; a < 3; ++a) s += std::pow(std::sin(k * k_[a] * d[a] / 2) / d[a], 2);
+    return s - rhs;
+  };
+  double klo = 0.5 * w / kC0, khi = w / kC0 * 1.0;
+  while (disp(khi) < 0 && khi < 10 * w / kC0) khi *= 1.05;
+  const double kmax_ok = kPi / std::max({d[0], d[1], d[2]});
+  if (disp(khi) < 0 || khi > kmax_ok)
+    fail("TFSF plane wave: design frequency ", f0, " Hz is not resolved by the grid (fewer than ~2 cells per wavelength)");
+  for (int it = 0; it < 200; ++it) {
+    const double km = 0.5 * (klo + khi);
+    (disp(km) < 0 ? klo : khi) = km;
+  }
+  k3_ = 0.5 * (klo + khi);
+  alpha_ = kC0 * dt * std::sin(k3_ * d1_ / 2) / (d1_ * std::sin(w * dt / 2));
+  if (kC0 * dt / (alpha_ * d1_) > 1.0)
+    fail("TFSF plane wave: the auxiliary 1D grid would be unstable (c dt / (alpha d1) = ",
+         kC0 * dt / (alpha_ * d1_), ")");
+
+  // Reference: the box corner the wave reaches first.
+  ref_ = std::numeric_limits<double>::infinity();
+  for (int q = 0; q < 8; ++q) {
+    const int idx[3] = {(q & 1) ? box.hi[0] : box.lo[0], (q & 2) ? box.hi[1] : box.lo[1],
+                        (q & 4) ? box.hi[2] : box.lo[2]};
+    double s = 0;
+    for (int a = 0; a < 3; ++a) s += k_[a] * (g.origin[a] + idx[a] * d[a]);
+    ref_ = std::min(ref_, s);
+  }
+
+  // Correction lists: every target sample within one index of the box whose curl stencil
+  // crosses the total/scattered boundary.
+  auto inside = [&](int comp, const int idx[3]) {
+    for (int a = 0; a < 3; ++a) {
+      const bool half = comp < 3 ? (a == comp) : (a != comp - 3);
+      const double p = idx[a] + (half ? 0.5 : 0.0);
+      if (p < box.lo[a] || p > box.hi[a]) return false;
+    }
+    return true;
+  };
+  struct Raw { int comp; std::int64_t off; float coef; double xi; bool to_e; };
+  std::vector<Raw> raw;
+  double xi_min = std::numeric_limits<double>::infinity(), xi_max = -xi_min;
+  const float amp = float(wave.amplitude);
+  for (int c6 = 0; c6 < 6; ++c6) {
+    const bool electric = c6 < 3;
+    const int c = c6 % 3, b = (c + 1) % 3, dd = (c + 2) % 3;
+    const Component cc = Component(c6);
+    int idx[3];
+    for (idx[2] = box.lo[2] - 1; idx[2] <= box.hi[2] + 1; ++idx[2])
+      for (idx[1] = box.lo[1] - 1; idx[1] <= box.hi[1] + 1; ++idx[1])
+        for (idx[0] = box.lo[0] - 1; idx[0] <= box.hi[0] + 1; ++idx[0]) {
+          bool in_range = true;
+          for (int a = 0; a < 3; ++a)
+            in_range = in_range && idx[a] >= op.range_lo(cc, a) && idx[a] <= op.range_hi(cc, a);
+          if (!in_range) continue;
+          const bool t_in = inside(c6, idx);
+          // neighbours (component, index shift along b or d, weight)
+          struct Nb { int comp; int shift_axis; int shift; double wgt; };
+          Nb nb[4];
+          if (electric) {
+            nb[0] = {3 + dd, b, 0, 1.0 / d[b]};
+            nb[1] = {3 + dd, b, -1, -1.0 / d[b]};
+            nb[2] = {3 + b, dd, 0, -1.0 / d[dd]};
+            nb[3] = {3 + b, dd, -1, 1.0 / d[dd]};
+          } else {
+            nb[0] = {dd, b, 1, 1.0 / d[b]};
+            nb[1] = {dd, b, 0, -1.0 / d[b]};
+            nb[2] = {b, dd, 1, -1.0 / d[dd]};
+            nb[3] = {b, dd, 0, 1.0 / d[dd]};
+          }
+          const auto ab = op.coefficients_at(cc, idx[0], idx[1], idx[2]);
+          const double factor = electric ? ab[1] : -ab[1];
+          bool checked_vacuum = false;
+          for (const Nb& m : nb) {
+            int j[3] = {idx[0], idx[1], idx[2]};
+            j[m.shift_axis] += m.shift;
+            const bool n_in = inside(m.comp, j);
+            if (n_in == t_in) continue;
+            if (!checked_vacuum) {  // the incident wave is a vacuum plane wave
+              const UpdateCoefficients v = electric ? electric_coefficients(1.0, 0.0, dt)
+                                                    : magnetic_coefficients(1.0, 0.0, dt);
+              if (std::fabs(ab[0] - v.ca) > 1e-6 * std::fabs(v.ca) || std::fabs(ab[1] - v.cb) > 1e-6 * std::fabs(v.cb))
+                fail("TFSF box surface must lie in vacuum: ", component_name(cc), " sample (",
+                     idx[0], ", ", idx[1], ", ", idx[2], ") next to it has a non-vacuum material");
+              checked_vacuum = true;
+            }
+            const double proj = m.comp < 3 ? e_[m.comp] : h_[m.comp - 3];  // 1D H is in A/m
+            if (proj == 0.0) continue;
+            const double sign = t_in ? 1.0 : -1.0;
+            const auto r = g.position(Component(m.comp), j[0], j[1], j[2]);
+            const double xi = k_[0] * r[0] + k_[1] * r[1] + k_[2] * r[2] - ref_;
+            raw.push_back({c6, op.layout().at(idx[0], idx[1], idx[2]),
+                           float(sign * factor * m.wgt * proj) * amp, xi, !electric});
+            xi_min = std::min(xi_min, xi);
+            xi_max = std::max(xi_max, xi);
+          }
+        }
+  }
+  xi0_ = d1_ * std::floor(xi_min / d1_ + 1e-9) - 4 * d1_;
+  const int m1 = int(std::ceil((xi_max - xi0_) / d1_)) + 4 + kAbsorberCells;
+  e1_.assign(m1, 0.0f);
+  h1_.assign(m1, 0.0f);  // entry m1-1 unused (kept for the interpolation stencil)
+  // Absorber: matched graded loss s = sigma/eps = sigma_m/mu (1/s) over the last cells.
+  const double v = kC0 / alpha_;
+  const double L = kAbsorberCells * d1_;
+  const double s_max = 4.0 * v * 18.42 / (2.0 * L) * 2.0;
+  const int start = m1 - 1 - kAbsorberCells;
+  ca1_.resize(m1); cb1_.resize(m1); da1_.resize(m1); db1_.resize(m1);
+  for (int m = 0; m < m1; ++m) {
+    const double xe = std::max(0.0, double(m - start)) / kAbsorberCells;
+    const double xh = std::max(0.0, m + 0.5 - start) / kAbsorberCells;
+    const double se = s_max * xe * xe * xe * dt / 2, sh = s_max * xh * xh * xh * dt / 2;
+    ca1_[m] = float((1 - se) / (1 + se));
+    cb1_[m] = float(dt / (alpha_ * kEps0 * d1_) / (1 + se));
+    da1_[m] = float((1 - sh) / (1 + sh));
+    db1_[m] = float(dt / (alpha_ * kMu0 * d1_) / (1 + sh));
+  }
+
+  // CSR lists with cubic Lagrange weights.
+  std::stable_sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
+    return a.comp != b.comp ? a.comp < b.comp : a.off < b.off;
+  });
+  for (Targets* t : {&te_, &th_}) t->begin.clear();
+  for (std::size_t q = 0; q < raw.size(); ++q) {
+    const Raw& r = raw[q];
+    Targets& t = r.comp < 3 ? te_ : th_;
+    if (t.comp.empty() || t.comp.back() != r.comp || t.offset.back() != r.off) {
+      t.comp.push_back(r.comp);
+      t.offset.push_back(r.off);
+      t.begin.push_back(int(t.terms.size()));
+    }
+    // E targets interpolate the 1D H (half nodes), H targets the 1D E (integer nodes).
+    const double x = (r.xi - xi0_) / d1_ - (r.to_e ? 0.0 : 0.5);
+    double fl = std::floor(x);
+    double tt = x - fl;
+    if (tt > 1.0 - 1e-7) { fl += 1.0; tt = 0.0; }
+    if (tt < 1e-7) tt = 0.0;
+    Term m;
+    m.coef = r.coef;
+    m.base = int(fl) - 1;
+    m.w[0] = float(-tt * (tt - 1) * (tt - 2) / 6);
+    m.w[1] = float((tt + 1) * (tt - 1) * (tt - 2) / 2);
+    m.w[2] = float(-(tt + 1) * tt * (tt - 2) / 2);
+    m.w[3] = float((tt + 1) * tt * (tt - 1) / 6);
+    if (m.base < 0 || m.base + 3 >= m1) fail("TFSF: internal error, interpolation outside the 1D grid");
+    t.terms.push_back(m);
+  }
+  for (Targets* t : {&te_, &th_}) t->begin.push_back(int(t->terms.size()));
+
+  if (engine.fields_on_device()) {
+#ifdef VEM_WITH_CUDA
+    backend_ = make_tfsf_backend_cuda(te_, th_, e1_.size());
+#else
+    fail("TFSF: engine keeps fields on a device but the library was built without CUDA");
+#endif
+  } else {
+    backend_ = std::make_unique<TfsfCpu>(te_, th_);
+  }
+  e1_[0] = float(wave_.waveform.value(engine.time_of_e()));
+  engine.add_extension(this);
+}
+
+TfsfSource::~TfsfSource() { engine_->remove_extension(this); }
+
+std::size_t TfsfSource::corrected_samples() const { return te_.comp.size() + th_.comp.size(); }
+
+double TfsfSource::delay(const std::array<double, 3>& r) const {
+  const double xi = k_[0] * r[0] + k_[1] * r[1] + k_[2] * r[2] - ref_;
+  const double f0 = wave_.design_frequency > 0 ? wave_.design_frequency : wave_.waveform.f0;
+  return (xi - xi0_) * k3_ / (2 * kPi * f0);
+}
+
+void TfsfSource::hook(FdtdEngine& eng, HookPoint where, int step) {
+  const int m1 = int(e1_.size());
+  if (where == HookPoint::after_h) {
+    backend_->apply(eng, false, e1_);  // H targets need E_inc at step dt
+    for (int m = 0; m < m1 - 1; ++m) h1_[m] = da1_[m] * h1_[m] - db1_[m] * (e1_[m + 1] - e1_[m]);
+  } else if (where == HookPoint::after_e) {
+    backend_->apply(eng, true, h1_);  // E targets need H_inc at (step + 1/2) dt
+    for (int m = 1; m < m1 - 1; ++m) e1_[m] = ca1_[m] * e1_[m] - cb1_[m] * (h1_[m] - h1_[m - 1]);
+    e1_[0] = float(wave_.waveform.value((step + 1.0) * eng.op().dt()));
+  }
+}
+
+}  // namespace vem

@@ -1,0 +1,331 @@
+#include "fdtd/fdtd_engine_cpu.h"
+
+#include <algorithm>
+
+#include "fdtd/engine_common.h"
+#include "vem/core/error.h"
+
+namespace vem {
+
+namespace {
+
+// Material coefficient access, indexed table or per-sample arrays (fdtd_setup.h).
+struct IndexedCoefficients {
+  const float* table;
+  const std::uint16_t* index;
+  float a(int c, std::int64_t o) const { return table[index[o] * 12 + 2 * c]; }
+  float b(int c, std::int64_t o) const { return table[index[o] * 12 + 2 * c + 1]; }
+};
+struct ArrayCoefficients {
+  const float* arr[12];
+  float a(int c, std::int64_t o) const { return arr[2 * c][o]; }
+  float b(int c, std::int64_t o) const { return arr[2 * c + 1][o]; }
+};
+
+}  // namespace
+
+FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning)
+    : FdtdEngine(op),
+      // automatic: the arrays (faster than a packed table on the CPU, fdtd.md)
+      table_(coefficient_table_for(op, tuning.coefficients, false)) {
+  const FieldLayout& L = op.layout();
+  for (auto& f : f_) {
+    f.p.reset(new float[L.size]);  // uninitialized: first touched below
+    float* d = f.data();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = -1; k <= L.nz; ++k)
+      for (int j = -1; j <= L.ny; ++j) {
+        float* row = d + L.at(-1, j, k) - (FieldLayout::kXOffset - 1);
+        for (std::int64_t i = 0; i < L.pitch; ++i) row[i] = 0.0f;
+      }
+  }
+  const int n[3] = {op.grid().nx, op.grid().ny, op.grid().nz};
+  for (const auto& s : op.cpml_slabs()) {
+    const PsiBox be(s, true, n), bh(s, false, n);
+    psi_e_.push_back({std::vector<float>(be.size(), 0.0f), std::vector<float>(be.size(), 0.0f)});
+    psi_h_.push_back({std::vector<float>(bh.size(), 0.0f), std::vector<float>(bh.size(), 0.0f)});
+  }
+}
+
+void FdtdEngineCpu::do_steps(int n) {
+  probe_buf_.reserve(probe_buf_.size() + std::size_t(n) * op_.probes().size());
+  if (table_) {
+    const IndexedCoefficients coef{table_.table, table_.index};
+    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+  } else {
+    ArrayCoefficients coef;
+    for (int q = 0; q < 12; ++q) coef.arr[q] = op_.coefficient_arrays()[q].data();
+    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+  }
+}
+
+// One leap-frog step `step` (0-based): H from (step-1/2) dt to (step+1/2) dt, E to (step+1) dt.
+template <class Coef>
+void FdtdEngineCpu::step_once(const Coef& coef, int step) {
+  for (int c = 0; c < 3; ++c) bulk_h(c, coef);
+  for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h(s, coef);
+  apply_sources(false, step);
+  run_hooks(HookPoint::after_h, step);
+  fill_h_ghosts();
+  exchange_halo(false);
+  for (int c = 0; c < 3; ++c) bulk_e(c, coef);
+  for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e(s, coef);
+  apply_sources(true, step);
+  run_hooks(HookPoint::after_e, step);
+  copy_periodic_e_planes();
+  exchange_halo(true);
+  for (const auto& p : op_.probes()) probe_buf_.push_back(f_[int(p.probe.component)][p.offset]);
+  run_hooks(HookPoint::end_of_step, step);
+}
+
+// E_c <- ca E_c + cb [ (H_{c+2}(o) - H_{c+2}(o - s_{c+1})) / d_{c+1} - (H_{c+1}(o) - H_{c+1}(o - s_{c+2})) / d_{c+2} ]
+template <class Coef>
+void FdtdEngineCpu::bulk_e(int c, const Coef& coef) {
+  const FieldLayout& L = op_.layout();
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
+  const int b = (c + 1) % 3, d = (c + 2) % 3;
+  float* E = f_[c].data();
+  const float* Hd = f_[3 + d].data();
+  const float* Hb = f_[3 + b].data();
+  const std::int64_t sb = stride[b], sd = stride[d];
+  const float ib = float(1.0 / dd[b]), id = float(1.0 / dd[d]);
+  const Component cc = static_cast<Component>(c);
+  const int i0 = op_.range_lo(cc, 0), i1 = op_.range_hi(cc, 0);
+  const int j0 = op_.range_lo(cc, 1), j1 = op_.range_hi(cc, 1);
+  const int k0 = op_.range_lo(cc, 2), k1 = op_.range_hi(cc, 2);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = k0; k <= k1; ++k)
+    for (int j = j0; j <= j1; ++j) {
+      const std::int64_t row = L.at(0, j, k);
+#pragma omp simd
+      for (int i = i0; i <= i1; ++i) {
+        const std::int64_t o = row + i;
+        E[o] = coef.a(c, o) * E[o] + coef.b(c, o) * ((Hd[o] - Hd[o - sb]) * ib - (Hb[o] - Hb[o - sd]) * id);
+      }
+    }
+}
+
+// H_c <- da H_c - db [ (E_{c+2}(o + s_{c+1}) - E_{c+2}(o)) / d_{c+1} - (E_{c+1}(o + s_{c+2}) - E_{c+1}(o)) / d_{c+2} ]
+template <class Coef>
+void FdtdEngineCpu::bulk_h(int c, const Coef& coef) {
+  const FieldLayout& L = op_.layout();
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
+  const int b = (c + 1) % 3, d = (c + 2) % 3;
+  float* H = f_[3 + c].data();
+  const float* Ed = f_[d].data();
+  const float* Eb = f_[b].data();
+  const std::int64_t sb = stride[b], sd = stride[d];
+  const float ib = float(1.0 / dd[b]), id = float(1.0 / dd[d]);
+  const Component cc = static_cast<Component>(3 + c);
+  const int i0 = op_.range_lo(cc, 0), i1 = op_.range_hi(cc, 0);
+  const int j0 = op_.range_lo(cc, 1), j1 = op_.range_hi(cc, 1);
+  const int k0 = op_.range_lo(cc, 2), k1 = op_.range_hi(cc, 2);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = k0; k <= k1; ++k)
+    for (int j = j0; j <= j1; ++j) {
+      const std::int64_t row = L.at(0, j, k);
+#pragma omp simd
+      for (int i = i0; i <= i1; ++i) {
+        const std::int64_t o = row + i;
+        H[o] = coef.a(3 + c, o) * H[o] -
+               coef.b(3 + c, o) * ((Ed[o + sb] - Ed[o]) * ib - (Eb[o + sd] - Eb[o]) * id);
+      }
+    }
+}
+
+// CPML corrections in one slab on axis a (fdtd_operator.h):
+//   E_{a+2} += cb [(1/kappa - 1) d_a H_{a+1} + psi],  E_{a+1} -= cb [(1/kappa - 1) d_a H_{a+2} + psi]
+template <class Coef>
+void FdtdEngineCpu::cpml_e(std::size_t si, const Coef& coef) {
+  const CpmlSlab& s = op_.cpml_slabs()[si];
+  const FieldLayout& L = op_.layout();
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  const int a = s.axis;
+  const CpmlProfile& prof = op_.cpml_profile(a);
+  const bool lagged = prof.lagged;
+  const PsiBox box(s, true, n);
+  const float inv_d = float(1.0 / dd[a]);
+  for (int q = 0; q < 2; ++q) {
+    const int c = q == 0 ? (a + 2) % 3 : (a + 1) % 3;
+    const int src = q == 0 ? 3 + (a + 1) % 3 : 3 + (a + 2) % 3;
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    float* E = f_[c].data();
+    const float* H = f_[src].data();
+    float* psi = psi_e_[si][q].data();
+    const Component cc = static_cast<Component>(c);
+    int lo[3], hi[3];
+    for (int ax = 0; ax < 3; ++ax) { lo[ax] = op_.range_lo(cc, ax); hi[ax] = op_.range_hi(cc, ax); }
+    lo[a] = std::max(lo[a], s.e_begin);
+    hi[a] = std::min(hi[a], s.e_end);
+    const std::int64_t sa = stride[a];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = lo[2]; k <= hi[2]; ++k)
+      for (int j = lo[1]; j <= hi[1]; ++j)
+        for (int i = lo[0]; i <= hi[0]; ++i) {
+          const int x = a == 0 ? i : (a == 1 ? j : k);
+          const std::int64_t o = L.at(i, j, k);
+          const float dH = (H[o] - H[o - sa]) * inv_d;
+          float& p = psi[box.at(i, j, k)];
+          const float old = p;
+          p = prof.b_e[x] * p + prof.c_e[x] * dH;
+          E[o] += sign * coef.b(c, o) * ((prof.kinv_e[x] - 1.0f) * dH + (lagged ? old : p));
+        }
+  }
+}
+
+//   H_{a+1} += db [(1/kappa - 1) d_a E_{a+2} + psi],  H_{a+2} -= db [(1/kappa - 1) d_a E_{a+1} + psi]
+template <class Coef>
+void FdtdEngineCpu::cpml_h(std::size_t si, const Coef& coef) {
+  const CpmlSlab& s = op_.cpml_slabs()[si];
+  const FieldLayout& L = op_.layout();
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  const int a = s.axis;
+  const CpmlProfile& prof = op_.cpml_profile(a);
+  const bool lagged = prof.lagged;
+  const PsiBox box(s, false, n);
+  const float inv_d = float(1.0 / dd[a]);
+  for (int q = 0; q < 2; ++q) {
+    const int c = q == 0 ? (a + 1) % 3 : (a + 2) % 3;
+    const int src = q == 0 ? (a + 2) % 3 : (a + 1) % 3;
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    float* H = f_[3 + c].data();
+    const float* E = f_[src].data();
+    float* psi = psi_h_[si][q].data();
+    const Component cc = static_cast<Component>(3 + c);
+    int lo[3], hi[3];
+    for (int ax = 0; ax < 3; ++ax) { lo[ax] = op_.range_lo(cc, ax); hi[ax] = op_.range_hi(cc, ax); }
+    lo[a] = std::max(lo[a], s.h_begin);
+    hi[a] = std::min(hi[a], s.h_end);
+    const std::int64_t sa = stride[a];
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = lo[2]; k <= hi[2]; ++k)
+      for (int j = lo[1]; j <= hi[1]; ++j)
+        for (int i = lo[0]; i <= hi[0]; ++i) {
+          const int x = a == 0 ? i : (a == 1 ? j : k);
+          const std::int64_t o = L.at(i, j, k);
+          const float dE = (E[o + sa] - E[o]) * inv_d;
+          float& p = psi[box.at(i, j, k)];
+          const float old = p;
+          p = prof.b_h[x] * p + prof.c_h[x] * dE;
+          H[o] += sign * coef.b(3 + c, o) * ((prof.kinv_h[x] - 1.0f) * dE + (lagged ? old : p));
+        }
+  }
+}
+
+void FdtdEngineCpu::apply_sources(bool electric, int step) {
+  const double dt = op_.dt();
+  for (const auto& s : op_.sources()) {
+    if (s.electric != electric) continue;
+    const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
+    // J at (n+1/2) dt, hard E at (n+1) dt, M at n dt, hard H at (n+1/2) dt.
+    double t;
+    switch (s.kind) {
+      case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
+      case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
+      case PointSource::Kind::magnetic_current: t = step * dt; break;
+      default: t = (step + 0.5) * dt; break;
+    }
+    const double w = s.waveform.value(t);
+    for (int a = 0; a < 3; ++a) {
+      if (!s.active[a]) continue;
+      float& v = f_[(electric ? 0 : 3) + a][s.offset[a]];
+      v = hard ? float(s.scale[a] * w) : v + float(s.scale[a] * w);
+    }
+  }
+}
+
+// Ghost H samples just outside PMC (mirror, opposite sign) and periodic (wrapped) faces.
+void FdtdEngineCpu::fill_h_ghosts() {
+  const FieldLayout& L = op_.layout();
+  const auto& bc = op_.setup().boundaries;
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  for (int a = 0; a < 3; ++a) {
+    const BoundaryType lo = bc.face[2 * a], hi = bc.face[2 * a + 1];
+    const bool any = lo == BoundaryType::pmc || lo == BoundaryType::periodic ||
+                     hi == BoundaryType::pmc || hi == BoundaryType::periodic;
+    if (!any) continue;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const std::int64_t sa = stride[a];
+    for (int q = 1; q <= 2; ++q) {
+      float* H = f_[3 + (a + q) % 3].data();
+#pragma omp parallel for collapse(2)
+      for (int v = 0; v <= n[d]; ++v)
+        for (int u = 0; u <= n[b]; ++u) {
+          int idx[3];
+          idx[a] = 0; idx[b] = u; idx[d] = v;
+          const std::int64_t o0 = L.at(idx[0], idx[1], idx[2]);  // sample 0 along a
+          const std::int64_t oN = o0 + n[a] * sa;                // ghost N along a
+          if (lo == BoundaryType::pmc) H[o0 - sa] = -H[o0];
+          if (lo == BoundaryType::periodic) H[o0 - sa] = H[oN - sa];
+          if (hi == BoundaryType::pmc) H[oN] = -H[oN - sa];
+          if (hi == BoundaryType::periodic) H[oN] = H[o0];
+        }
+    }
+  }
+}
+
+// Periodic axes: the node plane N is the same as plane 0 for the tangential E components.
+void FdtdEngineCpu::copy_periodic_e_planes() {
+  const FieldLayout& L = op_.layout();
+  const auto& bc = op_.setup().boundaries;
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  for (int a = 0; a < 3; ++a) {
+    if (bc.face[2 * a] != BoundaryType::periodic) continue;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    for (int q = 1; q <= 2; ++q) {
+      float* E = f_[(a + q) % 3].data();
+#pragma omp parallel for collapse(2)
+      for (int v = 0; v <= n[d]; ++v)
+        for (int u = 0; u <= n[b]; ++u) {
+          int idx[3];
+          idx[a] = 0; idx[b] = u; idx[d] = v;
+          const std::int64_t o0 = L.at(idx[0], idx[1], idx[2]);
+          E[o0 + n[a] * stride[a]] = E[o0];
+        }
+    }
+  }
+}
+
+void FdtdEngineCpu::read_plane(Component c, int axis, int index, float* out) const {
+  const FieldLayout& L = op_.layout();
+  const int n[3] = {L.nx, L.ny, L.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  const float* f = f_[int(c)].data();
+  for (int v = 0; v <= n[d]; ++v)
+    for (int u = 0; u <= n[b]; ++u) {
+      int idx[3];
+      idx[axis] = index; idx[b] = u; idx[d] = v;
+      out[u + std::size_t(n[b] + 1) * v] = f[L.at(idx[0], idx[1], idx[2])];
+    }
+}
+
+void FdtdEngineCpu::write_plane(Component c, int axis, int index, const float* in) {
+  const FieldLayout& L = op_.layout();
+  const int n[3] = {L.nx, L.ny, L.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  float* f = f_[int(c)].data();
+  for (int v = 0; v <= n[d]; ++v)
+    for (int u = 0; u <= n[b]; ++u) {
+      int idx[3];
+      idx[axis] = index; idx[b] = u; idx[d] = v;
+      f[L.at(idx[0], idx[1], idx[2])] = in[u + std::size_t(n[b] + 1) * v];
+    }
+}
+
+std::vector<float> FdtdEngineCpu::field(Component c) const {
+  return compact_from_layout(op_, c, f_[int(c)].data());
+}
+
+void FdtdEngineCpu::set_field(Component c, const std::vector<float>& values) {
+  layout_from_compact(op_, c, values, f_[int(c)].data());
+}
+
+}  // namespace vem

@@ -1,0 +1,53 @@
+// The CPU engine: plain OpenMP loops over the shared padded layout (field_layout.h). It is the
+// readable reference for the update equations of fdtd_operator.h and the fallback without a GPU.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "fdtd/engine_common.h"
+#include "vem/fdtd/fdtd_engine.h"
+
+namespace vem {
+
+class FdtdEngineCpu final : public FdtdEngine {
+ public:
+  // tuning.coefficients picks arrays or their packed table for coefficient-array models.
+  explicit FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning = {});
+  std::string backend() const override { return "cpu"; }
+  std::vector<float> field(Component c) const override;
+  void set_field(Component c, const std::vector<float>& values) override;
+  float* raw_field(Component c) override { return f_[int(c)].data(); }
+
+ protected:
+  void do_steps(int n) override;
+  CoefficientTable table_;  // set: coefficients from this table (indexed or packed), else the arrays
+  std::vector<float> probe_values() const override { return probe_buf_; }
+  void read_plane(Component c, int axis, int index, float* out) const override;
+  void write_plane(Component c, int axis, int index, const float* in) override;
+
+ private:
+  template <class Coef> void step_once(const Coef& coef, int step);
+  template <class Coef> void bulk_e(int c, const Coef& coef);
+  template <class Coef> void bulk_h(int c, const Coef& coef);
+  template <class Coef> void cpml_e(std::size_t slab, const Coef& coef);
+  template <class Coef> void cpml_h(std::size_t slab, const Coef& coef);
+  void apply_sources(bool electric, int step);
+  void fill_h_ghosts();
+  void copy_periodic_e_planes();
+
+  // Field arrays in the padded layout, zeroed in parallel so that each thread's pages are local
+  // to it (first touch on NUMA machines) with the same static partition the update loops use.
+  struct FieldArray {
+    std::unique_ptr<float[]> p;
+    float* data() { return p.get(); }
+    const float* data() const { return p.get(); }
+    float& operator[](std::int64_t o) { return p[o]; }
+  };
+  std::array<FieldArray, 6> f_;
+  std::vector<std::array<std::vector<float>, 2>> psi_e_, psi_h_;  // per CPML slab
+  std::vector<float> probe_buf_;
+};
+
+}  // namespace vem

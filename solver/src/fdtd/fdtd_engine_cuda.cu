@@ -1,0 +1,802 @@
+// The CUDA engine: the same update equations as the CPU engine (fdtd_operator.h), on the same
+// padded layout (field_layout.h), arranged for the memory system of the GPU:
+//  - bulk kernels map one thread to an (i,j) column and march over a chunk of z planes (the
+//    xy-mapping of Demir & Elsherbeni), keeping the z-neighbour of the previous plane in
+//    registers; the x- and y-neighbours come from L1/L2. The chunk length is a tuning knob:
+//    1 (one thread per sample, the default) and 64 measure the same on an H100, whole columns
+//    are slower (testing/benchmarks/results/fdtd.md). Each field value is loaded from DRAM once
+//    per kernel (checked with Nsight Compute);
+//  - the x pitch is a multiple of 32 floats with sample 0 on a 32-byte boundary (coalesced);
+//  - indexed materials read one 16-bit index per sample and look the six coefficients up in a
+//    table held in constant memory (up to kConstantTableCapacity entries) or global memory;
+//    coefficient-array models with at most 65536 distinct tuples are read the same way, from
+//    their packed table (FdtdOperator::coefficient_index, EngineTuning::coefficients);
+//  - on Hopper the stepping kernels use programmatic dependent launch (pdl_begin below,
+//    EngineTuning::launch): the next kernel is scheduled while the previous one drains;
+//  - CPML corrections run only over the CPML slabs (cost proportional to their volume).
+// Every launch is checked (cuda_check.h).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "fdtd/engine_common.h"
+#include "core/cuda_check.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
+
+namespace vem {
+
+bool cuda_device_usable(std::string* why);
+
+namespace {
+
+// One constant-memory table per process: the first live engine that wants it gets it; engines
+// created while it is taken use the global-memory table (automatic placement) or are refused
+// (forced constant placement), so engines may run concurrently from several threads.
+__constant__ float c_table[kConstantTableCapacity * 12];
+std::atomic<const void*> g_constant_table_owner{nullptr};
+
+struct FieldPtrs {
+  float* f[6];
+};
+
+// A volume E source folded into the bulk E update (FdtdEngine::set_fused_e_source):
+// E_c -= s_c.x cr - s_c.y ci; s[0] == nullptr means none.
+struct FusedSource {
+  const float2* s[3];
+  float cr, ci;
+};
+
+struct GridParams {
+  int nx, ny, nz;
+  int sy, sz, origin;
+  float inv_d[3];
+  int lo[6][3], hi[6][3];  // update ranges (fdtd_operator.h)
+};
+
+// Coefficient access policies ------------------------------------------------------------
+struct ConstantTable {
+  const std::uint16_t* __restrict__ index;
+  __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, int o, int key) const { return c_table[key + 2 * c]; }
+  __device__ __forceinline__ float b(int c, int o, int key) const { return c_table[key + 2 * c + 1]; }
+};
+struct GlobalTable {
+  const std::uint16_t* __restrict__ index;
+  const float* __restrict__ table;
+  __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, int o, int key) const { return __ldg(table + key + 2 * c); }
+  __device__ __forceinline__ float b(int c, int o, int key) const { return __ldg(table + key + 2 * c + 1); }
+};
+struct CoefficientArrays {
+  const float* __restrict__ arr[12];
+  __device__ __forceinline__ int key(int) const { return 0; }
+  __device__ __forceinline__ float a(int c, int o, int) const { return __ldg(arr[2 * c] + o); }
+  __device__ __forceinline__ float b(int c, int o, int) const { return __ldg(arr[2 * c + 1] + o); }
+};
+
+__device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
+// Programmatic dependent launch (Hopper, EngineTuning::launch): the stepping kernels are launched
+// so that the next one's blocks are scheduled while this one's last blocks still run; each waits
+// here, before touching memory, until the previous kernel has finished and its writes are
+// visible, then lets the following kernel be scheduled. Without the launch attribute (or before
+// sm_90) the wait returns at once and the kernels run one after the other as usual.
+__device__ __forceinline__ void pdl_begin() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+// Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
+// Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
+// registers (chunk 1: one thread per sample).
+template <class Coef>
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src) {
+  pdl_begin();
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > g.nx || j > g.ny) return;
+  const bool ex = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]);
+  const bool ey = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]);
+  const bool ez = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]);
+  if (!ex && !ey && !ez) return;
+  const int kfirst = min(min(g.lo[0][2], g.lo[1][2]), g.lo[2][2]);
+  const int k0 = kfirst + int(blockIdx.z) * chunk;
+  const int k1 = min(max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2]), k0 + chunk - 1);
+  float* __restrict__ Ex = F.f[0];
+  float* __restrict__ Ey = F.f[1];
+  float* __restrict__ Ez = F.f[2];
+  const float* __restrict__ Hx = F.f[3];
+  const float* __restrict__ Hy = F.f[4];
+  const float* __restrict__ Hz = F.f[5];
+  const int sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  int o = g.origin + i + j * sy + k0 * sz;
+  float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k0-1 (ghost plane when k0 = 0)
+  for (int k = k0; k <= k1; ++k, o += sz) {
+    const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
+    const int key = coef.key(o);
+    float jx = 0.0f, jy = 0.0f, jz = 0.0f;  // fused volume source (zero without one)
+    if (src.s[0]) {
+      const float2 a = src.s[0][o], b = src.s[1][o], c = src.s[2][o];
+      jx = a.x * src.cr - a.y * src.ci;
+      jy = b.x * src.cr - b.y * src.ci;
+      jz = c.x * src.cr - c.y * src.ci;
+    }
+    if (ex && in(k, g.lo[0][2], g.hi[0][2]))
+      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz) - jx;
+    if (ey && in(k, g.lo[1][2], g.hi[1][2]))
+      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx) - jy;
+    if (ez && in(k, g.lo[2][2], g.hi[2][2]))
+      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy) - jz;
+    hx_m = hx;
+    hy_m = hy;
+  }
+}
+
+// Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
+template <class Coef>
+__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
+  pdl_begin();
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  if (i > g.nx || j > g.ny) return;
+  const bool hx = in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
+  const bool hy = in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
+  const bool hz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
+  if (!hx && !hy && !hz) return;
+  const float* __restrict__ Ex = F.f[0];
+  const float* __restrict__ Ey = F.f[1];
+  const float* __restrict__ Ez = F.f[2];
+  float* __restrict__ Hx = F.f[3];
+  float* __restrict__ Hy = F.f[4];
+  float* __restrict__ Hz = F.f[5];
+  const int sy = g.sy, sz = g.sz, nz = g.nz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const int k0 = int(blockIdx.z) * chunk;
+  const int k1 = min(nz, k0 + chunk - 1);
+  int o = g.origin + i + j * sy + k0 * sz;
+  float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, carried from the previous iteration
+  for (int k = k0; k <= k1; ++k, o += sz) {
+    const bool more = k < nz;
+    const float ex_p = more ? Ex[o + sz] : 0.0f;
+    const float ey_p = more ? Ey[o + sz] : 0.0f;
+    const float ez = Ez[o];
+    const int key = coef.key(o);
+    if (hx && more)
+      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
+    if (hy && more)
+      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
+    if (hz)
+      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
+    ex_k = ex_p;
+    ey_k = ey_p;
+  }
+}
+
+// CPML correction over one slab (fdtd_operator.h), templated on the slab axis and on E/H so all
+// indexing is resolved at compile time; a 3D launch over the slab's psi box (x fastest).
+struct SlabParams {
+  int o[3], d[3];   // box origin and extent (see PsiBox)
+  const float* b;   // profile along the axis (E- or H-type positions)
+  const float* c;
+  const float* kinv;
+  float* psi[2];
+  float inv_d;
+  int lagged;       // CpmlProfile::lagged: the derivative uses psi before this step's update
+};
+
+// CPML correction of one sample (li, lj, lk) of a slab box (SlabParams) whose normal is axis A.
+template <int A, bool ELECTRIC, class Coef>
+__device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
+                                          const Coef& coef, int li, int lj, int lk) {
+  const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
+  const int x = A == 0 ? i : (A == 1 ? j : k);
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const int sa = A == 0 ? 1 : (A == 1 ? g.sy : g.sz);
+  const int t = li + s.d[0] * (lj + s.d[1] * lk);
+  const int key = coef.key(o);
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+  // Same component / source / sign assignment as FdtdEngineCpu::cpml_e / cpml_h.
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int comp = ELECTRIC ? (q == 0 ? (A + 2) % 3 : (A + 1) % 3) : 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3);
+    const int src = ELECTRIC ? 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3) : (q == 0 ? (A + 2) % 3 : (A + 1) % 3);
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    if (!in(i, g.lo[comp][0], g.hi[comp][0]) || !in(j, g.lo[comp][1], g.hi[comp][1]) ||
+        !in(k, g.lo[comp][2], g.hi[comp][2]))
+      continue;
+    const float* S = F.f[src];
+    const float dF = ELECTRIC ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
+    const float old = s.psi[q][t];
+    const float p = b * old + c * dF;
+    s.psi[q][t] = p;
+    F.f[comp][o] += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
+  }
+}
+
+// CPML slabs in one launch, one thread per psi sample, the slabs one after the other along
+// blockIdx.x in face order (x-low, x-high, y-low, ..., z-high). Per-face launches cost more than
+// their work on small grids. Two ways to launch (EngineTuning::cpml):
+//  - merged: all six slabs in one launch per half step. Slabs of different axes overlap along the
+//    domain's edges and correct the same samples there; such a sample is handled by the thread of
+//    the first axis whose slab holds it, which applies the corrections of every slab holding it in
+//    the order x, y, z (the order of the CPU engine's per-slab loops: the same sums in the same
+//    order); the later axes' threads for that sample return at once.
+//  - per axis: one launch per axis (its two slabs never overlap), in the order x, y, z; the same
+//    kernel with a set of one axis (the membership tests then find nothing).
+// Same-session A/B on an H100 (results/fdtd.md), Mcells/s merged / per axis: indexed 64^3
+// 8,016-8,228 / 5,899-6,465, 128^3 11,889-11,938 / 11,354-11,376, 256^3 15,962-15,973 /
+// 16,250-16,255; coefficient arrays alike. Automatic: merged below 8 M cells.
+constexpr int kMaxSlabs = 6;
+struct SlabSet {
+  SlabParams s[kMaxSlabs];
+  int axis[kMaxSlabs];
+  long long begin[kMaxSlabs + 1];  // first thread of each slab; begin[count] = total
+  int count;
+};
+
+__device__ __forceinline__ bool in_slab(const SlabParams& s, int i, int j, int k) {
+  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
+         k < s.o[2] + s.d[2];
+}
+
+template <bool ELECTRIC, class Coef>
+__device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
+                                               int axis, const Coef& coef, int i, int j, int k) {
+  const int li = i - s.o[0], lj = j - s.o[1], lk = k - s.o[2];
+  switch (axis) {
+    case 0: cpml_cell<0, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+    case 1: cpml_cell<1, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+    default: cpml_cell<2, ELECTRIC>(F, g, s, coef, li, lj, lk); break;
+  }
+}
+
+template <bool ELECTRIC, class Coef>
+__global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef coef) {
+  pdl_begin();
+  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (u >= set.begin[set.count]) return;
+  int q = 0;
+  while (u >= set.begin[q + 1]) ++q;
+  const SlabParams& s = set.s[q];
+  const long long t = u - set.begin[q];
+  const int i = s.o[0] + int(t % s.d[0]);
+  const long long r = t / s.d[0];
+  const int j = s.o[1] + int(r % s.d[1]);
+  const int k = s.o[2] + int(r / s.d[1]);
+  const int axis = set.axis[q];
+  for (int p = 0; p < set.count; ++p)  // an earlier axis's thread owns this sample
+    if (set.axis[p] < axis && in_slab(set.s[p], i, j, k)) return;
+  for (int p = q; p < set.count; ++p)  // this slab, then the later axes' slabs holding it
+    if (p == q || (set.axis[p] > axis && in_slab(set.s[p], i, j, k)))
+      cpml_slab_cell<ELECTRIC>(F, g, set.s[p], set.axis[p], coef, i, j, k);
+}
+
+// Ghost H samples for PMC (mirror, opposite sign) and periodic (wrap) faces of axis a.
+__global__ void fill_h_ghosts(FieldPtrs F, GridParams g, int a, int lo_type, int hi_type) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int b = (a + 1) % 3, d = (a + 2) % 3;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = blockIdx.y * blockDim.y + threadIdx.y;
+  if (u > n[b] || v > n[d]) return;
+  int idx3[3];
+  idx3[a] = 0; idx3[b] = u; idx3[d] = v;
+  const int s[3] = {1, g.sy, g.sz};
+  const int sa = s[a];
+  const int o0 = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  const int oN = o0 + n[a] * sa;
+  for (int q = 1; q <= 2; ++q) {
+    float* H = F.f[3 + (a + q) % 3];
+    if (lo_type == int(BoundaryType::pmc)) H[o0 - sa] = -H[o0];
+    if (lo_type == int(BoundaryType::periodic)) H[o0 - sa] = H[oN - sa];
+    if (hi_type == int(BoundaryType::pmc)) H[oN] = -H[oN - sa];
+    if (hi_type == int(BoundaryType::periodic)) H[oN] = H[o0];
+  }
+}
+
+// Periodic axis a: tangential E on node plane N equals plane 0.
+__global__ void copy_periodic_e(FieldPtrs F, GridParams g, int a) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int b = (a + 1) % 3, d = (a + 2) % 3;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = blockIdx.y * blockDim.y + threadIdx.y;
+  if (u > n[b] || v > n[d]) return;
+  int idx3[3];
+  idx3[a] = 0; idx3[b] = u; idx3[d] = v;
+  const int s[3] = {1, g.sy, g.sz};
+  const int o0 = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  for (int q = 1; q <= 2; ++q) {
+    float* E = F.f[(a + q) % 3];
+    E[o0 + n[a] * s[a]] = E[o0];
+  }
+}
+
+// One node plane of one array <-> a dense buffer (halo exchange through subdomain faces).
+__global__ void plane_copy(float* field, GridParams g, int axis, int index, float* buf, bool to_buffer) {
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  const int u = blockIdx.x * blockDim.x + threadIdx.x;
+  const int v = blockIdx.y * blockDim.y + threadIdx.y;
+  if (u > n[b] || v > n[d]) return;
+  int idx3[3];
+  idx3[axis] = index; idx3[b] = u; idx3[d] = v;
+  const int o = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  const int t = u + (n[b] + 1) * v;
+  if (to_buffer) buf[t] = field[o];
+  else field[o] = buf[t];
+}
+
+constexpr int kMaxPointUpdates = 128;  // per launch (a thin-wire antenna has ~100 PEC edges)
+struct PointUpdates {
+  int count;
+  int field[kMaxPointUpdates];
+  int offset[kMaxPointUpdates];
+  float value[kMaxPointUpdates];
+  int set[kMaxPointUpdates];  // 1: overwrite (hard source), 0: add (soft source)
+};
+
+__global__ void apply_point_updates(FieldPtrs F, PointUpdates u) {
+  const int t = threadIdx.x;
+  if (t >= u.count) return;
+  float* p = F.f[u.field[t]] + u.offset[t];
+  *p = u.set[t] ? u.value[t] : *p + u.value[t];
+}
+
+__global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const int* __restrict__ offset,
+                              int count, float* __restrict__ out) {
+  const int t = blockIdx.x * blockDim.x + threadIdx.x;
+  if (t < count) out[t] = F.f[field[t]][offset[t]];
+}
+
+// RAII device buffer.
+template <class T>
+struct DeviceArray {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { if (ptr) cudaFree(ptr); }
+  void allocate(std::size_t n, const char* what) {
+    if (ptr) { cudaFree(ptr); ptr = nullptr; }
+    count = n;
+    if (n == 0) return;
+    const cudaError_t e = cudaMalloc(&ptr, n * sizeof(T));
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      std::size_t free_b = 0, total_b = 0;
+      cudaMemGetInfo(&free_b, &total_b);
+      ptr = nullptr;
+      fail("CUDA out of memory allocating ", what, ": ", n * sizeof(T), " bytes requested, ",
+           free_b, " bytes free of ", total_b, " (", cudaGetErrorString(e), ")");
+    }
+  }
+  void upload(const T* host, std::size_t n) {
+    VEM_CUDA_CHECK(cudaMemcpy(ptr, host, n * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  void zero() { if (count) VEM_CUDA_CHECK(cudaMemset(ptr, 0, count * sizeof(T))); }
+};
+
+}  // namespace
+
+class FdtdEngineCuda final : public FdtdEngine {
+ public:
+  FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
+  ~FdtdEngineCuda() override {
+    const void* self = this;
+    g_constant_table_owner.compare_exchange_strong(self, nullptr);
+  }
+  std::string backend() const override { return "cuda:" + device_name_; }
+  std::vector<float> field(Component c) const override;
+  void set_field(Component c, const std::vector<float>& values) override;
+  float* raw_field(Component c) override { return fields_[int(c)].ptr; }
+  bool fields_on_device() const override { return true; }
+  bool set_fused_e_source(const float* const s[3]) override {
+    if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
+    for (int c = 0; c < 3; ++c) fused_.s[c] = s ? reinterpret_cast<const float2*>(s[c]) : nullptr;
+    fused_.cr = fused_.ci = 0.0f;
+    return true;
+  }
+  void set_fused_e_source_phase(float cr, float ci) override {
+    fused_.cr = cr;
+    fused_.ci = ci;
+  }
+
+ protected:
+  void do_steps(int n) override;
+  std::vector<float> probe_values() const override;
+  void read_plane(Component c, int axis, int index, float* out) const override;
+  void write_plane(Component c, int axis, int index, const float* in) override;
+  void copy_plane(Component c, int axis, int index, float* host, bool to_host) const;
+
+ private:
+  template <class Coef> void step_once(const Coef& coef, int step);
+  void push_point_updates(bool electric, int step);
+
+  int device_;
+  std::string device_name_;
+  dim3 block_;
+  int chunk_ = 1;  // z planes per thread in the bulk kernels
+  bool use_table_ = false;       // a table and an index (indexed, or packed coefficient arrays)
+  bool constant_table_ = false;
+  GridParams g_{};
+  FieldPtrs F_{};
+  FusedSource fused_{};
+  DeviceArray<float> fields_[6];
+  DeviceArray<std::uint16_t> index_;
+  DeviceArray<float> table_;
+  DeviceArray<float> coef_[12];
+  struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
+  AxisProfile profile_[3];
+  struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
+  template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
+  // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
+  template <class... KArgs, class... Args>
+  void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = grid;
+    cfg.blockDim = block;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.attrs = attr;
+    cfg.numAttrs = pdl_ ? 1 : 0;
+    VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+  }
+  bool pdl_ = false;
+  std::vector<std::unique_ptr<SlabState>> slabs_;
+  // CPML launch sets (cpml_correct_all): all slabs in one (merged) or one per axis.
+  SlabSet set_e_ = {}, set_h_ = {};
+  SlabSet set_axis_e_[3] = {}, set_axis_h_[3] = {};
+  bool merged_cpml_ = true;
+  DeviceArray<int> probe_field_, probe_offset_;
+  DeviceArray<float> probe_buf_;
+  std::size_t probe_capacity_steps_ = 0;
+};
+
+FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
+    : FdtdEngine(op), device_(device) {
+  int count = 0;
+  VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
+  if (device < 0 || device >= count)
+    fail("CUDA device index ", device, " is out of range: ", count, " device(s) present");
+  VEM_CUDA_CHECK(cudaSetDevice(device));
+  cudaDeviceProp prop;
+  VEM_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  device_name_ = prop.name;
+
+  const std::int64_t need = op.device_bytes();
+  std::size_t free_b = 0, total_b = 0;
+  VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  if (need > std::int64_t(free_b))
+    fail("the grid ", op.grid().nx, " x ", op.grid().ny, " x ", op.grid().nz, " needs ", need,
+         " bytes of GPU memory; device ", device, " (", device_name_, ") has ", free_b,
+         " bytes free of ", total_b);
+
+  const FieldLayout& L = op.layout();
+  const YeeGrid& gr = op.grid();
+  g_.nx = gr.nx; g_.ny = gr.ny; g_.nz = gr.nz;
+  g_.sy = int(L.sy); g_.sz = int(L.sz); g_.origin = int(L.origin);
+  g_.inv_d[0] = float(1.0 / gr.dx); g_.inv_d[1] = float(1.0 / gr.dy); g_.inv_d[2] = float(1.0 / gr.dz);
+  for (int c = 0; c < 6; ++c)
+    for (int a = 0; a < 3; ++a) {
+      g_.lo[c][a] = op.range_lo(Component(c), a);
+      g_.hi[c][a] = op.range_hi(Component(c), a);
+    }
+
+  for (int c = 0; c < 6; ++c) {
+    fields_[c].allocate(L.size, "field arrays");
+    fields_[c].zero();
+    F_.f[c] = fields_[c].ptr;
+  }
+  // Coefficients: an indexed model's table, a coefficient-array model's distinct tuples as a
+  // table (automatic: whenever they fit, fewer bytes per step), or the 12 arrays.
+  const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
+  use_table_ = bool(ct);
+  if (use_table_) {
+    const std::size_t entries = ct.entries;
+    index_.allocate(L.size, "material index array");
+    index_.upload(ct.index, L.size);
+    using TP = EngineTuning::TablePlacement;
+    const bool fits = entries <= std::size_t(kConstantTableCapacity);
+    if (tuning.table == TP::constant && !fits)
+      fail("material table of ", entries, " entries does not fit constant memory (",
+           kConstantTableCapacity, " entries)");
+    constant_table_ = tuning.table == TP::constant || (tuning.table == TP::automatic && fits);
+    if (constant_table_) {
+      const void* none = nullptr;
+      if (!g_constant_table_owner.compare_exchange_strong(none, this)) {
+        if (tuning.table == TP::constant)
+          fail("the constant-memory material table is in use by another live CUDA engine; use "
+               "TablePlacement::automatic or global for concurrent engines");
+        constant_table_ = false;
+      } else {
+        VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table, ct.table, entries * 12 * sizeof(float)));
+      }
+    }
+    table_.allocate(entries * 12, "material coefficient table");
+    table_.upload(ct.table, entries * 12);
+  } else {
+    for (int q = 0; q < 12; ++q) {
+      coef_[q].allocate(L.size, "coefficient arrays");
+      coef_[q].upload(op.coefficient_arrays()[q].data(), L.size);
+    }
+  }
+  for (int a = 0; a < 3; ++a) {
+    const CpmlProfile& p = op.cpml_profile(a);
+    AxisProfile& d = profile_[a];
+    auto up = [](DeviceArray<float>& dst, const std::vector<float>& src) {
+      dst.allocate(src.size(), "CPML profiles");
+      dst.upload(src.data(), src.size());
+    };
+    up(d.b_e, p.b_e); up(d.c_e, p.c_e); up(d.kinv_e, p.kinv_e);
+    up(d.b_h, p.b_h); up(d.c_h, p.c_h); up(d.kinv_h, p.kinv_h);
+  }
+  const int n[3] = {gr.nx, gr.ny, gr.nz};
+  for (const CpmlSlab& s : op.cpml_slabs()) {
+    auto st = std::make_unique<SlabState>();
+    const int a = s.axis;
+    st->axis = a;
+    for (int electric = 0; electric < 2; ++electric) {
+      const PsiBox box(s, electric, n);
+      SlabParams& sp = electric ? st->e : st->h;
+      for (int ax = 0; ax < 3; ++ax) { sp.o[ax] = box.o[ax]; sp.d[ax] = box.d[ax]; }
+      sp.inv_d = g_.inv_d[a];
+      sp.lagged = op.cpml_profile(a).lagged ? 1 : 0;
+      const AxisProfile& pr = profile_[a];
+      sp.b = electric ? pr.b_e.ptr : pr.b_h.ptr;
+      sp.c = electric ? pr.c_e.ptr : pr.c_h.ptr;
+      sp.kinv = electric ? pr.kinv_e.ptr : pr.kinv_h.ptr;
+      DeviceArray<float>* psi = electric ? st->psi_e : st->psi_h;
+      for (int q = 0; q < 2; ++q) {
+        psi[q].allocate(box.size(), "CPML psi arrays");
+        psi[q].zero();
+        sp.psi[q] = psi[q].ptr;
+      }
+      (electric ? st->ne : st->nh) = std::int64_t(box.size());
+    }
+    slabs_.push_back(std::move(st));
+  }
+  auto add = [](SlabSet& set, const SlabParams& sp, int a, std::int64_t cells) {
+    if (set.count == kMaxSlabs) fail("CUDA engine: more than ", kMaxSlabs, " CPML slabs (one per face)");
+    set.s[set.count] = sp;
+    set.axis[set.count] = a;
+    set.begin[set.count + 1] = set.begin[set.count] + cells;
+    ++set.count;
+  };
+  for (int electric = 0; electric < 2; ++electric)
+    for (int a = 0; a < 3; ++a)  // axis order (op.cpml_slabs() is in face order already)
+      for (const auto& st : slabs_) {
+        const std::int64_t cells = electric ? st->ne : st->nh;
+        if (st->axis != a || cells == 0) continue;
+        add(electric ? set_e_ : set_h_, electric ? st->e : st->h, a, cells);
+        add(electric ? set_axis_e_[a] : set_axis_h_[a], electric ? st->e : st->h, a, cells);
+      }
+  using KL = EngineTuning::KernelLaunch;
+  pdl_ = tuning.launch == KL::programmatic || (tuning.launch == KL::automatic && prop.major >= 9);
+  using CL = EngineTuning::CpmlLaunch;
+  merged_cpml_ = tuning.cpml == CL::merged ||
+                 (tuning.cpml == CL::automatic && gr.cell_count() < std::int64_t(8) * 1000 * 1000);
+  const auto& probes = op.probes();
+  if (!probes.empty()) {
+    std::vector<int> pf, po;
+    for (const auto& p : probes) { pf.push_back(int(p.probe.component)); po.push_back(int(p.offset)); }
+    probe_field_.allocate(pf.size(), "probe tables");
+    probe_field_.upload(pf.data(), pf.size());
+    probe_offset_.allocate(po.size(), "probe tables");
+    probe_offset_.upload(po.data(), po.size());
+  }
+  // Defaults measured on an H100 at 512^3 (testing/benchmarks/results/fdtd.md): 32 x 4 threads and
+  // z-chunks of 1 plane (21.2 Gcells/s; 64-plane marching 20.4, whole columns 17.0 - the last
+  // wave ran nearly empty; Hopper's L1/L2 serve the z-neighbour as well as registers do).
+  block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 32, tuning.block_y > 0 ? tuning.block_y : 4, 1);
+  chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 1;
+  if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
+    fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
+  VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void FdtdEngineCuda::push_point_updates(bool electric, int step) {
+  const double dt = op_.dt();
+  PointUpdates u{};
+  auto flush = [&]() {
+    if (u.count == 0) return;
+    apply_point_updates<<<1, kMaxPointUpdates>>>(F_, u);
+    VEM_CUDA_CHECK_LAUNCH("apply_point_updates");
+    u.count = 0;
+  };
+  for (const auto& s : op_.sources()) {
+    if (s.electric != electric) continue;
+    const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
+    double t;  // same source times as the CPU engine
+    switch (s.kind) {
+      case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
+      case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
+      case PointSource::Kind::magnetic_current: t = step * dt; break;
+      default: t = (step + 0.5) * dt; break;
+    }
+    const double w = s.waveform.value(t);
+    for (int a = 0; a < 3; ++a) {
+      if (!s.active[a]) continue;
+      if (u.count == kMaxPointUpdates) flush();
+      u.field[u.count] = (electric ? 0 : 3) + a;
+      u.offset[u.count] = int(s.offset[a]);
+      u.value[u.count] = float(s.scale[a] * w);
+      u.set[u.count] = hard ? 1 : 0;
+      ++u.count;
+    }
+  }
+  flush();
+}
+
+template <bool ELECTRIC, class Coef>
+void FdtdEngineCuda::launch_cpml(const Coef& coef) {
+  for (int a = 0; a < (merged_cpml_ ? 1 : 3); ++a) {
+    const SlabSet& set = merged_cpml_ ? (ELECTRIC ? set_e_ : set_h_) : (ELECTRIC ? set_axis_e_[a] : set_axis_h_[a]);
+    if (set.count == 0) continue;
+    const long long total = set.begin[set.count];
+    launch(cpml_correct_all<ELECTRIC, Coef>, dim3(unsigned((total + 127) / 128)), dim3(128), F_, g_, set, coef);
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
+  }
+}
+
+template <class Coef>
+void FdtdEngineCuda::step_once(const Coef& coef, int step) {
+  const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y,
+                  (g_.nz + 1 + chunk_ - 1) / chunk_);
+  const auto& bc = op_.setup().boundaries;
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+
+  launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_);
+  VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
+  launch_cpml<false>(coef);
+  push_point_updates(false, step);
+  run_hooks(HookPoint::after_h, step);
+  for (int a = 0; a < 3; ++a) {
+    const BoundaryType lo = bc.face[2 * a], hi = bc.face[2 * a + 1];
+    const bool any = lo == BoundaryType::pmc || lo == BoundaryType::periodic ||
+                     hi == BoundaryType::pmc || hi == BoundaryType::periodic;
+    if (!any) continue;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+    fill_h_ghosts<<<pg, pb>>>(F_, g_, a, int(lo), int(hi));
+    VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
+  }
+  exchange_halo(false);
+
+  launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_);
+  VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
+  launch_cpml<true>(coef);
+  push_point_updates(true, step);
+  run_hooks(HookPoint::after_e, step);
+  for (int a = 0; a < 3; ++a) {
+    if (bc.face[2 * a] != BoundaryType::periodic) continue;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+    copy_periodic_e<<<pg, pb>>>(F_, g_, a);
+    VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
+  }
+  exchange_halo(true);
+  const int np = int(op_.probes().size());
+  if (np > 0) {
+    gather_probes<<<(np + 127) / 128, 128>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,
+                                           probe_buf_.ptr + std::size_t(step) * np);
+    VEM_CUDA_CHECK_LAUNCH("gather_probes");
+  }
+  run_hooks(HookPoint::end_of_step, step);
+}
+
+void FdtdEngineCuda::do_steps(int n) {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  const std::size_t np = op_.probes().size();
+  if (np > 0 && std::size_t(steps_ + n) > probe_capacity_steps_) {
+    const std::size_t cap = std::max<std::size_t>(steps_ + n, 2 * probe_capacity_steps_);
+    DeviceArray<float> bigger;
+    bigger.allocate(cap * np, "probe record");
+    if (steps_ > 0)
+      VEM_CUDA_CHECK(cudaMemcpy(bigger.ptr, probe_buf_.ptr, std::size_t(steps_) * np * sizeof(float),
+                                cudaMemcpyDeviceToDevice));
+    std::swap(bigger.ptr, probe_buf_.ptr);
+    std::swap(bigger.count, probe_buf_.count);
+    probe_capacity_steps_ = cap;
+  }
+  if (use_table_) {
+    if (constant_table_) {
+      const ConstantTable coef{index_.ptr};
+      for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    } else {
+      const GlobalTable coef{index_.ptr, table_.ptr};
+      for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    }
+  } else {
+    CoefficientArrays coef;
+    for (int q = 0; q < 12; ++q) coef.arr[q] = coef_[q].ptr;
+    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+  }
+  VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::vector<float> FdtdEngineCuda::probe_values() const {
+  const std::size_t count = std::size_t(steps_) * op_.probes().size();
+  std::vector<float> out(count);
+  if (count) {
+    VEM_CUDA_CHECK(cudaSetDevice(device_));
+    VEM_CUDA_CHECK(cudaMemcpy(out.data(), probe_buf_.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+  }
+  return out;
+}
+
+void FdtdEngineCuda::copy_plane(Component c, int axis, int index, float* host, bool to_host) const {
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  const int b = (axis + 1) % 3, d = (axis + 2) % 3;
+  const std::size_t count = std::size_t(n[b] + 1) * (n[d] + 1);
+  DeviceArray<float> buf;
+  buf.allocate(count, "halo plane buffer");
+  if (!to_host) buf.upload(host, count);
+  const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+  plane_copy<<<pg, pb>>>(F_.f[int(c)], g_, axis, index, buf.ptr, to_host);
+  VEM_CUDA_CHECK_LAUNCH("plane_copy");
+  if (to_host) VEM_CUDA_CHECK(cudaMemcpy(host, buf.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+  else VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void FdtdEngineCuda::read_plane(Component c, int axis, int index, float* out) const {
+  copy_plane(c, axis, index, out, true);
+}
+
+void FdtdEngineCuda::write_plane(Component c, int axis, int index, const float* in) {
+  copy_plane(c, axis, index, const_cast<float*>(in), false);
+}
+
+std::vector<float> FdtdEngineCuda::field(Component c) const {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  std::vector<float> host(op_.layout().size);
+  VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+  return compact_from_layout(op_, c, host.data());
+}
+
+void FdtdEngineCuda::set_field(Component c, const std::vector<float>& values) {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  std::vector<float> host(op_.layout().size);
+  VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float),
+                            cudaMemcpyDeviceToHost));
+  layout_from_compact(op_, c, values, host.data());
+  VEM_CUDA_CHECK(cudaMemcpy(fields_[int(c)].ptr, host.data(), host.size() * sizeof(float),
+                            cudaMemcpyHostToDevice));
+}
+
+std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator& op, int device_index,
+                                             const EngineTuning& tuning) {
+  std::string why;
+  if (!cuda_device_usable(&why)) fail("the CUDA backend was requested but ", why);
+  return std::make_unique<FdtdEngineCuda>(op, device_index, tuning);
+}
+
+bool cuda_device_usable(std::string* why) {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    return false;
+  }
+  if (count == 0) {
+    if (why) *why = "no CUDA device is present";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace vem
