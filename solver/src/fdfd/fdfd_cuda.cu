@@ -22,6 +22,7 @@
 #include "fdfd/fdfd_backend.h"
 #include "fdfd/fdfd_stencil.h"
 #include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 namespace vem {
 namespace fdfd {
@@ -783,20 +784,7 @@ BackendResult solve_cuda(const FdfdOperator& op, const FdfdSolverOptions& o,
   return solve_cuda_t<float>(op, o, hv, kp);
 }
 
-bool cuda_usable(std::string* why) {
-  int count = 0;
-  const cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess) {
-    if (why) *why = cudaGetErrorString(e);
-    cudaGetLastError();  // clear the sticky error state of the runtime API
-    return false;
-  }
-  if (count == 0) {
-    if (why) *why = "no CUDA device found";
-    return false;
-  }
-  return true;
-}
+bool cuda_usable(std::string* why) { return cuda_available(why); }
 
 }  // namespace fdfd
 }  // namespace vem

@@ -1,6 +1,7 @@
 // Built instead of fdfd_cuda.cu when VEM_ENABLE_CUDA=OFF.
 #include "fdfd/fdfd_backend.h"
 #include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
 
 namespace vem {
 namespace fdfd {
@@ -11,10 +12,7 @@ BackendResult solve_cuda(const FdfdOperator&, const FdfdSolverOptions&, const Ho
        "(VEM_ENABLE_CUDA=OFF)");
 }
 
-bool cuda_usable(std::string* why) {
-  if (why) *why = "VoxelEM was built without CUDA";
-  return false;
-}
+bool cuda_usable(std::string* why) { return cuda_available(why); }
 
 }  // namespace fdfd
 }  // namespace vem

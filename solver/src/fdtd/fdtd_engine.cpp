@@ -39,7 +39,7 @@ std::unique_ptr<FdtdEngine> make_engine(const FdtdOperator& op, Backend backend,
     case Backend::automatic: {
       std::string why;
       if (cuda_device_usable(&why)) return make_cuda_engine(op, device_index, tuning);
-      if (warning) *warning = "no usable CUDA device (" + why + "); running on the CPU engine";
+      if (warning) *warning = why + "; running on the CPU engine";
       return std::make_unique<FdtdEngineCpu>(op, tuning);
     }
   }

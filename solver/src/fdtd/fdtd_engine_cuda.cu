@@ -30,6 +30,7 @@
 #include "fdtd/engine_common.h"
 #include "core/cuda_check.h"
 #include "vem/core/error.h"
+#include "vem/core/gpu_availability.h"
 #include "vem/fdtd/fdtd_engine.h"
 
 namespace vem {
@@ -789,11 +790,11 @@ bool cuda_device_usable(std::string* why) {
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
     cudaGetLastError();
-    if (why) *why = std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    if (why) *why = cuda_unavailable_reason(int(e), cudaGetErrorString(e), nvidia_driver_loaded());
     return false;
   }
   if (count == 0) {
-    if (why) *why = "no CUDA device is present";
+    if (why) *why = cuda_unavailable_reason(kCudaErrorNoDevice, "no CUDA-capable device", nvidia_driver_loaded());
     return false;
   }
   return true;
