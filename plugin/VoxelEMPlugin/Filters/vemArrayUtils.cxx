@@ -12,7 +12,9 @@
 #include "vem/core/error.h"
 #include "vem/models/head_phantom.h"
 
+#include <cctype>
 #include <cmath>
+#include <initializer_list>
 #include <sstream>
 
 namespace vem_vtk
@@ -274,7 +276,8 @@ vtkDataArray* ResolvePrimaryMaterialArray(vtkDataArray* found, vtkInformation* i
   {
     vem::fail(labelMode ? "the label array " : "the permittivity array ",
       name.empty() ? std::string("(none selected)") : "'" + name + "'",
-      " was not found or is not numeric; ", DescribeArrays(input),
+      " was not found or is not numeric; set ", labelMode ? "LabelArray" : "PermittivityArray",
+      " to one of the input's arrays: ", DescribeArrays(input),
       labelMode ? "" : ". Run Tissue Properties first, or switch Material Mode to labels.");
   }
   if (assoc != vtkDataObject::FIELD_ASSOCIATION_POINTS && assoc != vtkDataObject::FIELD_ASSOCIATION_CELLS)
@@ -294,7 +297,8 @@ vtkDataArray* ResolvePropertyArray(vtkDataArray* found, vtkInformation* info, in
   {
     if (required)
     {
-      vem::fail("no ", what, " array selected; ", DescribeArrays(input));
+      vem::fail("no ", what, " array selected; set ", QuantityProperty(static_cast<Quantity>(idx)),
+        " to one of the input's arrays: ", DescribeArrays(input));
     }
     return nullptr;
   }
@@ -304,7 +308,8 @@ vtkDataArray* ResolvePropertyArray(vtkDataArray* found, vtkInformation* info, in
     {
       return nullptr;
     }
-    vem::fail("the ", what, " array '", name, "' was not found or is not numeric; ", DescribeArrays(input));
+    vem::fail("the ", what, " array '", name, "' was not found or is not numeric; set ",
+      QuantityProperty(static_cast<Quantity>(idx)), " to one of the input's arrays: ", DescribeArrays(input));
   }
   if (assoc != primaryAssoc)
   {
@@ -348,6 +353,149 @@ void RequestWholeInput(vtkInformation* inInfo)
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::EXACT_EXTENT(), 1);
   inInfo->Remove(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
+}
+
+const char* QuantityName(Quantity q)
+{
+  static const char* names[] = { "permittivity", "conductivity", "permeability",
+    "magnetic conductivity", "tissue label", "density" };
+  return names[static_cast<int>(q)];
+}
+
+const char* QuantityProperty(Quantity q)
+{
+  static const char* names[] = { "PermittivityArray", "ConductivityArray", "PermeabilityArray",
+    "MagneticConductivityArray", "LabelArray", "DensityArray" };
+  return names[static_cast<int>(q)];
+}
+
+bool RecognisedQuantity(const std::string& arrayName, Quantity& q)
+{
+  std::string n; // lower case, letters and digits only
+  for (char c : arrayName)
+  {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+    {
+      n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  auto has = [&n](const char* part) { return n.find(part) != std::string::npos; };
+  auto is = [&n](std::initializer_list<const char*> names) {
+    for (const char* x : names)
+    {
+      if (n == x)
+      {
+        return true;
+      }
+    }
+    return false;
+  };
+  if ((has("magnetic") && has("cond")) || is({ "sigmam", "sigmamag", "sigmastar" }))
+  {
+    q = Quantity::magnetic_conductivity;
+  }
+  else if (has("permeab") || is({ "mu", "mur", "murel" }))
+  {
+    q = Quantity::permeability;
+  }
+  else if (has("permittiv") || has("epsilon") || n.rfind("eps", 0) == 0 ||
+    is({ "er", "dielectricconstant" }))
+  {
+    q = Quantity::permittivity;
+  }
+  else if (has("conductiv") || n.rfind("sigma", 0) == 0 || is({ "sig", "cond", "sige" }))
+  {
+    q = Quantity::conductivity;
+  }
+  else if (has("densit") || is({ "rho", "massdensity" }))
+  {
+    q = Quantity::density;
+  }
+  else if (has("tissue") || has("label") || has("segment") || is({ "material", "materials",
+             "materialid", "materialids" }))
+  {
+    q = Quantity::labels;
+  }
+  else
+  {
+    return false;
+  }
+  return true;
+}
+
+namespace
+{
+// The input's arrays named like q ("'sigma'", "'cond' or 'sigma_e'"), empty if none.
+std::string ArraysNamedLike(vtkDataSet* input, Quantity q)
+{
+  std::string out;
+  for (vtkDataSetAttributes* attrs :
+    { static_cast<vtkDataSetAttributes*>(input->GetCellData()), static_cast<vtkDataSetAttributes*>(input->GetPointData()) })
+  {
+    for (int i = 0; i < attrs->GetNumberOfArrays(); ++i)
+    {
+      const char* name = attrs->GetArrayName(i);
+      Quantity r;
+      if (name && RecognisedQuantity(name, r) && r == q)
+      {
+        out += (out.empty() ? "'" : " or '") + std::string(name) + "'";
+      }
+    }
+  }
+  return out;
+}
+} // namespace
+
+std::vector<std::string> CheckArraySelections(vtkDataSet* input, std::vector<ArraySelection>& selected)
+{
+  std::vector<std::string> warnings;
+  for (std::size_t i = 0; i < selected.size(); ++i)
+  {
+    const Quantity q = selected[i].quantity;
+    const std::string name = selected[i].name;
+    if (name.empty())
+    {
+      continue;
+    }
+    const std::string candidates = ArraysNamedLike(input, q);
+    const std::string hint = candidates.empty()
+      ? std::string(" (no input array is named like a ") + QuantityName(q) + ")"
+      : " (" + candidates + " is named like one)";
+    // The array named like another quantity is the wrong one; of two unrecognised selections of
+    // one array, the later property is named.
+    std::string problem;
+    Quantity r;
+    const bool recognised = RecognisedQuantity(name, r);
+    if (recognised && r != q)
+    {
+      problem = std::string(QuantityProperty(q)) + " selects the array '" + name +
+        "', which is named like a " + QuantityName(r) + ", not a " + QuantityName(q) +
+        " (ParaView's menu falls back to the first array when no array has the default name)";
+    }
+    for (std::size_t j = 0; j < i && problem.empty() && !recognised; ++j)
+    {
+      if (selected[j].name == name && selected[j].quantity != q)
+      {
+        problem = std::string(QuantityProperty(selected[j].quantity)) + " and " + QuantityProperty(q) +
+          " both select the array '" + name + "'; one array cannot be the " +
+          QuantityName(selected[j].quantity) + " and the " + QuantityName(q);
+      }
+    }
+    if (problem.empty())
+    {
+      continue;
+    }
+    if (selected[i].optional)
+    {
+      warnings.push_back(problem + "; it is not used (no " + QuantityName(q) + "). Set " +
+        QuantityProperty(q) + " to the " + QuantityName(q) + " array" + hint + " or to None.");
+      selected[i].name.clear();
+      continue;
+    }
+    vem::fail(problem, ". Set ", QuantityProperty(q), " to the ", QuantityName(q), " array", hint,
+      "; ", DescribeArrays(input));
+  }
+  return warnings;
 }
 
 } // namespace vem_vtk

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "vem/models/tissue_properties.h"
@@ -103,6 +104,41 @@ bool ReadInputGeometry(vtkInformation* inInfo, int extent[6], double spacing[3],
 // Whether the array selected as input array `idx` of an algorithm is point data (whose values are
 // then taken as one per voxel, like cell data).
 bool SelectedArrayIsPointData(vtkAlgorithm* self, int idx);
+
+/// The quantities a filter reads from input arrays, with the property that selects each.
+enum class Quantity
+{
+  permittivity,
+  conductivity,
+  permeability,
+  magnetic_conductivity,
+  labels,
+  density
+};
+const char* QuantityName(Quantity q);     // "permittivity", "tissue label", ...
+const char* QuantityProperty(Quantity q); // "PermittivityArray", "LabelArray", ...
+
+/// The quantity an array's name is usually given for ("eps_r", "Epsilon", "PermittivityArray":
+/// permittivity; "sigma", "cond": conductivity; "mu_r": permeability; "sigma_m": magnetic
+/// conductivity; "tissue", "labels", "segmentation": labels; "rho", "density": density), or
+/// false when the name says nothing.
+bool RecognisedQuantity(const std::string& arrayName, Quantity& q);
+
+/// One array a filter selected for a quantity (an empty name: none selected). An optional one
+/// (the density: no SAR without it) is dropped with a warning instead of an error.
+struct ArraySelection
+{
+  Quantity quantity;
+  std::string name;
+  bool optional = false;
+};
+
+/// Throws vem::Error when one array is selected for two quantities, or when the array selected
+/// for a quantity is named like another one (ParaView's menus fall back to the first array when
+/// the default name is absent, e.g. ConductivityArray = 'eps_r'): the message names the property
+/// to set, an array named like the quantity if the input has one, and lists the input's arrays.
+/// An optional selection in conflict is cleared instead; the returned warnings say so.
+std::vector<std::string> CheckArraySelections(vtkDataSet* input, std::vector<ArraySelection>& selected);
 
 } // namespace vem_vtk
 

@@ -66,11 +66,13 @@ namespace
 {
 
 // Label mode: one material per distinct label (material 0: the padding's vacuum).
-void LabelMaterials(vtkDataArray* labelsArray, const VoxelGrid& g, const VoxelModelRequest& r,
-  VoxelModel& m)
+void LabelMaterials(vtkDataArray* labelsArray, vtkImageData* input, const VoxelGrid& g,
+  const VoxelModelRequest& r, VoxelModel& m)
 {
   const vem::VoxelDomain& d = m.domain;
   vem::FdtdSetup& setup = m.setup;
+  std::vector<ArraySelection> selection{ { Quantity::labels, labelsArray->GetName() ? labelsArray->GetName() : "" } };
+  CheckArraySelections(input, selection);
   const std::vector<std::uint16_t> labels = ReadLabels(labelsArray, g, "label");
   const vem::TissueTable tissues = LoadTissueTable(r.builtin_tissue_table, r.tissue_table_file);
   if (!(r.tissue_frequency > 0) || !std::isfinite(r.tissue_frequency))
@@ -159,15 +161,42 @@ void ArrayMaterials(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
     { 5, "density", false, false, 0.0f, &densityArrays, "density", "density" },
   };
   const auto totalIndex = [&d](long long v) { return static_cast<long long>(d.total_index(v)); };
-  for (const Slot& s : slots)
+  // Resolve every slot first: one array for two quantities, or an array named like another
+  // quantity (a menu's fallback), is refused before anything is read.
+  vtkDataArray* arrays[5] = {};
+  std::vector<ArraySelection> selections;
+  const Quantity quantities[5] = { Quantity::permittivity, Quantity::conductivity,
+    Quantity::permeability, Quantity::magnetic_conductivity, Quantity::density };
+  for (int q = 0; q < 5; ++q)
   {
+    const Slot& s = slots[q];
     if (s.idx == 5 && !r.density)
     {
       continue;
     }
     int assoc = -1;
-    vtkDataArray* a = ResolvePropertyArray(lookup(s.idx, assoc), self->GetInputArrayInformation(s.idx),
+    arrays[q] = ResolvePropertyArray(lookup(s.idx, assoc), self->GetInputArrayInformation(s.idx),
       s.idx, input, s.what, s.fallback, s.required, s.idx != 5, s.idx == 5, association, assoc);
+    if (arrays[q] && arrays[q]->GetName())
+    {
+      selections.push_back({ quantities[q], arrays[q]->GetName(), s.idx == 5 });
+    }
+  }
+  for (const std::string& w : CheckArraySelections(input, selections))
+  {
+    m.warning += (m.warning.empty() ? "" : " ") + w;
+  }
+  for (const ArraySelection& sel : selections)
+  {
+    if (sel.name.empty() && sel.quantity == Quantity::density) // the optional one, dropped
+    {
+      arrays[4] = nullptr;
+    }
+  }
+  for (int q = 0; q < 5; ++q)
+  {
+    const Slot& s = slots[q];
+    vtkDataArray* a = arrays[q];
     if (!a)
     {
       continue;
@@ -218,7 +247,7 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
   m.setup.boundaries = m.domain.boundaries();
   if (r.label_mode)
   {
-    LabelMaterials(primaryArray, g, r, m);
+    LabelMaterials(primaryArray, input, g, r, m);
   }
   else
   {

@@ -162,16 +162,22 @@ vtkMTimeType vtkVEMFDTDFilterBase::CurrentMTime()
   return std::max(this->GetMTime(), exec ? exec->GetPipelineMTime() : vtkMTimeType(0));
 }
 
-bool vtkVEMFDTDFilterBase::IsSolved(vtkDataObject* input)
+int vtkVEMFDTDFilterBase::GetRunState(vtkDataObject* input)
 {
-  return this->Solved && this->CurrentMTime() == this->SolvedMTime && input == this->SolvedInput;
+  return this->CurrentMTime() == this->StateMTime && input == this->StateInput ? this->State
+                                                                               : RUN_NONE;
 }
 
-void vtkVEMFDTDFilterBase::SetSolved(vtkDataObject* input)
+int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>& solve)
 {
-  this->Solved = true;
-  this->SolvedMTime = this->CurrentMTime();
-  this->SolvedInput = input;
+  if (this->GetRunState(input) == RUN_NONE)
+  {
+    const int status = this->Guarded(solve);
+    this->State = status == 1 ? RUN_SOLVED : (status == 0 ? RUN_FAILED : RUN_NONE);
+    this->StateMTime = this->CurrentMTime();
+    this->StateInput = input;
+  }
+  return this->State;
 }
 
 int vtkVEMFDTDFilterBase::Guarded(const std::function<bool()>& solve)

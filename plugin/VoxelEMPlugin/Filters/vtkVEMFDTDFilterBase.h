@@ -164,14 +164,20 @@ protected:
 
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
-  ///@{
-  /// The cached result is current when neither this filter nor anything upstream changed (the
-  /// pipeline MTime) and the input is the same data object; the input's own MTime is no guide,
-  /// the pipeline touches it on every request.
-  bool IsSolved(vtkDataObject* input);
-  void SetSolved(vtkDataObject* input);
-  void SetUnsolved() { this->Solved = false; }
-  ///@}
+  /// What the last run gave for the current pipeline state: nothing yet (or an abort: it runs
+  /// again), a result, or an error (reported once; the same state does not run or report again).
+  /// The state is current when neither this filter nor anything upstream changed (the pipeline
+  /// MTime) and the input is the same data object; the input's own MTime is no guide, the
+  /// pipeline touches it on every request.
+  enum RunStates
+  {
+    RUN_NONE = 0,
+    RUN_SOLVED = 1,
+    RUN_FAILED = 2
+  };
+  int GetRunState(vtkDataObject* input);
+  /// Runs `solve` through Guarded unless the state is current, and records the outcome.
+  int Run(vtkDataObject* input, const std::function<bool()>& solve);
 
   /// Whether the selected material array (permittivity or labels) is point data.
   bool PointsAsVoxels();
@@ -221,9 +227,9 @@ protected:
   std::string LastBackend;
 
 private:
-  bool Solved = false;
-  vtkMTimeType SolvedMTime = 0;
-  const void* SolvedInput = nullptr;
+  int State = RUN_NONE;
+  vtkMTimeType StateMTime = 0;
+  const void* StateInput = nullptr;
   vtkMTimeType CurrentMTime();
 
   vtkVEMFDTDFilterBase(const vtkVEMFDTDFilterBase&) = delete;

@@ -71,6 +71,7 @@ vem::TransientOptions Options(vtkVEMFDTDSolver* self, const std::vector<double>&
     o.probe_positions.push_back({ probes[q], probes[q + 1], probes[q + 2] });
   }
   o.probe_at_source = self->GetProbeAtSource();
+  o.progress_interval = self->GetProgressInterval();
   return o;
 }
 
@@ -222,21 +223,20 @@ int vtkVEMFDTDSolver::RequestData(
     return 0;
   }
   Internals& in = *this->Internal;
-  if (!this->IsSolved(input))
+  if (this->GetRunState(input) == RUN_NONE)
   {
     in.store.Clear();
     in.probes = nullptr;
     in.materials.clear();
-    const int status = this->Guarded([&]() { return this->Solve(input, inputVector); });
-    if (status != 1)
-    {
-      in.store.Clear();
-      output->Initialize();
-      table->Initialize();
-      this->SetUnsolved();
-      return status == 0 ? 0 : 1;
-    }
-    this->SetSolved(input);
+  }
+  // After an error (reported once) or an abort every output is empty; the request succeeds so
+  // that the executive adds no second message.
+  if (this->Run(input, [&]() { return this->Solve(input, inputVector); }) != RUN_SOLVED)
+  {
+    in.store.Clear();
+    output->Initialize();
+    table->Initialize();
+    return 1;
   }
 
   // Port 0: the snapshot nearest to the requested time.
@@ -329,6 +329,10 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   this->GetPlaneWave(opt.plane_wave);
   this->GetDipole(opt.dipole);
   opt.validate();
+  if (!(this->MemoryBudgetMB >= 1) || !std::isfinite(this->MemoryBudgetMB))
+  {
+    vem::fail("MemoryBudgetMB = ", this->MemoryBudgetMB, " MiB: must be finite and >= 1");
+  }
   vem_vtk::VoxelModelRequest request;
   this->GetDomainOptions(request.domain);
   request.label_mode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
@@ -416,7 +420,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
         this->UpdateProgress(0.999 * (base + ran) / steps);
         return !this->CheckAbort();
       },
-      this->ProgressInterval);
+      opt.progress_interval);
     if (done < target || this->CheckAbort())
     {
       this->SetProgressText("FDTD: aborted");

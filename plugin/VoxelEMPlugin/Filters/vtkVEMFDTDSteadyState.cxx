@@ -153,20 +153,19 @@ int vtkVEMFDTDSteadyState::RequestData(
     return 0;
   }
   vem_vtk::SteadyStateOutputs& out = this->Internal->outputs;
-  if (!this->IsSolved(input))
+  if (this->GetRunState(input) == RUN_NONE)
   {
     out = vem_vtk::SteadyStateOutputs();
-    const int status = this->Guarded([&]() { return this->Solve(input, inputVector); });
-    if (status != 1)
-    {
-      out = vem_vtk::SteadyStateOutputs();
-      fields->Initialize();
-      summary->Initialize();
-      far->Initialize();
-      this->SetUnsolved();
-      return status == 0 ? 0 : 1;
-    }
-    this->SetSolved(input);
+  }
+  // After an error (reported once) or an abort every output is empty; the request succeeds so
+  // that the executive adds no second message.
+  if (this->Run(input, [&]() { return this->Solve(input, inputVector); }) != RUN_SOLVED)
+  {
+    out = vem_vtk::SteadyStateOutputs();
+    fields->Initialize();
+    summary->Initialize();
+    far->Initialize();
+    return 1;
   }
   fields->ShallowCopy(out.fields);
   summary->ShallowCopy(out.summary);

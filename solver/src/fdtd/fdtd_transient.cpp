@@ -20,6 +20,8 @@ void TransientOptions::validate() const {
     fail("TransientOptions::simulated_time (SimulatedTime) = ", simulated_time, " s: must be finite and > 0");
   if (snapshot_interval < 1)
     fail("TransientOptions::snapshot_interval (SnapshotInterval) = ", snapshot_interval, " steps: must be >= 1");
+  if (progress_interval < 1)
+    fail("TransientOptions::progress_interval (ProgressInterval) = ", progress_interval, " steps: must be >= 1");
   for (std::size_t q = 0; q < probe_positions.size(); ++q) {
     const auto& p = probe_positions[q];
     if (!std::isfinite(p[0] + p[1] + p[2]))

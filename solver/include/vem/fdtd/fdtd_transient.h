@@ -55,6 +55,7 @@ struct TransientOptions {
 
   std::vector<std::array<double, 3>> probe_positions;  // m (ProbePositions)
   bool probe_at_source = true;                         // (ProbeAtSource)
+  int progress_interval = 10;                          // steps between progress calls (ProgressInterval), >= 1
 
   // Throws vem::Error for a bad value (independent of the grid).
   void validate() const;
