@@ -8,9 +8,9 @@
 #include <random>
 #include <vector>
 
-#include "vem/error.h"
-#include "vem/fdfd_operator.h"
-#include "vem/fdfd_solver.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdfd/fdfd_solver.h"
 
 using namespace vem;
 using cd = std::complex<double>;
@@ -286,7 +286,7 @@ TEST(FdfdOperator, RejectsBadInput) {
   expect_error(p, "PML");
   p = good;
   p.pml.thickness[3] = -1;
-  expect_error(p, "PML thickness");
+  expect_error(p, "FdfdPml::thickness");
   p = good;
   p.pml.reflection = 1.5;
   expect_error(p, "R0");

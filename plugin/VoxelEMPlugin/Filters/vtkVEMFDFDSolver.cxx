@@ -1,99 +1,91 @@
 #include "vtkVEMFDFDSolver.h"
 
 #include "vemArrayUtils.h"
+#include "vemFDFDOutputs.h"
 
-#include "vtkCellData.h"
 #include "vtkDataArray.h"
-#include "vtkDoubleArray.h"
 #include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
-#include "vtkIntArray.h"
-#include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
 #include "vtkTable.h"
 
-#include "vem/error.h"
-#include "vem/fdfd_operator.h"
-#include "vem/fdfd_problem.h"
-#include "vem/fdfd_solver.h"
-#include "vem/head_phantom.h"
-#include "vem/near_to_far.h"
-#include "vem/sar.h"
-#include "vem/tissue_properties.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_operator.h"
+#include "vem/fdfd/fdfd_solver.h"
+#include "vem/fdfd/fdfd_voxel_domain.h"
+#include "vem/models/tissue_properties.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <complex>
 #include <cstdio>
-#include <limits>
 #include <new>
-#include <sstream>
 
 vtkStandardNewMacro(vtkVEMFDFDSolver);
 
 namespace
 {
 
-constexpr double kPi = 3.14159265358979323846;
-
-// Grids that follow from the input geometry and the properties.
-struct Plan
+// The voxels of the input (cells, or points taken as voxels) in the grid the options give.
+vem::FdfdVoxelDomain MakeDomain(const int extent[6], const double spacing[3],
+  const double origin[3], bool pointsAsVoxels, const vem::FdfdVoxelOptions& options)
 {
-  vem_vtk::VoxelGrid voxels;
-  int pad = 0, pml = 0;
-  std::array<int, 3> n_total{}; // computational grid (cells)
-  std::array<int, 3> n_out{};   // output grid = voxels + padding
-  std::array<double, 3> origin_total{};
-  std::array<double, 3> origin_out{};
-  long long out_cells() const { return static_cast<long long>(n_out[0]) * n_out[1] * n_out[2]; }
-  long long total_cells() const
-  {
-    return static_cast<long long>(n_total[0]) * n_total[1] * n_total[2];
-  }
-};
-
-Plan MakePlan(vtkVEMFDFDSolver* self, const int extent[6], const double spacing[3],
-  const double origin[3], bool points_as_voxels)
-{
-  Plan p;
-  p.voxels = vem_vtk::VoxelGridFromExtent(extent, spacing, origin, points_as_voxels);
-  p.pad = self->GetAirPadding();
-  p.pml = self->GetPMLThickness();
+  const vem_vtk::VoxelGrid v =
+    vem_vtk::VoxelGridFromExtent(extent, spacing, origin, pointsAsVoxels);
   for (int a = 0; a < 3; ++a)
   {
-    if (p.voxels.n[a] < 1)
+    if (v.n[a] < 1)
     {
       vem::fail("the input image has no voxels along ", "xyz"[a], " (extent ", extent[2 * a], "..",
-        extent[2 * a + 1], " with ", points_as_voxels ? "point" : "cell",
+        extent[2 * a + 1], " with ", pointsAsVoxels ? "point" : "cell",
         " arrays); it needs at least one voxel on each axis");
     }
-    if (!(spacing[a] > 0) || !std::isfinite(spacing[a]))
-    {
-      vem::fail("the input spacing along ", "xyz"[a], " is ", spacing[a], "; it must be > 0 (metres)");
-    }
-    p.n_out[a] = p.voxels.n[a] + 2 * p.pad;
-    p.n_total[a] = p.n_out[a] + 2 * p.pml;
-    p.origin_out[a] = p.voxels.origin[a] - p.pad * spacing[a];
-    p.origin_total[a] = p.origin_out[a] - p.pml * spacing[a];
   }
-  return p;
+  return vem::make_fdfd_voxel_domain(v.n, v.spacing, v.origin, options);
 }
 
-vem::YeeGrid GridOf(const Plan& p)
+// The properties as solver options (checked by FdfdVoxelOptions / FdfdSolverOptions::validate).
+vem::FdfdVoxelOptions VoxelOptions(vtkVEMFDFDSolver* self)
 {
-  vem::YeeGrid g;
-  g.nx = p.n_total[0];
-  g.ny = p.n_total[1];
-  g.nz = p.n_total[2];
-  g.dx = p.voxels.spacing[0];
-  g.dy = p.voxels.spacing[1];
-  g.dz = p.voxels.spacing[2];
-  g.origin = p.origin_total;
-  return g;
+  const double deg = vem::kPi / 180.0;
+  vem::FdfdVoxelOptions o;
+  o.frequency = self->GetFrequency();
+  o.incident.theta = self->GetIncidentTheta() * deg;
+  o.incident.phi = self->GetIncidentPhi() * deg;
+  o.incident.polarization = self->GetPolarization() * deg;
+  o.pml_thickness = self->GetPMLThickness();
+  o.air_padding = self->GetAirPadding();
+  return o;
+}
+
+vem::FdfdSolverOptions SolverOptions(vtkVEMFDFDSolver* self)
+{
+  // Indexed by the enumerations of vtkVEMFDFDSolver.h (the setters clamp to their range).
+  static const vem::Backend backends[] = { vem::Backend::automatic, vem::Backend::cuda,
+    vem::Backend::cpu };
+  static const vem::FdfdStorage storages[] = { vem::FdfdStorage::automatic,
+    vem::FdfdStorage::cas, vem::FdfdStorage::cis };
+  static const vem::FdfdMethod methods[] = { vem::FdfdMethod::automatic,
+    vem::FdfdMethod::bicgstab, vem::FdfdMethod::cocg, vem::FdfdMethod::cocr, vem::FdfdMethod::gcr };
+  vem::FdfdSolverOptions o;
+  o.backend = backends[self->GetBackend()];
+  o.device_index = self->GetDeviceIndex();
+  o.precision = self->GetPrecision() == vtkVEMFDFDSolver::PRECISION_COMPLEX64
+    ? vem::FdfdPrecision::complex64
+    : vem::FdfdPrecision::complex128;
+  o.storage = storages[self->GetStorage()];
+  o.method = methods[self->GetMethod()];
+  if (self->GetMethod() == vtkVEMFDFDSolver::METHOD_GCR_TIME_DOMAIN)
+  {
+    o.preconditioner = vem::FdfdPreconditioner::time_domain;
+  }
+  o.blas = vem::FdfdBlas::fused;
+  o.tolerance = self->GetTolerance();
+  o.max_iterations = self->GetMaxIterations();
+  o.progress_interval = self->GetProgressInterval();
+  return o;
 }
 
 bool PointsAsVoxels(vtkVEMFDFDSolver* self)
@@ -102,40 +94,10 @@ bool PointsAsVoxels(vtkVEMFDFDSolver* self)
   return vem_vtk::SelectedArrayIsPointData(self, idx);
 }
 
-// Spherical angles of a unit direction.
-void Angles(const std::array<double, 3>& d, double& theta, double& phi)
-{
-  theta = std::acos(std::max(-1.0, std::min(1.0, d[2])));
-  phi = std::atan2(d[1], d[0]);
-}
-
 } // namespace
 
 //------------------------------------------------------------------------------
 vtkVEMFDFDSolver::vtkVEMFDFDSolver()
-  : MaterialMode(PROPERTY_ARRAYS)
-  , UseBuiltInTissueTable(true)
-  , AverageAtEdges(true)
-  , Frequency(900e6)
-  , IncidentTheta(0.0)
-  , IncidentPhi(0.0)
-  , Polarization(0.0)
-  , PMLThickness(10)
-  , AirPadding(8)
-  , Tolerance(1e-6)
-  , MaxIterations(20000)
-  , Precision(PRECISION_COMPLEX128)
-  , Storage(STORAGE_AUTO)
-  , Method(METHOD_AUTO)
-  , Backend(BACKEND_AUTO)
-  , DeviceIndex(0)
-  , ProgressInterval(10)
-  , RCSAngleStep(2.0)
-  , NumberOfSolves(0)
-  , LastIterations(0)
-  , LastTrueResidual(0.0)
-  , LastSolveSeconds(0.0)
-  , LastConverged(false)
 {
   this->SetNumberOfOutputPorts(3);
   const int cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
@@ -183,11 +145,16 @@ int vtkVEMFDFDSolver::RequestInformation(
   }
   try
   {
-    const Plan p = MakePlan(this, ext, spacing, origin, PointsAsVoxels(this));
-    int whole[6] = { 0, p.n_out[0], 0, p.n_out[1], 0, p.n_out[2] };
+    // The output grid needs only the padding and the PML; the other options are checked (and
+    // their errors reported) in RequestData, which clears the outputs.
+    vem::FdfdVoxelOptions grid;
+    grid.pml_thickness = this->PMLThickness;
+    grid.air_padding = this->AirPadding;
+    const vem::FdfdVoxelDomain d = MakeDomain(ext, spacing, origin, PointsAsVoxels(this), grid);
+    int whole[6] = { 0, d.n_out[0], 0, d.n_out[1], 0, d.n_out[2] };
     outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
     outInfo->Set(vtkDataObject::SPACING(), spacing, 3);
-    outInfo->Set(vtkDataObject::ORIGIN(), p.origin_out.data(), 3);
+    outInfo->Set(vtkDataObject::ORIGIN(), d.origin_out.data(), 3);
     outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
     outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
   }
@@ -264,107 +231,44 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
 {
   const bool labelMode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
   const int primary = labelMode ? 4 : 0;
-  if (!(this->Frequency > 0) || !std::isfinite(this->Frequency))
-  {
-    vem::fail("frequency ", this->Frequency, " Hz must be > 0");
-  }
+  // The options first, before any array is read (solve_fdfd checks opt again).
+  const vem::FdfdVoxelOptions vo = VoxelOptions(this);
+  vem::FdfdSolverOptions opt = SolverOptions(this);
+  vo.validate();
+  opt.validate();
 
   int association = -1;
   vtkDataArray* primaryArray = vem_vtk::ResolvePrimaryMaterialArray(
     this->GetInputArrayToProcess(primary, inputVector, association),
     this->GetInputArrayInformation(primary), primary, input, labelMode, association);
   const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  const Plan p = MakePlan(this, input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points);
-  if (p.voxels.spacing[0] > 0.05 || p.voxels.spacing[1] > 0.05 || p.voxels.spacing[2] > 0.05)
+  const vem::FdfdVoxelDomain d =
+    MakeDomain(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, vo);
+  const vem_vtk::VoxelGrid voxels{ d.voxels, d.spacing, d.voxel_origin };
+  if (d.spacing[0] > 0.05 || d.spacing[1] > 0.05 || d.spacing[2] > 0.05)
   {
-    vtkWarningMacro("FDFD Solver: voxel size " << p.voxels.spacing[0] << " x "
-                                               << p.voxels.spacing[1] << " x " << p.voxels.spacing[2]
-                                               << " m is large; lengths are in metres.");
+    vtkWarningMacro("FDFD Solver: voxel size " << d.spacing[0] << " x " << d.spacing[1] << " x "
+      << d.spacing[2] << " m is large; lengths are in metres.");
   }
 
-  vem::FdfdProblem prob;
-  prob.grid = GridOf(p);
-  prob.frequency = this->Frequency;
-  prob.pml = vem::FdfdPml::uniform(p.pml);
-  const double deg = kPi / 180.0;
-  prob.incident.theta = this->IncidentTheta * deg;
-  prob.incident.phi = this->IncidentPhi * deg;
-  prob.incident.polarization = this->Polarization * deg;
-
-  const long long nTotal = p.total_cells();
-  const long long nVox = p.voxels.count();
-  const int off = p.pad + p.pml;
-  auto totalIndex = [&](long long v) {
-    const long long i = v % p.voxels.n[0];
-    const long long j = (v / p.voxels.n[0]) % p.voxels.n[1];
-    const long long k = v / (static_cast<long long>(p.voxels.n[0]) * p.voxels.n[1]);
-    return (i + off) + p.n_total[0] * ((j + off) + static_cast<long long>(p.n_total[1]) * (k + off));
-  };
-  // Output cell o -> computational cell.
-  auto outToTotal = [&](int I, int J, int K) {
-    return (I + p.pml) +
-      p.n_total[0] * ((J + p.pml) + static_cast<long long>(p.n_total[1]) * (K + p.pml));
-  };
-
-  // Per computational cell: conductivity per axis (1 or 3 arrays) and density (for SAR).
-  std::vector<std::vector<float>> sigmaCells;
+  vem::FdfdProblem prob = d.problem();
+  // Density per computational cell for SAR (empty: no SAR) and the material arrays of the output.
   std::vector<float> rhoCells;
   std::vector<vtkSmartPointer<vtkFloatArray>> materialArrays;
-  auto outputArray = [&](const char* name, const std::vector<float>& total) {
-    vtkNew<vtkFloatArray> a;
-    a->SetName(name);
-    a->SetNumberOfTuples(p.out_cells());
-    float* d = a->GetPointer(0);
-    long long o = 0;
-    for (int K = 0; K < p.n_out[2]; ++K)
-      for (int J = 0; J < p.n_out[1]; ++J)
-        for (int I = 0; I < p.n_out[0]; ++I, ++o)
-          d[o] = total[static_cast<std::size_t>(outToTotal(I, J, K))];
-    materialArrays.push_back(a.GetPointer());
-  };
-
   if (labelMode)
   {
-    const std::vector<std::uint16_t> labels = vem_vtk::ReadLabels(primaryArray, p.voxels, "label");
+    const std::vector<std::uint16_t> labels = vem_vtk::ReadLabels(primaryArray, voxels, "label");
     const vem::TissueTable tissues =
       vem_vtk::LoadTissueTable(this->UseBuiltInTissueTable, this->TissueTableFile);
     std::vector<std::int64_t> values, counts;
     vem_vtk::UniqueLabels(labels, values, counts);
-    const vem::LabelProperties props = tissues.lookup(values, this->Frequency, &counts);
-    if (props.labels.size() + 1 > 65536)
-    {
-      vem::fail("too many distinct labels (", props.labels.size(), ")");
-    }
-    prob.material_mode = vem::MaterialMode::indexed;
     prob.average_at_edges = this->AverageAtEdges;
-    prob.materials = { vem::Material::vacuum() };
-    std::vector<std::uint16_t> toMaterial(65536, 0);
-    std::vector<double> density(1, 0.0);
-    for (std::size_t q = 0; q < props.labels.size(); ++q)
-    {
-      prob.materials.push_back(vem::Material::isotropic(
-        props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
-      density.push_back(props.density[q]);
-      toMaterial[static_cast<std::size_t>(props.labels[q])] = static_cast<std::uint16_t>(q + 1);
-    }
-    prob.material_index.assign(static_cast<std::size_t>(nTotal), 0);
-    std::vector<float> eps(static_cast<std::size_t>(nTotal), 1.0f), sig(eps.size(), 0.0f),
-      lab(eps.size(), 0.0f);
-    rhoCells.assign(eps.size(), 0.0f);
-    for (long long v = 0; v < nVox; ++v)
-    {
-      const std::size_t t = static_cast<std::size_t>(totalIndex(v));
-      const std::uint16_t m = toMaterial[labels[static_cast<std::size_t>(v)]];
-      prob.material_index[t] = m;
-      eps[t] = static_cast<float>(prob.materials[m].eps_r[0]);
-      sig[t] = static_cast<float>(prob.materials[m].sigma_e[0]);
-      lab[t] = labels[static_cast<std::size_t>(v)];
-      rhoCells[t] = static_cast<float>(density[m]);
-    }
-    outputArray("permittivity", eps);
-    outputArray("conductivity", sig);
-    outputArray("tissue", lab);
-    sigmaCells.push_back(std::move(sig));
+    vem::FdfdLabelCells cells =
+      d.set_label_materials(prob, labels, tissues.lookup(values, this->Frequency, &counts));
+    materialArrays = { vem_vtk::OutputGridArray(d, "permittivity", cells.eps_r),
+      vem_vtk::OutputGridArray(d, "conductivity", cells.sigma_e),
+      vem_vtk::OutputGridArray(d, "tissue", cells.label) };
+    rhoCells = std::move(cells.density);
   }
   else
   {
@@ -375,18 +279,20 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
       int idx;
       const char* what;
       bool required, positive;
-      float pad;
+      float pad; // value outside the voxels
       std::vector<std::vector<float>>* dst;
       const char* fallback;
+      bool output; // its first component is an output array named `what`
     };
     std::vector<std::vector<float>> density;
     const Slot slots[5] = {
-      { 0, "permittivity", true, true, 1.0f, &prob.medium.eps_r, "permittivity" },
-      { 1, "conductivity", false, false, 0.0f, &prob.medium.sigma_e, "conductivity" },
-      { 2, "permeability", false, true, 1.0f, &prob.medium.mu_r, nullptr },
-      { 3, "magnetic conductivity", false, false, 0.0f, &prob.medium.sigma_m, nullptr },
-      { 5, "density", false, false, 0.0f, &density, "density" },
+      { 0, "permittivity", true, true, 1.0f, &prob.medium.eps_r, "permittivity", true },
+      { 1, "conductivity", false, false, 0.0f, &prob.medium.sigma_e, "conductivity", true },
+      { 2, "permeability", false, true, 1.0f, &prob.medium.mu_r, nullptr, false },
+      { 3, "magnetic conductivity", false, false, 0.0f, &prob.medium.sigma_m, nullptr, false },
+      { 5, "density", false, false, 0.0f, &density, "density", false },
     };
+    auto totalIndex = [&d](long long v) { return static_cast<long long>(d.total_index(v)); };
     for (const Slot& s : slots)
     {
       // Density (slot 5) is scalar and optional: without it there is no SAR.
@@ -395,62 +301,31 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
         this->GetInputArrayToProcess(s.idx, inputVector, assoc),
         this->GetInputArrayInformation(s.idx), s.idx, input, s.what, s.fallback, s.required,
         s.idx != 5, s.idx == 5, association, assoc);
-      if (!a)
+      if (a)
       {
-        continue;
+        vem_vtk::AppendPaddedComponents(
+          a, voxels, s.what, s.positive, s.pad, d.total_cells(), totalIndex, s.dst);
+        if (s.output)
+        {
+          materialArrays.push_back(vem_vtk::OutputGridArray(d, s.what, s.dst->front()));
+        }
       }
-      const int nc = vem_vtk::AppendPaddedComponents(
-        a, p.voxels, s.what, s.positive, s.pad, nTotal, totalIndex, s.dst);
     }
-    if (!prob.medium.eps_r.empty())
-    {
-      outputArray("permittivity", prob.medium.eps_r[0]);
-    }
-    if (!prob.medium.sigma_e.empty())
-    {
-      outputArray("conductivity", prob.medium.sigma_e[0]);
-      sigmaCells = prob.medium.sigma_e;
-    }
-    if (!density.empty())
+    if (!density.empty() && !prob.medium.sigma_e.empty()) // SAR needs both
     {
       rhoCells = std::move(density[0]);
     }
   }
-  if (p.pad < 2)
+  if (!d.has_ntff_room())
   {
-    vtkWarningMacro("FDFD Solver: AirPadding " << p.pad
-                                               << " leaves no room for the near-to-far-field box "
-                                                  "between the model and the PML (needs >= 2); "
-                                                  "the RCS table stays empty.");
+    vtkWarningMacro("FDFD Solver: AirPadding " << d.pad << " leaves no room for the near-to-far-"
+      "field box between the model and the PML (needs >= 2); the RCS table stays empty.");
   }
 
   // Operator and solve.
   this->UpdateProgress(0.0);
   this->SetProgressText("FDFD: building the operator");
   const vem::FdfdOperator op(prob);
-  vem::FdfdSolverOptions opt;
-  opt.backend = this->Backend == BACKEND_CUDA
-    ? vem::Backend::cuda
-    : (this->Backend == BACKEND_CPU ? vem::Backend::cpu : vem::Backend::automatic);
-  opt.device_index = this->DeviceIndex;
-  opt.precision = this->Precision == PRECISION_COMPLEX64 ? vem::FdfdPrecision::complex64
-                                                       : vem::FdfdPrecision::complex128;
-  opt.storage = this->Storage == STORAGE_CAS ? vem::FdfdStorage::cas
-    : this->Storage == STORAGE_CIS         ? vem::FdfdStorage::cis
-                                           : vem::FdfdStorage::automatic;
-  opt.method = this->Method == METHOD_BICGSTAB ? vem::FdfdMethod::bicgstab
-    : this->Method == METHOD_COCG            ? vem::FdfdMethod::cocg
-    : this->Method == METHOD_COCR            ? vem::FdfdMethod::cocr
-    : this->Method == METHOD_GCR_TIME_DOMAIN ? vem::FdfdMethod::gcr
-                                             : vem::FdfdMethod::automatic;
-  if (this->Method == METHOD_GCR_TIME_DOMAIN)
-  {
-    opt.preconditioner = vem::FdfdPreconditioner::time_domain;
-  }
-  opt.blas = vem::FdfdBlas::fused;
-  opt.tolerance = this->Tolerance;
-  opt.max_iterations = this->MaxIterations;
-  opt.progress_interval = this->ProgressInterval;
   const double logTol = std::log(std::max(1e-300, this->Tolerance));
   char text[256];
   opt.progress = [&](int it, double rel) {
@@ -481,188 +356,18 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     vtkWarningMacro("FDFD Solver: " << sol.warning);
   }
 
-  // Fields at the output cell centres.
+  // Outputs: fields at the output cell centres, the residual history, the bistatic RCS.
   this->SetProgressText("FDFD: fields");
   this->UpdateProgress(0.96);
   const vem::FdfdFields f = vem::fdfd_fields(op, sol.e_scat);
-  const std::array<int, 3> n = p.n_total;
-  const long long N = nTotal;
-  auto sampleAt = [&](const std::vector<vem::cdouble>& v, int a, int i, int j, int k) {
-    if (i >= n[0] || j >= n[1] || k >= n[2])
-    {
-      return vem::cdouble(0.0);
-    }
-    return v[static_cast<std::size_t>(
-      a * N + i + n[0] * (j + static_cast<long long>(n[1]) * k))];
-  };
-  // Component a at the centre of computational cell (i,j,k): mean of its 4 samples.
-  auto centred = [&](const std::vector<vem::cdouble>& v, int a, int i, int j, int k) {
-    const int b = (a + 1) % 3, c = (a + 2) % 3;
-    vem::cdouble s = 0;
-    for (int db = 0; db < 2; ++db)
-      for (int dc = 0; dc < 2; ++dc)
-      {
-        int q[3] = { i, j, k };
-        q[b] += db;
-        q[c] += dc;
-        s += sampleAt(v, a, q[0], q[1], q[2]);
-      }
-    return 0.25 * s;
-  };
-  const long long nOut = p.out_cells();
-  auto make3 = [&](const char* name) {
-    vtkSmartPointer<vtkFloatArray> a = vtkSmartPointer<vtkFloatArray>::New();
-    a->SetName(name);
-    a->SetNumberOfComponents(3);
-    a->SetNumberOfTuples(nOut);
-    return a;
-  };
-  vtkSmartPointer<vtkFloatArray> sRe = make3("E_scat_real"), sIm = make3("E_scat_imag"),
-                                 tRe = make3("E_total_real"), tIm = make3("E_total_imag");
-  vtkNew<vtkFloatArray> mag;
-  mag->SetName("E_magnitude");
-  mag->SetNumberOfTuples(nOut);
-  const bool haveSar = !rhoCells.empty() && !sigmaCells.empty();
-  // Absorbed power density from each E sample's own conductivity (sar.h): at tissue/air faces the
-  // cell-centred |E|^2 would mix in the air side's normal field (|eps| times larger).
-  const std::vector<float> powerDensity =
-    haveSar ? vem::fdfd_absorbed_power_density(op, f.e_total, rhoCells) : std::vector<float>();
-  vtkNew<vtkFloatArray> sar;
-  sar->SetName("SAR");
-  sar->SetNumberOfTuples(haveSar ? nOut : 0);
-  long long o = 0;
-  for (int K = 0; K < p.n_out[2]; ++K)
-    for (int J = 0; J < p.n_out[1]; ++J)
-      for (int I = 0; I < p.n_out[0]; ++I, ++o)
-      {
-        const int i = I + p.pml, j = J + p.pml, k = K + p.pml;
-        double e2 = 0;
-        const std::size_t t = static_cast<std::size_t>(outToTotal(I, J, K));
-        for (int a = 0; a < 3; ++a)
-        {
-          const vem::cdouble es = centred(f.e_scat, a, i, j, k);
-          const vem::cdouble et = centred(f.e_total, a, i, j, k);
-          sRe->GetPointer(0)[3 * o + a] = static_cast<float>(es.real());
-          sIm->GetPointer(0)[3 * o + a] = static_cast<float>(es.imag());
-          tRe->GetPointer(0)[3 * o + a] = static_cast<float>(et.real());
-          tIm->GetPointer(0)[3 * o + a] = static_cast<float>(et.imag());
-          e2 += std::norm(et);
-        }
-        mag->SetValue(o, static_cast<float>(std::sqrt(e2)));
-        if (haveSar)
-        {
-          const float rho = rhoCells[t];
-          sar->SetValue(o, vem::is_tissue_density(rho) ? powerDensity[t] / rho : 0.0f);
-        }
-      }
-  output->SetExtent(0, p.n_out[0], 0, p.n_out[1], 0, p.n_out[2]);
-  output->SetSpacing(p.voxels.spacing.data());
-  output->SetOrigin(p.origin_out.data());
-  vtkCellData* cd = output->GetCellData();
-  cd->AddArray(sRe);
-  cd->AddArray(sIm);
-  cd->AddArray(tRe);
-  cd->AddArray(tIm);
-  cd->AddArray(mag);
-  if (haveSar)
-  {
-    cd->AddArray(sar);
-  }
-  for (auto& a : materialArrays)
-  {
-    cd->AddArray(a);
-  }
-  cd->SetActiveScalars("E_magnitude");
-
-  // Residual history.
-  {
-    vtkNew<vtkIntArray> it;
-    it->SetName("iteration");
-    vtkNew<vtkDoubleArray> rel, tru;
-    rel->SetName("relative_residual");
-    tru->SetName("true_relative_residual");
-    const vtkIdType rows = static_cast<vtkIdType>(st.history.size());
-    it->SetNumberOfTuples(rows);
-    rel->SetNumberOfTuples(rows);
-    tru->SetNumberOfTuples(rows);
-    for (vtkIdType r = 0; r < rows; ++r)
-    {
-      it->SetValue(r, static_cast<int>(r));
-      rel->SetValue(r, st.history[static_cast<std::size_t>(r)]);
-      tru->SetValue(r, std::numeric_limits<double>::quiet_NaN());
-    }
-    for (std::size_t q = 0; q < st.true_history.size(); ++q)
-    {
-      const vtkIdType r = st.true_history_iterations[q];
-      if (r >= 0 && r < rows)
-      {
-        tru->SetValue(r, st.true_history[q]);
-      }
-    }
-    if (rows > 0)
-    {
-      tru->SetValue(rows - 1, st.true_relative_residual);
-    }
-    residuals->Initialize();
-    residuals->AddColumn(it);
-    residuals->AddColumn(rel);
-    residuals->AddColumn(tru);
-  }
-
-  // Bistatic RCS in the E- and H-planes of the incidence.
-  rcsTable->Initialize();
-  vtkNew<vtkDoubleArray> th, eDb, hDb, eM2, hM2;
-  th->SetName("theta_deg");
-  eDb->SetName("rcs_E_plane_dBsm");
-  hDb->SetName("rcs_H_plane_dBsm");
-  eM2->SetName("rcs_E_plane_m2");
-  hM2->SetName("rcs_H_plane_m2");
-  if (p.pad >= 2)
+  vem_vtk::FillFDFDFieldImage(output, d, op, f, rhoCells, materialArrays);
+  vem_vtk::FillFDFDResidualTable(residuals, st);
+  if (d.has_ntff_room())
   {
     this->SetProgressText("FDFD: near-to-far-field transform");
     this->UpdateProgress(0.98);
-    const int b = p.pad / 2;
-    vem::NtffBox box;
-    for (int a = 0; a < 3; ++a)
-    {
-      box.lo[a] = p.pml + b;
-      box.hi[a] = n[a] - p.pml - b;
-    }
-    const vem::NearToFarTransform nf(
-      prob.grid, prob.frequency, f.e_scat, f.h_scat, box, vem::phase_origin(prob));
-    const std::array<double, 3> k = prob.incident.direction();
-    const std::array<double, 3> e0 = prob.incident.e_polarization();
-    const std::array<double, 3> h0 = prob.incident.h_polarization();
-    const int steps = std::max(1, static_cast<int>(std::lround(180.0 / this->RCSAngleStep)));
-    for (int s = 0; s <= steps; ++s)
-    {
-      const double tdeg = 180.0 * s / steps;
-      const double t = tdeg * deg;
-      double sig[2];
-      for (int plane = 0; plane < 2; ++plane)
-      {
-        const std::array<double, 3>& u = plane == 0 ? e0 : h0;
-        std::array<double, 3> d;
-        for (int a = 0; a < 3; ++a)
-        {
-          d[a] = std::cos(t) * k[a] + std::sin(t) * u[a];
-        }
-        double ts, ps;
-        Angles(d, ts, ps);
-        sig[plane] = nf.rcs(ts, ps, 1.0);
-      }
-      th->InsertNextValue(tdeg);
-      eM2->InsertNextValue(sig[0]);
-      hM2->InsertNextValue(sig[1]);
-      eDb->InsertNextValue(10.0 * std::log10(std::max(sig[0], 1e-300)));
-      hDb->InsertNextValue(10.0 * std::log10(std::max(sig[1], 1e-300)));
-    }
   }
-  rcsTable->AddColumn(th);
-  rcsTable->AddColumn(eDb);
-  rcsTable->AddColumn(hDb);
-  rcsTable->AddColumn(eM2);
-  rcsTable->AddColumn(hM2);
+  vem_vtk::FillFDFDRCSTable(rcsTable, d, prob, f, this->RCSAngleStep);
 
   std::snprintf(text, sizeof(text), "FDFD (%s, %s): %d iterations, true residual %.2e, %.2f s",
     st.backend.c_str(), this->LastMethod.c_str(), st.iterations, st.true_relative_residual,

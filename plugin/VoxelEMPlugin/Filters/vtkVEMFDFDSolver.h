@@ -12,8 +12,8 @@
  * mode). Lengths are metres.
  *
  * The computational grid is the voxel grid plus AirPadding vacuum cells on every face plus
- * PMLThickness SC-PML cells (vem/fdfd_problem.h). A unit plane wave (|E0| = 1 V/m, e^{+jwt})
- * arrives from the direction given by IncidentTheta / IncidentPhi (degrees; the wave travels
+ * PMLThickness SC-PML cells (vem/fdfd/fdfd_voxel_domain.h). A unit plane wave (|E0| = 1 V/m,
+ * e^{+jwt}) arrives from the direction given by IncidentTheta / IncidentPhi (degrees; the wave travels
  * along k = (sin t cos p, sin t sin p, cos t)) with polarization angle Polarization (degrees:
  * E0 = cos(psi) theta_hat + sin(psi) phi_hat). vem::solve_fdfd solves for the scattered field
  * (CUDA or CPU, complex128 or complex64 with mixed-precision iterative refinement).
@@ -34,11 +34,13 @@
  * the middle of the air padding: "theta_deg" (0 = forward, 180 = backscatter), measured in the
  * E-plane (k, E0) and the H-plane (k, k x E0): "rcs_E_plane_dBsm", "rcs_H_plane_dBsm", and the
  * same in m^2 ("rcs_E_plane_m2", "rcs_H_plane_m2"). For the default incidence (along +z, E along
- * x) these are the xz- and yz-planes of the Mie convention (vem/mie.h). Empty (with a warning)
+ * x) these are the xz- and yz-planes of the Mie convention (vem/models/mie.h). Empty (with a warning)
  * when AirPadding < 2 leaves no room for the box.
  *
  * Progress reports the iteration and the residual; AbortExecute stops between iterations and
- * leaves empty outputs. Errors go to vtkErrorMacro with the solver's message.
+ * leaves empty outputs. Errors go to vtkErrorMacro with the solver's message. The properties are
+ * checked by the solver (vem::FdfdVoxelOptions::validate in vem/fdfd/fdfd_voxel_domain.h,
+ * vem::FdfdSolverOptions::validate), whose messages name the C++ member and the property.
  */
 #ifndef vtkVEMFDFDSolver_h
 #define vtkVEMFDFDSolver_h
@@ -166,29 +168,29 @@ protected:
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
-  int MaterialMode;
+  int MaterialMode = PROPERTY_ARRAYS;
   std::string TissueTableFile;
-  bool UseBuiltInTissueTable;
-  bool AverageAtEdges;
-  double Frequency;
-  double IncidentTheta, IncidentPhi, Polarization;
-  int PMLThickness;
-  int AirPadding;
-  double Tolerance;
-  int MaxIterations;
-  int Precision;
-  int Storage;
-  int Method;
-  int Backend;
-  int DeviceIndex;
-  int ProgressInterval;
-  double RCSAngleStep;
+  bool UseBuiltInTissueTable = true;
+  bool AverageAtEdges = true;
+  double Frequency = 900e6;
+  double IncidentTheta = 0.0, IncidentPhi = 0.0, Polarization = 0.0;
+  int PMLThickness = 10;
+  int AirPadding = 8;
+  double Tolerance = 1e-6;
+  int MaxIterations = 20000;
+  int Precision = PRECISION_COMPLEX128;
+  int Storage = STORAGE_AUTO;
+  int Method = METHOD_AUTO;
+  int Backend = BACKEND_AUTO;
+  int DeviceIndex = 0;
+  int ProgressInterval = 10;
+  double RCSAngleStep = 2.0;
 
-  int NumberOfSolves;
-  int LastIterations;
-  double LastTrueResidual;
-  double LastSolveSeconds;
-  bool LastConverged;
+  int NumberOfSolves = 0;
+  int LastIterations = 0;
+  double LastTrueResidual = 0.0;
+  double LastSolveSeconds = 0.0;
+  bool LastConverged = false;
   std::string LastBackend;
   std::string LastMethod;
 

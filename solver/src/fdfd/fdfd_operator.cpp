@@ -1,7 +1,7 @@
 // FdfdOperator: materials, SC-PML profiles, coefficients (CAS values, CIS tables), right-hand
 // side, diagonal, symmetrizer and the double-precision reference product. Equations in
 // fdfd_operator.h.
-#include "vem/fdfd_operator.h"
+#include "vem/fdfd/fdfd_operator.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "fdfd/fdfd_stencil.h"
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 
@@ -75,7 +75,7 @@ const Component kHComp[3] = {Component::Hx, Component::Hy, Component::Hz};
 }  // namespace
 
 FdfdOperator::FdfdOperator(const FdfdProblem& problem) : p_(problem) {
-  validate(p_);
+  p_.validate();
   n_ = p_.grid.cell_count();
   omega_ = 2.0 * kPi * p_.frequency;
   k0_ = omega_ / kC0;

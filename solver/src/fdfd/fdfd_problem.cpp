@@ -1,10 +1,10 @@
-// FdfdProblem validation, the incident plane wave, option names.
-#include "vem/fdfd_problem.h"
+// Validation of FdfdProblem and FdfdSolverOptions, the incident plane wave, option names.
+#include "vem/fdfd/fdfd_problem.h"
 
 #include <cmath>
 
-#include "vem/error.h"
-#include "vem/fdfd_solver.h"
+#include "vem/core/error.h"
+#include "vem/fdfd/fdfd_solver.h"
 
 namespace vem {
 
@@ -84,88 +84,112 @@ void validate_medium_arrays(const std::vector<std::vector<float>>& arrays, const
 
 }  // namespace
 
-void validate(const FdfdProblem& p) {
-  if (!std::isfinite(p.frequency) || p.frequency <= 0)
-    fail("FDFD: frequency = ", p.frequency, " Hz must be finite and > 0");
-  p.grid.validate();
-  if (3.0 * double(p.grid.cell_count()) >= 2147483647.0)
-    fail("FDFD: grid ", p.grid.nx, " x ", p.grid.ny, " x ", p.grid.nz, " has ",
-         3 * p.grid.cell_count(), " unknowns; the limit is 2^31 - 1");
-  const int n[3] = {p.grid.nx, p.grid.ny, p.grid.nz};
-  for (int f = 0; f < 6; ++f) {
-    if (p.pml.thickness[f] < 0)
-      fail("FDFD: PML thickness on face ", face_name(f), " = ", p.pml.thickness[f],
-           " cells must be >= 0");
-  }
-  for (int a = 0; a < 3; ++a) {
-    const int t = p.pml.thickness[2 * a] + p.pml.thickness[2 * a + 1];
-    if (t >= n[a])
-      fail("FDFD: PML of ", p.pml.thickness[2 * a], " + ", p.pml.thickness[2 * a + 1],
-           " cells along ", "xyz"[a], " leaves no interior in a grid of ", n[a], " cells");
-  }
-  if (!std::isfinite(p.pml.grading_order) || p.pml.grading_order < 0)
-    fail("FDFD: PML grading order = ", p.pml.grading_order, " must be finite and >= 0");
-  if (!std::isfinite(p.pml.reflection) || p.pml.reflection <= 0 || p.pml.reflection >= 1)
-    fail("FDFD: PML reflection R0 = ", p.pml.reflection, " must lie in (0, 1)");
-  if (!std::isfinite(p.pml.kappa_max) || p.pml.kappa_max < 1)
-    fail("FDFD: PML kappa_max = ", p.pml.kappa_max, " must be finite and >= 1");
-  if (!std::isfinite(p.incident.theta) || !std::isfinite(p.incident.phi) ||
-      !std::isfinite(p.incident.polarization))
-    fail("FDFD: incident wave angles must be finite");
-  if (p.incident.phase_origin_set)
-    for (double v : p.incident.phase_origin)
-      if (!std::isfinite(v)) fail("FDFD: incident wave phase origin must be finite");
+// Messages name the option as Type::member (ParaView property), its value and the limit.
 
-  const std::int64_t cells = p.grid.cell_count();
-  if (p.material_mode == MaterialMode::indexed) {
-    if (p.materials.empty()) fail("FDFD: indexed material mode needs at least one material");
-    for (std::size_t m = 0; m < p.materials.size(); ++m) validate_material(p.materials[m], m);
-    if (!p.material_index.empty()) {
-      if (std::int64_t(p.material_index.size()) != cells)
-        fail("FDFD: material_index has ", p.material_index.size(), " entries; the grid has ",
+void PlaneWave::validate() const {
+  if (!std::isfinite(theta))
+    fail("PlaneWave::theta (IncidentTheta) = ", theta, " rad: must be finite");
+  if (!std::isfinite(phi)) fail("PlaneWave::phi (IncidentPhi) = ", phi, " rad: must be finite");
+  if (!std::isfinite(polarization))
+    fail("PlaneWave::polarization (Polarization) = ", polarization, " rad: must be finite");
+  if (phase_origin_set)
+    for (int a = 0; a < 3; ++a)
+      if (!std::isfinite(phase_origin[a]))
+        fail("PlaneWave::phase_origin[", a, "] = ", phase_origin[a], " m: must be finite");
+}
+
+void FdfdPml::validate() const {
+  for (int f = 0; f < 6; ++f)
+    if (thickness[f] < 0)
+      fail("FdfdPml::thickness[", face_name(f), "] (PMLThickness) = ", thickness[f],
+           " cells: must be >= 0");
+  if (!std::isfinite(grading_order) || grading_order < 0)
+    fail("FdfdPml::grading_order = ", grading_order, ": must be finite and >= 0");
+  if (!std::isfinite(reflection) || reflection <= 0 || reflection >= 1)
+    fail("FdfdPml::reflection R0 = ", reflection, ": must lie in (0, 1)");
+  if (!std::isfinite(kappa_max) || kappa_max < 1)
+    fail("FdfdPml::kappa_max = ", kappa_max, ": must be finite and >= 1");
+}
+
+void FdfdProblem::validate() const {
+  if (!std::isfinite(frequency) || frequency <= 0)
+    fail("FdfdProblem::frequency (Frequency) = ", frequency, " Hz: must be finite and > 0");
+  grid.validate();
+  if (3.0 * double(grid.cell_count()) >= 2147483647.0)
+    fail("FDFD: grid ", grid.nx, " x ", grid.ny, " x ", grid.nz, " has ",
+         3 * grid.cell_count(), " unknowns; the limit is 2^31 - 1");
+  pml.validate();
+  const int n[3] = {grid.nx, grid.ny, grid.nz};
+  for (int a = 0; a < 3; ++a) {
+    const int t = pml.thickness[2 * a] + pml.thickness[2 * a + 1];
+    if (t >= n[a])
+      fail("FdfdProblem::pml.thickness along ", "xyz"[a], " (PMLThickness) = ",
+           pml.thickness[2 * a], " + ", pml.thickness[2 * a + 1], " cells: must be < the ", n[a],
+           " cells of the grid along ", "xyz"[a], " (else the PML leaves no interior)");
+  }
+  incident.validate();
+
+  const std::int64_t cells = grid.cell_count();
+  if (material_mode == MaterialMode::indexed) {
+    if (materials.empty()) fail("FDFD: indexed material mode needs at least one material");
+    for (std::size_t m = 0; m < materials.size(); ++m) validate_material(materials[m], m);
+    if (!material_index.empty()) {
+      if (std::int64_t(material_index.size()) != cells)
+        fail("FDFD: material_index has ", material_index.size(), " entries; the grid has ",
              cells, " cells");
       for (std::int64_t c = 0; c < cells; ++c)
-        if (p.material_index[c] >= p.materials.size())
-          fail("FDFD: material_index at cell ", c, " = ", p.material_index[c],
-               " but only ", p.materials.size(), " materials are defined");
+        if (material_index[c] >= materials.size())
+          fail("FDFD: material_index at cell ", c, " = ", material_index[c],
+               " but only ", materials.size(), " materials are defined");
     }
   } else {
-    validate_medium_arrays(p.medium.eps_r, "eps_r", true, cells, true);
-    validate_medium_arrays(p.medium.sigma_e, "sigma_e", false, cells, false);
-    validate_medium_arrays(p.medium.mu_r, "mu_r", false, cells, true);
-    validate_medium_arrays(p.medium.sigma_m, "sigma_m", false, cells, false);
+    validate_medium_arrays(medium.eps_r, "eps_r", true, cells, true);
+    validate_medium_arrays(medium.sigma_e, "sigma_e", false, cells, false);
+    validate_medium_arrays(medium.mu_r, "mu_r", false, cells, true);
+    validate_medium_arrays(medium.sigma_m, "sigma_m", false, cells, false);
   }
 }
 
-void validate(const FdfdSolverOptions& o) {
-  if (!(o.tolerance > 0.0 && o.tolerance < 1.0))
-    fail("FDFD: solver tolerance = ", o.tolerance, " must lie in (0, 1)");
-  if (o.max_iterations < 1)
-    fail("FDFD: max_iterations = ", o.max_iterations, " must be >= 1");
-  if (o.max_restarts < 0) fail("FDFD: max_restarts = ", o.max_restarts, " must be >= 0");
-  if (!(o.inner_tolerance > 0.0 && o.inner_tolerance < 1.0))
-    fail("FDFD: refinement inner_tolerance = ", o.inner_tolerance, " must lie in (0, 1)");
-  if (o.max_refinements < 1)
-    fail("FDFD: max_refinements = ", o.max_refinements, " must be >= 1");
-  if (!(std::isfinite(o.regularization_scale) && o.regularization_scale > 0.0))
-    fail("FDFD: regularization_scale = ", o.regularization_scale, " must be finite and > 0");
-  if (o.device_index < 0) fail("FDFD: device_index = ", o.device_index, " must be >= 0");
-  if (o.method == FdfdMethod::cocr && o.preconditioner != FdfdPreconditioner::none)
-    fail("FDFD: the COCR method takes no preconditioner (use none, or COCG/BiCGSTAB with jacobi)");
-  const bool td = o.preconditioner == FdfdPreconditioner::time_domain;
-  if (o.method == FdfdMethod::gcr && !td)
-    fail("FDFD: the GCR method is the outer method of the time_domain preconditioner (got preconditioner ",
-         fdfd_name(o.preconditioner), ")");
+void FdfdSolverOptions::validate() const {
+  if (!(tolerance > 0.0 && tolerance < 1.0))
+    fail("FdfdSolverOptions::tolerance (Tolerance) = ", tolerance, ": must lie in (0, 1)");
+  if (max_iterations < 1)
+    fail("FdfdSolverOptions::max_iterations (MaxIterations) = ", max_iterations, ": must be >= 1");
+  if (max_restarts < 0)
+    fail("FdfdSolverOptions::max_restarts = ", max_restarts, ": must be >= 0");
+  if (!(inner_tolerance > 0.0 && inner_tolerance < 1.0))
+    fail("FdfdSolverOptions::inner_tolerance = ", inner_tolerance, ": must lie in (0, 1)");
+  if (max_refinements < 1)
+    fail("FdfdSolverOptions::max_refinements = ", max_refinements, ": must be >= 1");
+  if (!(std::isfinite(regularization_scale) && regularization_scale > 0.0))
+    fail("FdfdSolverOptions::regularization_scale = ", regularization_scale,
+         ": must be finite and > 0");
+  if (device_index < 0)
+    fail("FdfdSolverOptions::device_index (DeviceIndex) = ", device_index, ": must be >= 0");
+  if (method == FdfdMethod::cocr && preconditioner != FdfdPreconditioner::none)
+    fail("FdfdSolverOptions::preconditioner = ", fdfd_name(preconditioner),
+         " with method (Method) = cocr: must be none (COCR takes no preconditioner; use "
+         "COCG/BiCGSTAB with jacobi)");
+  const bool td = preconditioner == FdfdPreconditioner::time_domain;
+  if (method == FdfdMethod::gcr && !td)
+    fail("FdfdSolverOptions::method (Method) = gcr with preconditioner = ",
+         fdfd_name(preconditioner), ": needs preconditioner time_domain (GCR is the outer "
+         "method of the time_domain preconditioner)");
   if (td) {
-    if (o.method != FdfdMethod::automatic && o.method != FdfdMethod::gcr)
-      fail("FDFD: the time_domain preconditioner runs with the GCR method (got ", fdfd_name(o.method), ")");
-    if (o.precision != FdfdPrecision::complex128)
-      fail("FDFD: the time_domain preconditioner's outer GCR runs in complex128 (got complex64)");
-    if (o.refinement == FdfdRefinement::on)
-      fail("FDFD: iterative refinement does not combine with the time_domain preconditioner");
-    if (o.regularization != FdfdRegularization::none)
-      fail("FDFD: grad-div regularization does not combine with the time_domain preconditioner");
-    validate(o.time_domain);
+    const char* with = " with preconditioner (Method) = time_domain: must be ";
+    if (method != FdfdMethod::automatic && method != FdfdMethod::gcr)
+      fail("FdfdSolverOptions::method (Method) = ", fdfd_name(method), with,
+           "gcr or auto (the time_domain preconditioner runs with the GCR method)");
+    if (precision != FdfdPrecision::complex128)
+      fail("FdfdSolverOptions::precision (Precision) = ", fdfd_name(precision), with,
+           "complex128 (the outer GCR runs in complex128)");
+    if (refinement == FdfdRefinement::on)
+      fail("FdfdSolverOptions::refinement = on", with, "off or auto (iterative refinement does not "
+           "combine with the time_domain preconditioner)");
+    if (regularization != FdfdRegularization::none)
+      fail("FdfdSolverOptions::regularization = ", fdfd_name(regularization), with,
+           "none (grad-div regularization does not combine with the time_domain preconditioner)");
+    time_domain.validate();
   }
 }
 

@@ -1,25 +1,25 @@
 // solve_fdfd(): option resolution, host vectors, backend dispatch, final true residual.
-#include "vem/fdfd_solver.h"
+#include "vem/fdfd/fdfd_solver.h"
 
 #include <chrono>
 #include <cmath>
 #include <limits>
 
 #include "fdfd/fdfd_backend.h"
-#include "vem/error.h"
+#include "vem/core/error.h"
 
 namespace vem {
 
 bool fdfd_cuda_available(std::string* why) { return fdfd::cuda_usable(why); }
 
 FdfdSolution solve_fdfd(const FdfdProblem& problem, const FdfdSolverOptions& options) {
-  validate(options);
+  options.validate();
   const FdfdOperator op(problem);
   return solve_fdfd(op, options);
 }
 
 FdfdSolution solve_fdfd(const FdfdOperator& op, const FdfdSolverOptions& options) {
-  validate(options);
+  options.validate();
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
   FdfdSolution sol;

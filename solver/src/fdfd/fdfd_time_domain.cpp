@@ -1,38 +1,38 @@
 // The FDTD-driven preconditioner of the FDFD solver (fdfd_time_domain.h).
-#include "vem/fdfd_time_domain.h"
+#include "vem/fdfd/fdfd_time_domain.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 
-#include "vem/dft_monitor.h"
-#include "vem/error.h"
-#include "vem/harmonic_current.h"
+#include "vem/fdtd/extensions/dft_monitor.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/extensions/harmonic_current.h"
 #include "fdfd/fdfd_time_domain_device.h"
 
 namespace vem {
 
-void validate(const FdfdTimeDomainOptions& o) {
-  if (!(o.steady_tolerance > 0 && o.steady_tolerance < 1))
-    fail("FDFD time-domain preconditioner: steady_tolerance ", o.steady_tolerance, " must lie in (0, 1)");
-  if (o.periods_per_check < 1)
-    fail("FDFD time-domain preconditioner: periods_per_check ", o.periods_per_check, " must be >= 1");
-  if (o.max_periods < 2 * o.periods_per_check)
-    fail("FDFD time-domain preconditioner: max_periods ", o.max_periods,
-         " must be >= 2 periods_per_check = ", 2 * o.periods_per_check, " (two windows to compare)");
-  if (!(o.ramp_periods >= 0) || !std::isfinite(o.ramp_periods))
-    fail("FDFD time-domain preconditioner: ramp_periods ", o.ramp_periods, " must be finite and >= 0");
-  if (!(o.courant_factor > 0 && o.courant_factor <= 1))
-    fail("FDFD time-domain preconditioner: courant_factor ", o.courant_factor, " must lie in (0, 1]");
-  if (o.gcr_restart < 1)
-    fail("FDFD time-domain preconditioner: gcr_restart ", o.gcr_restart, " must be >= 1");
+void FdfdTimeDomainOptions::validate() const {
+  if (!(steady_tolerance > 0 && steady_tolerance < 1))
+    fail("FdfdTimeDomainOptions::steady_tolerance = ", steady_tolerance, ": must lie in (0, 1)");
+  if (periods_per_check < 1)
+    fail("FdfdTimeDomainOptions::periods_per_check = ", periods_per_check, ": must be >= 1");
+  if (max_periods < 2 * periods_per_check)
+    fail("FdfdTimeDomainOptions::max_periods = ", max_periods,
+         ": must be >= 2 periods_per_check = ", 2 * periods_per_check, " (two windows to compare)");
+  if (!(ramp_periods >= 0) || !std::isfinite(ramp_periods))
+    fail("FdfdTimeDomainOptions::ramp_periods = ", ramp_periods, ": must be finite and >= 0");
+  if (!(courant_factor > 0 && courant_factor <= 1))
+    fail("FdfdTimeDomainOptions::courant_factor = ", courant_factor, ": must lie in (0, 1]");
+  if (gcr_restart < 1)
+    fail("FdfdTimeDomainOptions::gcr_restart = ", gcr_restart, ": must be >= 1");
 }
 
 FdfdTimeDomainPreconditioner::FdfdTimeDomainPreconditioner(const FdfdOperator& op,
                                                            const FdfdTimeDomainOptions& o,
                                                            Backend backend, int device_index)
     : op_(op), o_(o), backend_(backend), device_(device_index) {
-  validate(o);
+  o.validate();
   const FdfdProblem& p = op.problem();
   const YeeGrid& g = p.grid;
   const double wt = op.omega();

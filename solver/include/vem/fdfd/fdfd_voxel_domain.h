@@ -1,0 +1,91 @@
+// A voxel model placed in an FDFD grid: the voxels, `air_padding` cells of vacuum on every face,
+// then `pml_thickness` SC-PML cells on every face (fdfd_problem.h). This is how the FDFDSolver
+// filter and a C++ user turn an image of voxels into an FdfdProblem; the output grid is the
+// voxels plus the padding (the PML cells are not output).
+//
+// Indices (x fastest, yee_grid.h): voxel (i,j,k) is computational cell (i,j,k) + pad + pml on
+// each axis; output cell (I,J,K) is computational cell (I,J,K) + pml.
+// Option names in messages are the C++ members with the ParaView property in parentheses.
+//
+//   vem::FdfdVoxelOptions vo;            // 900 MHz, +z incidence, 8 cells of air, 10 PML cells
+//   const vem::FdfdVoxelDomain d = vem::make_fdfd_voxel_domain({64, 64, 40}, {2e-3, 2e-3, 2e-3},
+//                                                              {-0.064, -0.064, -0.04}, vo);
+//   vem::FdfdProblem p = d.problem();    // grid, frequency, PML, incident wave; materials: yours
+//   d.set_label_materials(p, labels, tissues.lookup(values, vo.frequency));
+//   const vem::FdfdSolution s = vem::solve_fdfd(p, solver_options);
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "vem/fdfd/fdfd_problem.h"
+#include "vem/fdtd/extensions/near_to_far.h"  // NtffBox
+#include "vem/models/tissue_properties.h"     // LabelProperties
+
+namespace vem {
+
+struct FdfdVoxelOptions {
+  double frequency = 900e6;  // Hz (Frequency), finite and > 0
+  PlaneWave incident;        // radians (IncidentTheta, IncidentPhi, Polarization: degrees there)
+  int pml_thickness = 10;    // SC-PML cells per face (PMLThickness), >= 0; 0 = bare PEC wall
+  int air_padding = 8;       // vacuum cells per face, voxels to PML (AirPadding), >= 0
+
+  // Throws vem::Error naming the option (FdfdVoxelOptions::member (Property)), its value and the
+  // limit; the angles as PlaneWave::validate.
+  void validate() const;
+};
+
+// Per computational cell, from set_label_materials: what the materials give each cell (vacuum:
+// eps_r 1, sigma 0, label 0, density 0 in the padding and the PML).
+struct FdfdLabelCells {
+  std::vector<float> eps_r, sigma_e, label, density;  // -, S/m, -, kg/m^3
+};
+
+struct FdfdVoxelDomain {
+  std::array<int, 3> voxels{};          // the model's voxels per axis
+  std::array<double, 3> spacing{};      // m
+  std::array<double, 3> voxel_origin{}; // world corner of voxel (0,0,0), m
+  int pad = 0, pml = 0;                 // cells per face
+  std::array<int, 3> n_total{};         // computational grid, cells
+  std::array<int, 3> n_out{};           // output grid = voxels + padding
+  std::array<double, 3> origin_total{}; // world corner of the computational grid, m
+  std::array<double, 3> origin_out{};   // world corner of the output grid, m
+  FdfdVoxelOptions options;
+
+  std::int64_t voxel_count() const { return std::int64_t(voxels[0]) * voxels[1] * voxels[2]; }
+  std::int64_t out_cells() const { return std::int64_t(n_out[0]) * n_out[1] * n_out[2]; }
+  std::int64_t total_cells() const { return std::int64_t(n_total[0]) * n_total[1] * n_total[2]; }
+  YeeGrid grid() const;
+  // grid(), frequency, uniform PML and incident wave from the options; materials left at their
+  // defaults (all vacuum) for the caller.
+  FdfdProblem problem() const;
+  // Computational cell of voxel v (v = i + nx (j + ny k) over the voxels).
+  std::int64_t total_index(std::int64_t v) const;
+  // Computational cell of output cell (I,J,K).
+  std::int64_t out_to_total(int I, int J, int K) const {
+    return (I + pml) +
+           std::int64_t(n_total[0]) * ((J + pml) + std::int64_t(n_total[1]) * (K + pml));
+  }
+  // The near-to-far-field box in the middle of the air padding (pad / 2 cells from the model and
+  // from the PML); there is room for it when pad >= 2.
+  bool has_ntff_room() const { return pad >= 2; }
+  NtffBox ntff_box() const;
+
+  // Indexed materials from per-voxel labels (voxel order) and their properties (TissueTable::
+  // lookup): material 0 is vacuum (padding and PML), material q + 1 is props.labels[q]. Sets
+  // p.material_mode, p.materials and p.material_index (p.average_at_edges is the caller's).
+  // Labels without properties become vacuum. Throws vem::Error for more than 65535 distinct
+  // labels or a label count other than the voxel count.
+  FdfdLabelCells set_label_materials(FdfdProblem& p, const std::vector<std::uint16_t>& labels,
+                                     const LabelProperties& props) const;
+};
+
+// The domain of `voxels` cells of `spacing` (m, > 0) with voxel (0,0,0) at `voxel_origin`.
+// Validates the options and the geometry (throws vem::Error).
+FdfdVoxelDomain make_fdfd_voxel_domain(const std::array<int, 3>& voxels,
+                                       const std::array<double, 3>& spacing,
+                                       const std::array<double, 3>& voxel_origin,
+                                       const FdfdVoxelOptions& options);
+
+}  // namespace vem

@@ -1,0 +1,125 @@
+// A voxel model in an FDFD grid (fdfd_voxel_domain.h).
+#include "vem/fdfd/fdfd_voxel_domain.h"
+
+#include <cmath>
+
+#include "vem/core/error.h"
+
+namespace vem {
+
+void FdfdVoxelOptions::validate() const {
+  if (!std::isfinite(frequency) || frequency <= 0)
+    fail("FdfdVoxelOptions::frequency (Frequency) = ", frequency, " Hz: must be finite and > 0");
+  incident.validate();
+  if (pml_thickness < 0)
+    fail("FdfdVoxelOptions::pml_thickness (PMLThickness) = ", pml_thickness,
+         " cells: must be >= 0");
+  if (air_padding < 0)
+    fail("FdfdVoxelOptions::air_padding (AirPadding) = ", air_padding, " cells: must be >= 0");
+}
+
+YeeGrid FdfdVoxelDomain::grid() const {
+  YeeGrid g;
+  g.nx = n_total[0];
+  g.ny = n_total[1];
+  g.nz = n_total[2];
+  g.dx = spacing[0];
+  g.dy = spacing[1];
+  g.dz = spacing[2];
+  g.origin = origin_total;
+  return g;
+}
+
+FdfdProblem FdfdVoxelDomain::problem() const {
+  FdfdProblem p;
+  p.grid = grid();
+  p.frequency = options.frequency;
+  p.pml = FdfdPml::uniform(pml);
+  p.incident = options.incident;
+  return p;
+}
+
+std::int64_t FdfdVoxelDomain::total_index(std::int64_t v) const {
+  const int off = pad + pml;
+  const std::int64_t i = v % voxels[0];
+  const std::int64_t j = (v / voxels[0]) % voxels[1];
+  const std::int64_t k = v / (std::int64_t(voxels[0]) * voxels[1]);
+  return (i + off) + n_total[0] * ((j + off) + std::int64_t(n_total[1]) * (k + off));
+}
+
+NtffBox FdfdVoxelDomain::ntff_box() const {
+  const int b = pad / 2;
+  NtffBox box;
+  for (int a = 0; a < 3; ++a) {
+    box.lo[a] = pml + b;
+    box.hi[a] = n_total[a] - pml - b;
+  }
+  return box;
+}
+
+FdfdLabelCells FdfdVoxelDomain::set_label_materials(FdfdProblem& p,
+                                                    const std::vector<std::uint16_t>& labels,
+                                                    const LabelProperties& props) const {
+  if (props.labels.size() + 1 > 65536)
+    fail("FDFD voxel model: too many distinct labels (", props.labels.size(),
+         "); at most 65535 (16-bit material indices, 0 is vacuum)");
+  if (std::int64_t(labels.size()) != voxel_count())
+    fail("FDFD voxel model: ", labels.size(), " labels for ", voxel_count(), " voxels");
+  p.material_mode = MaterialMode::indexed;
+  p.materials = {Material::vacuum()};
+  std::vector<std::uint16_t> to_material(65536, 0);  // labels without properties: vacuum
+  std::vector<double> density(1, 0.0);
+  for (std::size_t q = 0; q < props.labels.size(); ++q) {
+    p.materials.push_back(
+        Material::isotropic(props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
+    density.push_back(props.density[q]);
+    to_material[static_cast<std::size_t>(props.labels[q])] = static_cast<std::uint16_t>(q + 1);
+  }
+  const std::size_t n = static_cast<std::size_t>(total_cells());
+  p.material_index.assign(n, 0);
+  FdfdLabelCells c;
+  c.eps_r.assign(n, 1.0f);
+  c.sigma_e.assign(n, 0.0f);
+  c.label.assign(n, 0.0f);
+  c.density.assign(n, 0.0f);
+  const std::int64_t nv = voxel_count();
+  for (std::int64_t v = 0; v < nv; ++v) {
+    const std::size_t t = static_cast<std::size_t>(total_index(v));
+    const std::uint16_t m = to_material[labels[static_cast<std::size_t>(v)]];
+    p.material_index[t] = m;
+    c.eps_r[t] = static_cast<float>(p.materials[m].eps_r[0]);
+    c.sigma_e[t] = static_cast<float>(p.materials[m].sigma_e[0]);
+    c.label[t] = labels[static_cast<std::size_t>(v)];
+    c.density[t] = static_cast<float>(density[m]);
+  }
+  return c;
+}
+
+FdfdVoxelDomain make_fdfd_voxel_domain(const std::array<int, 3>& voxels,
+                                       const std::array<double, 3>& spacing,
+                                       const std::array<double, 3>& voxel_origin,
+                                       const FdfdVoxelOptions& options) {
+  options.validate();
+  FdfdVoxelDomain d;
+  d.voxels = voxels;
+  d.spacing = spacing;
+  d.voxel_origin = voxel_origin;
+  d.pad = options.air_padding;
+  d.pml = options.pml_thickness;
+  d.options = options;
+  for (int a = 0; a < 3; ++a) {
+    if (voxels[a] < 1)
+      fail("FDFD voxel model: ", voxels[a], " voxels along ", "xyz"[a],
+           ": needs at least 1 on each axis");
+    if (!(spacing[a] > 0) || !std::isfinite(spacing[a]))
+      fail("FDFD voxel model: the spacing along ", "xyz"[a], " is ", spacing[a],
+           "; it must be > 0 (metres)");
+    d.n_out[a] = voxels[a] + 2 * d.pad;
+    d.n_total[a] = d.n_out[a] + 2 * d.pml;
+    d.origin_out[a] = voxel_origin[a] - d.pad * spacing[a];
+    d.origin_total[a] = d.origin_out[a] - d.pml * spacing[a];
+  }
+  return d;
+}
+
+}  // namespace vem
