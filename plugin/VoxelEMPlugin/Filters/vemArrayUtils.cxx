@@ -498,4 +498,72 @@ std::vector<std::string> CheckArraySelections(vtkDataSet* input, std::vector<Arr
   return warnings;
 }
 
+std::vector<std::string> ReadPropertyArrays(vtkAlgorithm* self, const ArrayLookup& lookup,
+  vtkDataSet* input, const VoxelGrid& g, int association, bool withDensity, long long total,
+  const std::function<long long(long long)>& totalIndex, vem::PerCellMedium& medium,
+  std::vector<float>& density)
+{
+  struct Slot
+  {
+    int idx;
+    Quantity quantity;
+    bool required, positive;
+    float pad; // value outside the voxels
+    std::vector<std::vector<float>>* dst;
+    const char* fallback;
+  };
+  std::vector<std::vector<float>> densityArrays;
+  const Slot slots[5] = {
+    { 0, Quantity::permittivity, true, true, 1.0f, &medium.eps_r, "permittivity" },
+    { 1, Quantity::conductivity, false, false, 0.0f, &medium.sigma_e, "conductivity" },
+    { 2, Quantity::permeability, false, true, 1.0f, &medium.mu_r, nullptr },
+    { 3, Quantity::magnetic_conductivity, false, false, 0.0f, &medium.sigma_m, nullptr },
+    { 5, Quantity::density, false, false, 0.0f, &densityArrays, "density" },
+  };
+  // Every slot resolved first: one array for two quantities, or an array named like another
+  // quantity (a menu's fallback), is refused before anything is read.
+  vtkDataArray* arrays[5] = {};
+  std::vector<ArraySelection> selections;
+  for (int q = 0; q < 5; ++q)
+  {
+    const Slot& s = slots[q];
+    if (s.idx == 5 && !withDensity)
+    {
+      continue;
+    }
+    // Density: scalar and optional (absent without an error when only its default name
+    // "density" was looked for).
+    int assoc = -1;
+    arrays[q] = ResolvePropertyArray(lookup(s.idx, assoc), self->GetInputArrayInformation(s.idx),
+      s.idx, input, QuantityName(s.quantity), s.fallback, s.required, s.idx != 5, s.idx == 5,
+      association, assoc);
+    if (arrays[q] && arrays[q]->GetName())
+    {
+      selections.push_back({ s.quantity, arrays[q]->GetName(), s.idx == 5 });
+    }
+  }
+  const std::vector<std::string> warnings = CheckArraySelections(input, selections);
+  for (const ArraySelection& sel : selections)
+  {
+    if (sel.name.empty() && sel.quantity == Quantity::density) // the optional one, dropped
+    {
+      arrays[4] = nullptr;
+    }
+  }
+  for (int q = 0; q < 5; ++q)
+  {
+    if (arrays[q])
+    {
+      const Slot& s = slots[q];
+      AppendPaddedComponents(
+        arrays[q], g, QuantityName(s.quantity), s.positive, s.pad, total, totalIndex, s.dst);
+    }
+  }
+  if (!densityArrays.empty())
+  {
+    density = std::move(densityArrays[0]);
+  }
+  return warnings;
+}
+
 } // namespace vem_vtk

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "vem/fdtd/fdtd_setup.h"
 #include "vem/models/tissue_properties.h"
 
 class vtkDataArray;
@@ -139,6 +140,20 @@ struct ArraySelection
 /// to set, an array named like the quantity if the input has one, and lists the input's arrays.
 /// An optional selection in conflict is cleared instead; the returned warnings say so.
 std::vector<std::string> CheckArraySelections(vtkDataSet* input, std::vector<ArraySelection>& selected);
+
+/// GetInputArrayToProcess(idx, inputVector, association) of the calling filter.
+using ArrayLookup = std::function<vtkDataArray*(int idx, int& association)>;
+
+/// Property-array mode of the FDTD and FDFD filters: resolves the permittivity, conductivity,
+/// permeability and magnetic conductivity arrays (input array indices 0-3) and, with
+/// `withDensity`, the density (5), checks the selections (CheckArraySelections), then reads them
+/// into `medium` and `density`, padded to `total` computational cells (voxel v at totalIndex(v);
+/// vacuum outside). `association` is the permittivity's (ResolvePrimaryMaterialArray). Returns
+/// the warnings (a density selection dropped). Throws vem::Error naming array, value and limit.
+std::vector<std::string> ReadPropertyArrays(vtkAlgorithm* self, const ArrayLookup& lookup,
+  vtkDataSet* input, const VoxelGrid& g, int association, bool withDensity, long long total,
+  const std::function<long long(long long)>& totalIndex, vem::PerCellMedium& medium,
+  std::vector<float>& density);
 
 } // namespace vem_vtk
 

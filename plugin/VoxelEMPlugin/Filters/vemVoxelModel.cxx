@@ -136,89 +136,38 @@ void ArrayMaterials(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
   const VoxelGrid& g, int association, const VoxelModelRequest& r, VoxelModel& m)
 {
   const vem::VoxelDomain& d = m.domain;
-  vem::FdtdSetup& setup = m.setup;
-  setup.material_mode = vem::MaterialMode::coefficient_array;
-  setup.medium.average_at_edges = r.average_at_edges;
-  struct Slot
-  {
-    int idx;
-    const char* what;
-    bool required, positive;
-    float pad;
-    std::vector<std::vector<float>>* dst;
-    const char* out;
-    const char* fallback;
-  };
-  // Density (slot 5): scalar, optional, and absent without an error when only its default name
-  // "density" was looked for.
-  std::vector<std::vector<float>> densityArrays;
-  const Slot slots[5] = {
-    { 0, "permittivity", true, true, 1.0f, &setup.medium.eps_r, "permittivity", "permittivity" },
-    { 1, "conductivity", false, false, 0.0f, &setup.medium.sigma_e, "conductivity", "conductivity" },
-    { 2, "permeability", false, true, 1.0f, &setup.medium.mu_r, "permeability", nullptr },
-    { 3, "magnetic conductivity", false, false, 0.0f, &setup.medium.sigma_m,
-      "magnetic_conductivity", nullptr },
-    { 5, "density", false, false, 0.0f, &densityArrays, "density", "density" },
-  };
+  vem::PerCellMedium& medium = m.setup.medium;
+  m.setup.material_mode = vem::MaterialMode::coefficient_array;
+  medium.average_at_edges = r.average_at_edges;
   const auto totalIndex = [&d](long long v) { return static_cast<long long>(d.total_index(v)); };
-  // Resolve every slot first: one array for two quantities, or an array named like another
-  // quantity (a menu's fallback), is refused before anything is read.
-  vtkDataArray* arrays[5] = {};
-  std::vector<ArraySelection> selections;
-  const Quantity quantities[5] = { Quantity::permittivity, Quantity::conductivity,
-    Quantity::permeability, Quantity::magnetic_conductivity, Quantity::density };
-  for (int q = 0; q < 5; ++q)
-  {
-    const Slot& s = slots[q];
-    if (s.idx == 5 && !r.density)
-    {
-      continue;
-    }
-    int assoc = -1;
-    arrays[q] = ResolvePropertyArray(lookup(s.idx, assoc), self->GetInputArrayInformation(s.idx),
-      s.idx, input, s.what, s.fallback, s.required, s.idx != 5, s.idx == 5, association, assoc);
-    if (arrays[q] && arrays[q]->GetName())
-    {
-      selections.push_back({ quantities[q], arrays[q]->GetName(), s.idx == 5 });
-    }
-  }
-  for (const std::string& w : CheckArraySelections(input, selections))
+  for (const std::string& w : ReadPropertyArrays(self, lookup, input, g, association, r.density,
+         d.total_cells(), totalIndex, medium, m.density))
   {
     m.warning += (m.warning.empty() ? "" : " ") + w;
   }
-  for (const ArraySelection& sel : selections)
+  if (!r.keep_materials)
   {
-    if (sel.name.empty() && sel.quantity == Quantity::density) // the optional one, dropped
-    {
-      arrays[4] = nullptr;
-    }
+    return;
   }
-  for (int q = 0; q < 5; ++q)
+  const std::pair<const char*, const std::vector<std::vector<float>>*> kept[2] = {
+    { "permittivity", &medium.eps_r }, { "conductivity", &medium.sigma_e }
+  };
+  for (const auto& k : kept)
   {
-    const Slot& s = slots[q];
-    vtkDataArray* a = arrays[q];
-    if (!a)
+    const int nc = static_cast<int>(k.second->size());
+    if (nc == 0)
     {
       continue;
     }
-    const int nc =
-      AppendPaddedComponents(a, g, s.what, s.positive, s.pad, d.total_cells(), totalIndex, s.dst);
-    if (r.keep_materials && s.idx <= 1)
+    vtkNew<vtkFloatArray> o;
+    o->SetName(k.first);
+    o->SetNumberOfComponents(nc);
+    o->SetNumberOfTuples(d.out_cells());
+    for (int c = 0; c < nc; ++c)
     {
-      vtkNew<vtkFloatArray> o;
-      o->SetName(s.out);
-      o->SetNumberOfComponents(nc);
-      o->SetNumberOfTuples(d.out_cells());
-      for (int c = 0; c < nc; ++c)
-      {
-        d.crop_to_output((*s.dst)[c], o->GetPointer(0), nc, c);
-      }
-      m.materials.push_back(o.GetPointer());
+      d.crop_to_output((*k.second)[c], o->GetPointer(0), nc, c);
     }
-  }
-  if (!densityArrays.empty())
-  {
-    m.density = std::move(densityArrays[0]);
+    m.materials.push_back(o.GetPointer());
   }
 }
 

@@ -12,6 +12,8 @@
 #include "vem/fdtd/fdtd_setup.h"
 #include "vem/fdtd/voxel_domain.h"
 
+#include "vemArrayUtils.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -44,9 +46,6 @@ struct VoxelModel
   std::vector<vtkSmartPointer<vtkDataArray>> materials; // on the output grid
   std::string warning;              // e.g. voxels so large that millimetres were probably meant
 };
-
-/// GetInputArrayToProcess(idx, inputVector, association) of the calling filter.
-using ArrayLookup = std::function<vtkDataArray*(int idx, int& association)>;
 
 /// The domain from the input's geometry alone (RequestInformation); throws vem::Error.
 vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3],

@@ -257,6 +257,9 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   std::vector<vtkSmartPointer<vtkFloatArray>> materialArrays;
   if (labelMode)
   {
+    std::vector<vem_vtk::ArraySelection> selection{ { vem_vtk::Quantity::labels,
+      primaryArray->GetName() ? primaryArray->GetName() : "" } };
+    vem_vtk::CheckArraySelections(input, selection);
     const std::vector<std::uint16_t> labels = vem_vtk::ReadLabels(primaryArray, voxels, "label");
     const vem::TissueTable tissues =
       vem_vtk::LoadTissueTable(this->UseBuiltInTissueTable, this->TissueTableFile);
@@ -274,46 +277,22 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   {
     prob.material_mode = vem::MaterialMode::coefficient_array;
     prob.medium.average_at_edges = this->AverageAtEdges;
-    struct Slot
-    {
-      int idx;
-      const char* what;
-      bool required, positive;
-      float pad; // value outside the voxels
-      std::vector<std::vector<float>>* dst;
-      const char* fallback;
-      bool output; // its first component is an output array named `what`
-    };
-    std::vector<std::vector<float>> density;
-    const Slot slots[5] = {
-      { 0, "permittivity", true, true, 1.0f, &prob.medium.eps_r, "permittivity", true },
-      { 1, "conductivity", false, false, 0.0f, &prob.medium.sigma_e, "conductivity", true },
-      { 2, "permeability", false, true, 1.0f, &prob.medium.mu_r, nullptr, false },
-      { 3, "magnetic conductivity", false, false, 0.0f, &prob.medium.sigma_m, nullptr, false },
-      { 5, "density", false, false, 0.0f, &density, "density", false },
-    };
+    std::vector<float> density;
     auto totalIndex = [&d](long long v) { return static_cast<long long>(d.total_index(v)); };
-    for (const Slot& s : slots)
+    for (const std::string& w : vem_vtk::ReadPropertyArrays(this,
+           [&](int idx, int& assoc) { return this->GetInputArrayToProcess(idx, inputVector, assoc); },
+           input, voxels, association, true, d.total_cells(), totalIndex, prob.medium, density))
     {
-      // Density (slot 5) is scalar and optional: without it there is no SAR.
-      int assoc = -1;
-      vtkDataArray* a = vem_vtk::ResolvePropertyArray(
-        this->GetInputArrayToProcess(s.idx, inputVector, assoc),
-        this->GetInputArrayInformation(s.idx), s.idx, input, s.what, s.fallback, s.required,
-        s.idx != 5, s.idx == 5, association, assoc);
-      if (a)
-      {
-        vem_vtk::AppendPaddedComponents(
-          a, voxels, s.what, s.positive, s.pad, d.total_cells(), totalIndex, s.dst);
-        if (s.output)
-        {
-          materialArrays.push_back(vem_vtk::OutputGridArray(d, s.what, s.dst->front()));
-        }
-      }
+      vtkWarningMacro("FDFD Solver: " << w);
+    }
+    materialArrays.push_back(vem_vtk::OutputGridArray(d, "permittivity", prob.medium.eps_r.front()));
+    if (!prob.medium.sigma_e.empty())
+    {
+      materialArrays.push_back(vem_vtk::OutputGridArray(d, "conductivity", prob.medium.sigma_e.front()));
     }
     if (!density.empty() && !prob.medium.sigma_e.empty()) // SAR needs both
     {
-      rhoCells = std::move(density[0]);
+      rhoCells = std::move(density);
     }
   }
   if (!d.has_ntff_room())

@@ -2,20 +2,14 @@
 
 #include "vemArrayUtils.h"
 #include "vemSnapshotStore.h"
+#include "vemTransientOutputs.h"
 #include "vemVoxelModel.h"
 
-#include "vtkCellData.h"
-#include "vtkDoubleArray.h"
-#include "vtkFieldData.h"
-#include "vtkFloatArray.h"
 #include "vtkImageData.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
-#include "vtkIntArray.h"
-#include "vtkNew.h"
 #include "vtkObjectFactory.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
-#include "vtkStringArray.h"
 #include "vtkTable.h"
 
 #include "vem/core/error.h"
@@ -239,40 +233,13 @@ int vtkVEMFDTDSolver::RequestData(
     return 1;
   }
 
-  // Port 0: the snapshot nearest to the requested time.
-  const vem::VoxelDomain& d = in.domain;
-  int snap = in.store.Size() - 1;
-  if (outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP()) && in.store.Size() > 0)
-  {
-    const double t = outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
-    double best = std::numeric_limits<double>::infinity();
-    for (int s = 0; s < in.store.Size(); ++s)
-    {
-      if (std::fabs(in.store.Time(s) - t) < best)
-      {
-        best = std::fabs(in.store.Time(s) - t);
-        snap = s;
-      }
-    }
-  }
-  output->Initialize();
-  vem_vtk::SetOutputGeometry(output, d);
-  if (snap < 0)
-  {
-    return 1;
-  }
+  // Port 0: the snapshot nearest to the requested time; port 1: the probe table.
+  const double t = outInfo->Has(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())
+    ? outInfo->Get(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP())
+    : std::numeric_limits<double>::infinity();
   try
   {
-    const auto& fields = in.store.Fields();
-    for (int f = 0; f < static_cast<int>(fields.size()); ++f)
-    {
-      vtkNew<vtkFloatArray> a;
-      a->SetName(fields[f].name.c_str());
-      a->SetNumberOfComponents(fields[f].components);
-      a->SetNumberOfTuples(d.out_cells());
-      in.store.Read(snap, f, a->GetPointer(0));
-      output->GetCellData()->AddArray(a);
-    }
+    vem_vtk::FillSnapshotImage(output, in.store, t, in.domain, in.materials, this->LastBackend);
   }
   catch (const vem::Error& err)
   {
@@ -280,41 +247,6 @@ int vtkVEMFDTDSolver::RequestData(
     output->Initialize();
     return 0;
   }
-  vtkCellData* cd = output->GetCellData();
-  if (cd->GetArray("E_magnitude"))
-  {
-    cd->SetActiveScalars("E_magnitude");
-  }
-  if (cd->GetArray("E"))
-  {
-    cd->SetActiveVectors("E");
-  }
-  for (const auto& m : in.materials)
-  {
-    cd->AddArray(m);
-  }
-  const double time = in.store.Time(snap);
-  output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
-  vtkFieldData* fd = output->GetFieldData();
-  const std::pair<const char*, double> scalars[3] = { { "time_E", time },
-    { "time_H", time - 0.5 * d.dt }, { "time_step_dt", d.dt } };
-  for (const auto& s : scalars)
-  {
-    vtkNew<vtkDoubleArray> a;
-    a->SetName(s.first);
-    a->InsertNextValue(s.second);
-    fd->AddArray(a);
-  }
-  vtkNew<vtkIntArray> step;
-  step->SetName("step");
-  step->InsertNextValue(in.store.Step(snap));
-  fd->AddArray(step);
-  vtkNew<vtkStringArray> backend;
-  backend->SetName("backend");
-  backend->InsertNextValue(this->LastBackend);
-  fd->AddArray(backend);
-
-  // Port 1: the probe table.
   table->ShallowCopy(in.probes);
   return 1;
 }
@@ -455,32 +387,8 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   this->LastMcellsPerSecond = rate(done);
   this->LastFieldEnergy = engine->field_energy();
 
-  // Probe table.
-  const vem::ProbeRecord rec = engine->probes();
-  vtkNew<vtkTable> t;
-  vtkNew<vtkIntArray> stepCol;
-  stepCol->SetName("step");
-  vtkNew<vtkDoubleArray> timeCol, waveCol;
-  timeCol->SetName("time");
-  waveCol->SetName("source_waveform");
-  for (int s = 1; s <= engine->steps_completed(); ++s)
-  {
-    stepCol->InsertNextValue(s);
-    timeCol->InsertNextValue(s * op.dt());
-    waveCol->InsertNextValue(x.waveform.value(s * op.dt()));
-  }
-  t->AddColumn(stepCol);
-  t->AddColumn(timeCol);
-  for (std::size_t q = 0; q < rec.names.size(); ++q)
-  {
-    vtkNew<vtkFloatArray> col;
-    col->SetName(rec.names[q].c_str());
-    col->SetNumberOfTuples(static_cast<vtkIdType>(rec.values[q].size()));
-    std::copy(rec.values[q].begin(), rec.values[q].end(), col->GetPointer(0));
-    t->AddColumn(col);
-  }
-  t->AddColumn(waveCol);
-  in.probes = t;
+  in.probes = vem_vtk::ProbeTable(engine->probes(), engine->steps_completed(), op.dt(), x.waveform);
+
 
   ++this->NumberOfSolves;
   std::snprintf(text, sizeof(text), "FDTD (%s): %d steps, %.1f Mcells/s", this->LastBackend.c_str(),
