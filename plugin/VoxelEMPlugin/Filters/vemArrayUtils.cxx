@@ -1,6 +1,7 @@
 #include "vemArrayUtils.h"
 
 #include "vtkAlgorithm.h"
+#include "vtkObject.h"
 #include "vtkCellData.h"
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
@@ -13,6 +14,7 @@
 #include "vem/models/head_phantom.h"
 
 #include <cctype>
+#include <new>
 #include <cmath>
 #include <initializer_list>
 #include <sstream>
@@ -564,6 +566,60 @@ std::vector<std::string> ReadPropertyArrays(vtkAlgorithm* self, const ArrayLooku
     density = std::move(densityArrays[0]);
   }
   return warnings;
+}
+
+VoxelGrid VoxelGridOfInput(
+  const int extent[6], const double spacing[3], const double origin[3], bool points_as_voxels)
+{
+  const VoxelGrid v = VoxelGridFromExtent(extent, spacing, origin, points_as_voxels);
+  for (int a = 0; a < 3; ++a)
+  {
+    if (v.n[a] < 1)
+    {
+      vem::fail("the input image has no voxels along ", "xyz"[a], " (extent ", extent[2 * a], "..",
+        extent[2 * a + 1], " with ", points_as_voxels ? "point" : "cell",
+        " arrays); it needs at least one voxel on each axis");
+    }
+  }
+  return v;
+}
+
+void SetDefaultMaterialArrays(vtkAlgorithm* self)
+{
+  const int cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
+  const char* names[6] = { "permittivity", "conductivity", "None", "None", "tissue", "density" };
+  for (int idx = 0; idx < 6; ++idx)
+  {
+    self->SetInputArrayToProcess(idx, 0, 0, cells, names[idx]);
+  }
+}
+
+int RunReported(vtkAlgorithm* self, const char* label, const std::function<bool()>& solve)
+{
+  try
+  {
+    if (solve())
+    {
+      return 1;
+    }
+    vtkWarningWithObjectMacro(self, << label << ": the run was aborted; no output was produced. "
+                                    << "It runs again at the next update.");
+    return -1;
+  }
+  catch (const vem::Error& err)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": " << err.what());
+  }
+  catch (const std::bad_alloc&)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": out of host memory for this input's grid; use "
+                                  << "coarser voxels, less padding, or fewer snapshots.");
+  }
+  catch (const std::exception& err)
+  {
+    vtkErrorWithObjectMacro(self, << label << ": " << err.what());
+  }
+  return 0;
 }
 
 } // namespace vem_vtk

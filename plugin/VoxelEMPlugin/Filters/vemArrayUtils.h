@@ -141,6 +141,20 @@ struct ArraySelection
 /// An optional selection in conflict is cleared instead; the returned warnings say so.
 std::vector<std::string> CheckArraySelections(vtkDataSet* input, std::vector<ArraySelection>& selected);
 
+/// The voxel grid of an input extent, refusing an axis without voxels (the message quotes the
+/// extent and whether cell or point arrays define the voxels).
+VoxelGrid VoxelGridOfInput(
+  const int extent[6], const double spacing[3], const double origin[3], bool points_as_voxels);
+
+/// The solver filters' default input arrays: 0 permittivity, 1 conductivity, 2 permeability
+/// (None), 3 magnetic conductivity (None), 4 tissue labels, 5 density (cell data).
+void SetDefaultMaterialArrays(vtkAlgorithm* self);
+
+/// Runs `solve` (false: aborted) and reports what went wrong once, as "<label>: <message>":
+/// a vem::Error, an out-of-memory, any other exception (vtkErrorMacro), or an abort (a warning).
+/// Returns 1 on success, 0 on an error, -1 on an abort.
+int RunReported(vtkAlgorithm* self, const char* label, const std::function<bool()>& solve);
+
 /// GetInputArrayToProcess(idx, inputVector, association) of the calling filter.
 using ArrayLookup = std::function<vtkDataArray*(int idx, int& association)>;
 

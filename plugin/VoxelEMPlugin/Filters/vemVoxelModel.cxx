@@ -24,16 +24,7 @@ namespace vem_vtk
 vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3],
   const double origin[3], bool pointsAsVoxels, const vem::VoxelDomainOptions& options)
 {
-  const VoxelGrid v = VoxelGridFromExtent(extent, spacing, origin, pointsAsVoxels);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (v.n[a] < 1)
-    {
-      vem::fail("the input image has no voxels along ", "xyz"[a], " (extent ", extent[2 * a], "..",
-        extent[2 * a + 1], " with ", pointsAsVoxels ? "point" : "cell",
-        " arrays); it needs at least one voxel on each axis");
-    }
-  }
+  const VoxelGrid v = VoxelGridOfInput(extent, spacing, origin, pointsAsVoxels);
   return vem::make_voxel_domain(v.n, v.spacing, v.origin, options);
 }
 

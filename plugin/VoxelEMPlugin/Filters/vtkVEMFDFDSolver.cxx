@@ -32,17 +32,7 @@ namespace
 vem::FdfdVoxelDomain MakeDomain(const int extent[6], const double spacing[3],
   const double origin[3], bool pointsAsVoxels, const vem::FdfdVoxelOptions& options)
 {
-  const vem_vtk::VoxelGrid v =
-    vem_vtk::VoxelGridFromExtent(extent, spacing, origin, pointsAsVoxels);
-  for (int a = 0; a < 3; ++a)
-  {
-    if (v.n[a] < 1)
-    {
-      vem::fail("the input image has no voxels along ", "xyz"[a], " (extent ", extent[2 * a], "..",
-        extent[2 * a + 1], " with ", pointsAsVoxels ? "point" : "cell",
-        " arrays); it needs at least one voxel on each axis");
-    }
-  }
+  const vem_vtk::VoxelGrid v = vem_vtk::VoxelGridOfInput(extent, spacing, origin, pointsAsVoxels);
   return vem::make_fdfd_voxel_domain(v.n, v.spacing, v.origin, options);
 }
 
@@ -100,13 +90,7 @@ bool PointsAsVoxels(vtkVEMFDFDSolver* self)
 vtkVEMFDFDSolver::vtkVEMFDFDSolver()
 {
   this->SetNumberOfOutputPorts(3);
-  const int cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
-  this->SetInputArrayToProcess(0, 0, 0, cells, "permittivity");
-  this->SetInputArrayToProcess(1, 0, 0, cells, "conductivity");
-  this->SetInputArrayToProcess(2, 0, 0, cells, "None");
-  this->SetInputArrayToProcess(3, 0, 0, cells, "None");
-  this->SetInputArrayToProcess(4, 0, 0, cells, "tissue");
-  this->SetInputArrayToProcess(5, 0, 0, cells, "density");
+  vem_vtk::SetDefaultMaterialArrays(this);
 }
 
 vtkVEMFDFDSolver::~vtkVEMFDFDSolver() = default;
@@ -158,10 +142,9 @@ int vtkVEMFDFDSolver::RequestInformation(
     outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
     outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
   }
-  catch (const vem::Error& err)
+  catch (const vem::Error&)
   {
-    vtkErrorMacro("FDFD Solver: " << err.what());
-    return 0;
+    // Reported once, by RequestData.
   }
   return 1;
 }
@@ -185,42 +168,15 @@ int vtkVEMFDFDSolver::RequestData(
     vtkErrorMacro("FDFD Solver: the input must be a vtkImageData.");
     return 0;
   }
-  auto clear = [&]() {
+  // After an error (reported once) or an abort every output is empty; the request succeeds so
+  // that the executive adds no second message.
+  if (vem_vtk::RunReported(this, "FDFD Solver",
+        [&]() { return this->Solve(input, inputVector, output, residuals, rcs); }) != 1)
+  {
     output->Initialize();
     residuals->Initialize();
     rcs->Initialize();
-  };
-  bool done = false;
-  try
-  {
-    done = this->Solve(input, inputVector, output, residuals, rcs);
-  }
-  catch (const vem::Error& err)
-  {
-    vtkErrorMacro("FDFD Solver: " << err.what());
-    clear();
-    return 0;
-  }
-  catch (const std::bad_alloc&)
-  {
-    vtkErrorMacro("FDFD Solver: out of host memory for the grid of this input (voxels plus "
-      << this->AirPadding << " padding and " << this->PMLThickness
-      << " PML cells per face); use coarser voxels or less padding.");
-    clear();
-    return 0;
-  }
-  catch (const std::exception& err)
-  {
-    vtkErrorMacro("FDFD Solver: " << err.what());
-    clear();
-    return 0;
-  }
-  if (!done)
-  {
-    clear();
-    vtkWarningMacro("FDFD Solver: the solve was aborted; no output was produced.");
-    this->SetProgressText("FDFD: aborted");
-    return 1;
+    this->SetProgressText("FDFD: no output");
   }
   return 1;
 }

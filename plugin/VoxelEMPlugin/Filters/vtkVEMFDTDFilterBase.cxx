@@ -1,6 +1,7 @@
 #include "vtkVEMFDTDFilterBase.h"
 
 #include "vemArrayUtils.h"
+#include "vemVoxelModel.h"
 
 #include "vtkDataObject.h"
 #include "vtkDemandDrivenPipeline.h"
@@ -13,7 +14,6 @@
 #include "vem/fdtd/voxel_domain.h"
 
 #include <algorithm>
-#include <new>
 
 namespace
 {
@@ -75,13 +75,7 @@ vtkVEMFDTDFilterBase::vtkVEMFDTDFilterBase()
     this->SourcePosition[a] = beside[a];
     this->SourcePolarization[a] = a == 2 ? 1.0 : 0.0;
   }
-  const int cells = vtkDataObject::FIELD_ASSOCIATION_CELLS;
-  this->SetInputArrayToProcess(0, 0, 0, cells, "permittivity");
-  this->SetInputArrayToProcess(1, 0, 0, cells, "conductivity");
-  this->SetInputArrayToProcess(2, 0, 0, cells, "None");
-  this->SetInputArrayToProcess(3, 0, 0, cells, "None");
-  this->SetInputArrayToProcess(4, 0, 0, cells, "tissue");
-  this->SetInputArrayToProcess(5, 0, 0, cells, "density");
+  vem_vtk::SetDefaultMaterialArrays(this);
 }
 
 vtkVEMFDTDFilterBase::~vtkVEMFDTDFilterBase() = default;
@@ -172,7 +166,7 @@ int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>&
 {
   if (this->GetRunState(input) == RUN_NONE)
   {
-    const int status = this->Guarded(solve);
+    const int status = vem_vtk::RunReported(this, this->Label(), solve);
     this->State = status == 1 ? RUN_SOLVED : (status == 0 ? RUN_FAILED : RUN_NONE);
     this->StateMTime = this->CurrentMTime();
     this->StateInput = input;
@@ -180,32 +174,39 @@ int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>&
   return this->State;
 }
 
-int vtkVEMFDTDFilterBase::Guarded(const std::function<bool()>& solve)
+bool vtkVEMFDTDFilterBase::InformationDomain(
+  vtkInformationVector** inputVector, vtkInformation* outInfo, vem::VoxelDomain& d)
 {
+  int ext[6];
+  double spacing[3], origin[3];
+  if (!vem_vtk::ReadInputGeometry(inputVector[0]->GetInformationObject(0), ext, spacing, origin))
+  {
+    vtkErrorMacro(<< this->Label() << ": the input has no whole extent (is it a vtkImageData?)");
+    return false;
+  }
+  vem::VoxelDomainOptions options;
+  this->GetDomainOptions(options);
+  // The geometry only: a bad option is reported once, by RequestData.
   try
   {
-    if (solve())
-    {
-      return 1;
-    }
-    vtkWarningMacro(<< this->Label() << ": the run was aborted; no output was produced. "
-                    << "It runs again at the next update.");
-    return -1;
+    d = vem_vtk::DomainFromGeometry(ext, spacing, origin, this->PointsAsVoxels(), options);
   }
-  catch (const vem::Error& err)
+  catch (const vem::Error&)
   {
-    vtkErrorMacro(<< this->Label() << ": " << err.what());
+    return false;
   }
-  catch (const std::bad_alloc&)
-  {
-    vtkErrorMacro(<< this->Label() << ": out of host memory; use coarser voxels, less padding, "
-                  << "or fewer snapshots.");
-  }
-  catch (const std::exception& err)
-  {
-    vtkErrorMacro(<< this->Label() << ": " << err.what());
-  }
-  return 0;
+  vem_vtk::SetOutputGeometry(outInfo, d);
+  this->TimeStep = d.dt;
+  return true;
+}
+
+void vtkVEMFDTDFilterBase::GetModelRequest(vem_vtk::VoxelModelRequest& r) const
+{
+  this->GetDomainOptions(r.domain);
+  r.label_mode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
+  r.average_at_edges = this->AverageAtEdges;
+  r.builtin_tissue_table = this->UseBuiltInTissueTable;
+  r.tissue_table_file = this->TissueTableFile;
 }
 
 //------------------------------------------------------------------------------

@@ -31,10 +31,15 @@
 
 namespace vem
 {
+struct VoxelDomain;
 struct VoxelDomainOptions;
 struct HarmonicPlaneWave;
 struct HarmonicDipole;
 enum class Backend;
+}
+namespace vem_vtk
+{
+struct VoxelModelRequest;
 }
 
 class VOXELEMFILTERS_EXPORT vtkVEMFDTDFilterBase : public vtkImageAlgorithm
@@ -176,7 +181,8 @@ protected:
     RUN_FAILED = 2
   };
   int GetRunState(vtkDataObject* input);
-  /// Runs `solve` through Guarded unless the state is current, and records the outcome.
+  /// Runs `solve` (vem_vtk::RunReported: each error reported once) unless the state is current,
+  /// and records the outcome.
   int Run(vtkDataObject* input, const std::function<bool()>& solve);
 
   /// Whether the selected material array (permittivity or labels) is point data.
@@ -185,10 +191,15 @@ protected:
   /// The analysis's label for messages ("FDTD Solver", "FDTD Steady State").
   virtual const char* Label() const = 0;
 
-  /// Runs `solve` (which returns false when aborted); reports a vem::Error, an out-of-memory or
-  /// another exception once with vtkErrorMacro, an abort with a warning. Returns 1 on success, 0
-  /// on an error, -1 on an abort; the caller empties its outputs unless it got 1.
-  int Guarded(const std::function<bool()>& solve);
+  /// RequestInformation's part: the domain of the input's geometry, set as the output's whole
+  /// extent, spacing and origin. False when the geometry or an option is bad (RequestData
+  /// reports it, once).
+  bool InformationDomain(
+    vtkInformationVector** inputVector, vtkInformation* outInfo, vem::VoxelDomain& d);
+
+  /// The materials and the domain of the properties (the analysis adds the tissue frequency,
+  /// the density and which material arrays to keep).
+  void GetModelRequest(vem_vtk::VoxelModelRequest& r) const;
 
   ///@{
   /// The properties as the solver's option types (angles converted to radians).

@@ -171,22 +171,13 @@ int vtkVEMFDTDSolver::RequestInformation(
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
-  int ext[6];
-  double spacing[3], origin[3];
-  if (!vem_vtk::ReadInputGeometry(inputVector[0]->GetInformationObject(0), ext, spacing, origin))
+  vem::VoxelDomain d;
+  if (!this->InformationDomain(inputVector, outInfo, d))
   {
-    vtkErrorMacro("FDTD Solver: the input has no whole extent (is it a vtkImageData?)");
-    return 0;
+    return 1;
   }
-  vem::VoxelDomainOptions domainOptions;
-  this->GetDomainOptions(domainOptions);
-  // The geometry and the snapshot times only: the option checks are RequestData's (one message).
   try
   {
-    const vem::VoxelDomain d =
-      vem_vtk::DomainFromGeometry(ext, spacing, origin, this->PointsAsVoxels(), domainOptions);
-    vem_vtk::SetOutputGeometry(outInfo, d);
-    this->TimeStep = d.dt;
     std::vector<double> times;
     for (int s : Options(this, this->ProbePositions).snapshot_steps(d.dt))
     {
@@ -266,11 +257,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     vem::fail("MemoryBudgetMB = ", this->MemoryBudgetMB, " MiB: must be finite and >= 1");
   }
   vem_vtk::VoxelModelRequest request;
-  this->GetDomainOptions(request.domain);
-  request.label_mode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
-  request.average_at_edges = this->AverageAtEdges;
-  request.builtin_tissue_table = this->UseBuiltInTissueTable;
-  request.tissue_table_file = this->TissueTableFile;
+  this->GetModelRequest(request);
   request.tissue_frequency = this->TissueFrequency > 0 ? this->TissueFrequency : this->SourceFrequency;
   request.tissue_frequency_origin = "TissueFrequency, or SourceFrequency when it is 0";
   request.keep_materials = this->KeepMaterials;

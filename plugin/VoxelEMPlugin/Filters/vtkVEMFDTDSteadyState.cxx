@@ -116,27 +116,8 @@ int vtkVEMFDTDSteadyState::FillOutputPortInformation(int port, vtkInformation* i
 int vtkVEMFDTDSteadyState::RequestInformation(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  int ext[6];
-  double spacing[3], origin[3];
-  if (!vem_vtk::ReadInputGeometry(inputVector[0]->GetInformationObject(0), ext, spacing, origin))
-  {
-    vtkErrorMacro("FDTD Steady State: the input has no whole extent (is it a vtkImageData?)");
-    return 0;
-  }
-  vem::VoxelDomainOptions domainOptions;
-  this->GetDomainOptions(domainOptions);
-  try
-  {
-    const vem::VoxelDomain d =
-      vem_vtk::DomainFromGeometry(ext, spacing, origin, this->PointsAsVoxels(), domainOptions);
-    vem_vtk::SetOutputGeometry(outInfo, d);
-    this->TimeStep = d.dt;
-  }
-  catch (const vem::Error&)
-  {
-    // Reported once by RequestData.
-  }
+  vem::VoxelDomain d;
+  this->InformationDomain(inputVector, outputVector->GetInformationObject(0), d);
   return 1;
 }
 
@@ -203,11 +184,7 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
 
   const bool labelMode = this->MaterialMode == LABELS_AND_TISSUE_TABLE;
   vem_vtk::VoxelModelRequest request;
-  this->GetDomainOptions(request.domain);
-  request.label_mode = labelMode;
-  request.average_at_edges = this->AverageAtEdges;
-  request.builtin_tissue_table = this->UseBuiltInTissueTable;
-  request.tissue_table_file = this->TissueTableFile;
+  this->GetModelRequest(request);
   request.tissue_frequency = this->TissueFrequency > 0 ? this->TissueFrequency : opt.frequencies[0];
   request.tissue_frequency_origin = "TissueFrequency, or the first DFT frequency when it is 0";
   request.density = true;
