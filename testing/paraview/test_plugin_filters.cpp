@@ -1,7 +1,9 @@
 // Drives the VoxelEM VTK algorithms directly (no ParaView client): head phantom extents, tissue
-// tables, and the FDTD filter on the CPU engine - time steps, cached snapshots, spilling, abort,
-// error messages - and the CUDA engine against the CPU engine when a GPU is usable (skipped with
-// the reason otherwise). Run on the GPU machine as: test_plugin_filters --gtest_filter='*Cuda*'
+// tables, the transient FDTD filter (vtkVEMFDTDSolver: time steps, cached snapshots, spilling,
+// abort, error messages) and the steady-state one (vtkVEMFDTDSteadyState: phasors, SAR, summary,
+// far field) on the CPU engine, and the CUDA engine against the CPU engine when a GPU is usable
+// (skipped with the reason otherwise). Run on the GPU machine as:
+// test_plugin_filters --gtest_filter='*Cuda*'
 #include <gtest/gtest.h>
 
 #include "filter_messages.h"
@@ -22,6 +24,7 @@
 #include "vtkTrivialProducer.h"
 #include "vtkUnsignedCharArray.h"
 #include "vtkVEMFDTDSolver.h"
+#include "vtkVEMFDTDSteadyState.h"
 #include "vtkVEMHeadPhantom.h"
 #include "vtkVEMTissueProperties.h"
 
@@ -586,7 +589,8 @@ TEST(PluginFdtdCuda, MatchesCpuOnTheHeadPhantom)
 }
 
 //------------------------------------------------------------------------------
-// Steady-state analysis (vem::run_fdtd_harmonic through the filter): ports 2-4.
+// Steady-state analysis (vtkVEMFDTDSteadyState: vem::run_fdtd_harmonic through the filter): ports
+// 0 (phasors, SAR), 1 (summary), 2 (far field).
 namespace
 {
 
@@ -640,19 +644,18 @@ vtkSmartPointer<vtkImageData> Vacuum(int nx, int ny, int nz, double h)
 struct SteadyPipeline
 {
   vtkNew<vtkTrivialProducer> src;
-  vtkNew<vtkVEMFDTDSolver> fdtd;
+  vtkNew<vtkVEMFDTDSteadyState> fdtd;
   explicit SteadyPipeline(vtkImageData* img)
   {
     src->SetOutput(img);
     fdtd->SetInputConnection(src->GetOutputPort());
-    fdtd->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
-    fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_STEADY_STATE);
+    fdtd->SetBackend(vtkVEMFDTDSteadyState::BACKEND_CPU);
     fdtd->SetProgressInterval(50);
   }
   vtkImageData* Run()
   {
     fdtd->Update();
-    return fdtd->GetSteadyStateOutput();
+    return vtkImageData::SafeDownCast(fdtd->GetOutputDataObject(0));
   }
 };
 
@@ -684,7 +687,7 @@ TEST(PluginFdtdSteady, PlaneWaveOnLossyBlockGivesSarTablesAndRcs)
   const double h = 0.005;
   vtkSmartPointer<vtkImageData> img = LossyBlock(n, b, h, 40.0f, 0.8f);
   SteadyPipeline p(img);
-  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  p.fdtd->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_PLANE_WAVE);
   p.fdtd->SetDFTFrequency(0, 1e9);
   p.fdtd->SetIncidentAmplitude(2.0);
   p.fdtd->SetAirPadding(pad);
@@ -700,11 +703,11 @@ TEST(PluginFdtdSteady, PlaneWaveOnLossyBlockGivesSarTablesAndRcs)
   EXPECT_TRUE(p.fdtd->GetLastConverged()) << msg.warnings;
   EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 1);
 
-  // Ports 0 and 1 are empty in this mode.
-  EXPECT_EQ(vtkImageData::SafeDownCast(p.fdtd->GetOutputDataObject(0))->GetNumberOfCells(), 0);
-  EXPECT_EQ(p.fdtd->GetProbeOutput()->GetNumberOfRows(), 0);
+  // No time series in the steady state: three ports (fields, summary, far field), no time steps.
+  EXPECT_EQ(p.fdtd->GetNumberOfOutputPorts(), 3);
+  EXPECT_FALSE(p.fdtd->GetOutputInformation(0)->Has(vtkStreamingDemandDrivenPipeline::TIME_STEPS()));
 
-  // Port 2: the transient port's grid.
+  // Port 0: the transient filter's grid.
   const int m = n + 2 * pad;
   int ext[6];
   out->GetExtent(ext);
@@ -806,7 +809,7 @@ TEST(PluginFdtdSteady, PlaneWaveOnLossyBlockGivesSarTablesAndRcs)
   EXPECT_LT(inside, 2.6);
   EXPECT_LT(outside, 0.5);
 
-  // Port 4: FDFDSolver's RCS columns, 0..180 degrees.
+  // Port 2: FDFDSolver's RCS columns, 0..180 degrees.
   vtkTable* far = p.fdtd->GetFarFieldOutput();
   for (const char* c : { "theta_deg", "rcs_E_plane_dBsm", "rcs_H_plane_dBsm", "rcs_E_plane_m2",
          "rcs_H_plane_m2" })
@@ -833,7 +836,7 @@ TEST(PluginFdtdSteady, HalfWaveDipoleInFreeSpaceIsNormalizedToAcceptedPower)
   const double h = 0.01;  // 900 MHz: lambda / 33, a 17-edge half-wave dipole
   vtkSmartPointer<vtkImageData> img = Vacuum(4, 4, 20, h);
   SteadyPipeline p(img);
-  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
+  p.fdtd->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_HALF_WAVE_DIPOLE);
   p.fdtd->SetDFTFrequency(0, 900e6);
   p.fdtd->SetDipoleCentre(0.0, 0.0, 0.0);
   p.fdtd->SetDipoleAxis(2);
@@ -897,27 +900,35 @@ TEST(PluginFdtdSteady, HalfWaveDipoleInFreeSpaceIsNormalizedToAcceptedPower)
 TEST(PluginFdtdSteady, ErrorsAndAbortLeaveEveryPortEmpty)
 {
   vtkSmartPointer<vtkImageData> img = LossyBlock(8, 4, 0.005, 40.0f, 0.8f);
-  auto allEmpty = [](vtkVEMFDTDSolver* f) {
+  auto allEmpty = [](vtkVEMFDTDSteadyState* f) {
     return vtkImageData::SafeDownCast(f->GetOutputDataObject(0))->GetNumberOfCells() == 0 &&
-      f->GetProbeOutput()->GetNumberOfRows() == 0 && f->GetSteadyStateOutput()->GetNumberOfCells() == 0 &&
       f->GetSummaryOutput()->GetNumberOfColumns() == 0 && f->GetFarFieldOutput()->GetNumberOfColumns() == 0;
   };
+  auto transientEmpty = [](vtkVEMFDTDSolver* f) {
+    return vtkImageData::SafeDownCast(f->GetOutputDataObject(0))->GetNumberOfCells() == 0 &&
+      f->GetProbeOutput()->GetNumberOfRows() == 0;
+  };
   SteadyPipeline p(img);
-  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  p.fdtd->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_PLANE_WAVE);
   p.fdtd->SetAirPadding(8);
   p.fdtd->SetCPMLThickness(6);
   Messages msg(p.fdtd);
 
   p.fdtd->ClearDFTFrequencies();
   p.Run();
-  EXPECT_NE(msg.errors.find("at least one DFT frequency"), std::string::npos) << msg.errors;
+  EXPECT_NE(msg.errors.find("FDTD Steady State: HarmonicOptions::frequencies (DFTFrequencies): none "
+                            "given; need at least one (Hz)"),
+    std::string::npos)
+    << msg.errors;
   EXPECT_TRUE(allEmpty(p.fdtd));
 
   msg.errors.clear();
   p.fdtd->SetDFTFrequency(0, 1e9);
   p.fdtd->SetDFTFrequency(1, 1.0000000001e9);
   p.Run();
-  EXPECT_NE(msg.errors.find("give the same array suffix '_1000MHz'"), std::string::npos) << msg.errors;
+  EXPECT_NE(msg.errors.find("must differ in 6 significant digits in MHz (both are '1000MHz')"),
+    std::string::npos)
+    << msg.errors;
   EXPECT_TRUE(allEmpty(p.fdtd));
 
   msg.errors.clear();
@@ -929,27 +940,38 @@ TEST(PluginFdtdSteady, ErrorsAndAbortLeaveEveryPortEmpty)
 
   msg.errors.clear();
   p.fdtd->SetAirPadding(8);
-  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_POINT_SOURCE);
+  p.fdtd->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_POINT_SOURCE);
   p.fdtd->SetSourcePosition(0.0, 0.0, 0.03);
   p.fdtd->SetSourcePolarization(1.0, 0.0, 1.0);
   p.Run();
-  EXPECT_NE(msg.errors.find("(1, 0, 1) is not along an axis"), std::string::npos) << msg.errors;
+  EXPECT_NE(msg.errors.find("TransientOptions::source_polarization (SourcePolarization) = (1, 0, 1): "
+                            "in the steady state a point source is a one-edge dipole and must point "
+                            "along x, y or z"),
+    std::string::npos)
+    << msg.errors;
   EXPECT_TRUE(allEmpty(p.fdtd));
 
-  msg.errors.clear();
-  p.fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_TRANSIENT);
-  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
-  p.fdtd->SetFeedCurrent(0.0);
-  p.Run();
-  EXPECT_NE(msg.errors.find("feed current 0 A must be finite and > 0"), std::string::npos) << msg.errors;
-  EXPECT_TRUE(allEmpty(p.fdtd));
-  EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 0);
-  p.fdtd->SetFeedCurrent(1.0);
+  // The transient filter on the same input: a dipole without feed current.
+  vtkNew<vtkVEMFDTDSolver> transient;
+  transient->SetInputConnection(p.src->GetOutputPort());
+  transient->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
+  transient->SetAirPadding(8);
+  transient->SetCPMLThickness(6);
+  transient->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_HALF_WAVE_DIPOLE);
+  transient->SetFeedCurrent(0.0);
+  Messages transientMsg(transient);
+  transient->Update();
+  EXPECT_NE(transientMsg.errors.find("FDTD Solver: HarmonicDipole::feed_current (FeedCurrent) = 0 A: "
+                                     "must be > 0"),
+    std::string::npos)
+    << transientMsg.errors;
+  EXPECT_TRUE(transientEmpty(transient));
+  EXPECT_EQ(transient->GetNumberOfSolves(), 0);
+  transient->SetFeedCurrent(1.0);
 
   // Abort during the steady-state run: every port empty, a warning, the next update runs again.
   msg.errors.clear();
-  p.fdtd->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_STEADY_STATE);
-  p.fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+  p.fdtd->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_PLANE_WAVE);
   p.fdtd->SetProgressInterval(10);
   int reports = 0;
   vtkNew<vtkCallbackCommand> abortAt;
@@ -1019,10 +1041,10 @@ TEST(PluginFdtd, TransientPlaneWaveFillsTheTotalFieldBoxOnly)
   EXPECT_NEAR(inside, expect, 0.03 * expect);
   EXPECT_LT(outside, 0.03);
   EXPECT_LT(cross, 0.03);
-  // Ports 2-4 stay empty in the transient analysis.
-  EXPECT_EQ(f->GetSteadyStateOutput()->GetNumberOfCells(), 0);
-  EXPECT_EQ(f->GetSummaryOutput()->GetNumberOfRows(), 0);
-  EXPECT_EQ(f->GetFarFieldOutput()->GetNumberOfRows(), 0);
+  // The transient filter has the time series and the probe table only (the steady state's
+  // outputs are vtkVEMFDTDSteadyState's).
+  EXPECT_EQ(f->GetNumberOfOutputPorts(), 2);
+  EXPECT_EQ(f->GetOutputDataObject(1), probes);
   EXPECT_GT(vtkImageData::SafeDownCast(f->GetOutputDataObject(0))->GetNumberOfCells(), 0);
 }
 
@@ -1071,7 +1093,7 @@ TEST(PluginFdtd, TransientHalfWaveDipoleHoldsItsArmsAtZero)
   EXPECT_EQ(arm, 0.0);
   EXPECT_GT(gap, 0.0);
   EXPECT_GT(side, 1e-3 * gap);
-  EXPECT_EQ(f->GetSteadyStateOutput()->GetNumberOfCells(), 0);
+  EXPECT_EQ(f->GetNumberOfOutputPorts(), 2);  // no steady-state outputs
 }
 
 TEST(PluginFdtdSteady, LabelModePointSourceAtTwoFrequencies)
@@ -1082,12 +1104,11 @@ TEST(PluginFdtdSteady, LabelModePointSourceAtTwoFrequencies)
   ph->SetDimensions(24, 24, 16);
   ph->SetSpacing(0.012, 0.012, 0.012);
   ph->SetOrigin(-0.144, -0.144, -0.096);
-  vtkNew<vtkVEMFDTDSolver> f;
+  vtkNew<vtkVEMFDTDSteadyState> f;
   f->SetInputConnection(ph->GetOutputPort());
-  f->SetMaterialMode(vtkVEMFDTDSolver::LABELS_AND_TISSUE_TABLE);
-  f->SetBackend(vtkVEMFDTDSolver::BACKEND_CPU);
-  f->SetAnalysis(vtkVEMFDTDSolver::ANALYSIS_STEADY_STATE);
-  f->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_POINT_SOURCE);
+  f->SetMaterialMode(vtkVEMFDTDSteadyState::LABELS_AND_TISSUE_TABLE);
+  f->SetBackend(vtkVEMFDTDSteadyState::BACKEND_CPU);
+  f->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_POINT_SOURCE);
   f->SetSourcePosition(0.1, 0.0, 0.0);
   f->SetSourcePolarization(0, 0, -1);
   f->SetSourceAmplitude(0.01);
@@ -1106,7 +1127,7 @@ TEST(PluginFdtdSteady, LabelModePointSourceAtTwoFrequencies)
     sec, f->GetLastConverged() ? 1 : 0);
   EXPECT_EQ(msg.errors, "");
   EXPECT_NE(msg.warnings.find("evaluated at 9e+08 Hz only"), std::string::npos) << msg.warnings;
-  vtkImageData* out = f->GetSteadyStateOutput();
+  vtkImageData* out = vtkImageData::SafeDownCast(f->GetOutputDataObject(0));
   ASSERT_GT(out->GetNumberOfCells(), 0);
   vtkCellData* cd = out->GetCellData();
   for (const char* name : { "E_real_900MHz", "E_imag_900MHz", "E_magnitude_900MHz", "SAR_900MHz",
@@ -1165,7 +1186,7 @@ TEST(PluginFdtdSteady, LabelModePointSourceAtTwoFrequencies)
   EXPECT_LT(sec, 60.0);
 }
 
-// The CUDA engine through the steady-state analysis, against the CPU engine.
+// The CUDA engine through the steady-state filter, against the CPU engine.
 TEST(PluginFdtdSteadyCuda, MatchesCpuOnALossyBlock)
 {
   std::string why;
@@ -1177,13 +1198,13 @@ TEST(PluginFdtdSteadyCuda, MatchesCpuOnALossyBlock)
   SteadyPipeline cpu(img), gpu(img);
   for (SteadyPipeline* p : { &cpu, &gpu })
   {
-    p->fdtd->SetIllumination(vtkVEMFDTDSolver::ILLUMINATION_PLANE_WAVE);
+    p->fdtd->SetIllumination(vtkVEMFDTDSteadyState::ILLUMINATION_PLANE_WAVE);
     p->fdtd->SetDFTFrequency(0, 1e9);
     p->fdtd->SetAirPadding(8);
     p->fdtd->SetCPMLThickness(6);
     p->fdtd->SetFixedSteps(1200);
   }
-  gpu.fdtd->SetBackend(vtkVEMFDTDSolver::BACKEND_CUDA);
+  gpu.fdtd->SetBackend(vtkVEMFDTDSteadyState::BACKEND_CUDA);
   vtkImageData* a = cpu.Run();
   vtkImageData* b = gpu.Run();
   EXPECT_EQ(std::string(gpu.fdtd->GetLastBackend()).rfind("cuda", 0), 0u) << gpu.fdtd->GetLastBackend();
