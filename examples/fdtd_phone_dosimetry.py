@@ -3,18 +3,18 @@
 head phantom, SAR normalized to 1 W accepted power.
 
 HeadPhantom (cubic voxels, as the 1 g / 10 g averaging needs) -> TissueProperties (Gabriel 1996
-tissues at 900 MHz: permittivity, conductivity, density) -> FDTDSolver in the steady-state analysis
-(Analysis = 'Steady state (DFT)', Illumination = 'Half-wave dipole'): a vertical dipole (along z,
-the head's long axis) 1.5 cm from the side of the head at ear height, run until the 900 MHz
-phasors stop changing, normalized to 1 W accepted power. Then:
+tissues at 900 MHz: permittivity, conductivity, density) -> FDTDSteadyState (the FDTD Steady State
+filter, Illumination = 'Half-wave dipole'): a vertical dipole (along z, the head's long axis) 1.5 cm
+from the side of the head at ear height, run until the 900 MHz phasors stop changing, normalized to
+1 W accepted power. Then:
 
   <out>/sar.vti                   SAR, SAR_1g, SAR_10g (W/kg), E_magnitude, tissue, density
                                   (inline binary, readable by Debian 12's ParaView)
   <out>/sar_slice_axial.png       log10 local SAR on the axial plane of the feed
   <out>/sar_slice_coronal.png     log10 local SAR on the vertical plane through the dipole
   <out>/sar_volume.png            volume rendering of log10 SAR with the head surface
-  <out>/summary.csv               the solver's summary table (output 3)
-  <out>/far_field.csv             gain of the dipole beside the head (output 4)
+  <out>/summary.csv               the solver's summary table (output 1)
+  <out>/far_field.csv             gain of the dipole beside the head (output 2)
   <out>/dosimetry.json            whole-head SAR, psSAR1g, psSAR10g and their locations, powers,
                                   feed impedance, steps, convergence, backend, times
 
@@ -93,7 +93,7 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.size = "quick"
-    if "FDTDSolver" not in globals():
+    if "FDTDSteadyState" not in globals():
         plugin = find_plugin(args.plugin)
         if not plugin:
             sys.exit("VoxelEMPlugin.so not found: give --plugin, set VOXELEM_PLUGIN or PV_PLUGIN_PATH")
@@ -112,12 +112,11 @@ def main():
     side = head_side_x(phantom)
     centre = [side + GAP, 0.0, FEED_Z]
 
-    fdtd = FDTDSolver(registrationName="FDTDSolver", Input=tissues)
+    fdtd = FDTDSteadyState(registrationName="FDTDSteadyState", Input=tissues)
     fdtd.MaterialMode = "Property arrays"
     fdtd.PermittivityArray = ["CELLS", "permittivity"]
     fdtd.ConductivityArray = ["CELLS", "conductivity"]
     fdtd.DensityArray = ["CELLS", "density"]
-    fdtd.Analysis = "Steady state (DFT)"
     fdtd.Illumination = "Half-wave dipole"
     fdtd.DFTFrequencies = [FREQUENCY]
     fdtd.DipoleCentre = centre
@@ -139,14 +138,14 @@ def main():
     t0 = time.time()
     fdtd.UpdatePipeline()
     solve_seconds = time.time() - t0
-    fields = OutputPort(fdtd, 2)
-    img = servermanager.Fetch(fdtd, idx=2)
+    fields = OutputPort(fdtd, 0)
+    img = servermanager.Fetch(fdtd, idx=0)
     if img.GetNumberOfCells() == 0:
-        sys.exit("the FDTD Solver produced no output (see the errors above)")
+        sys.exit("FDTD Steady State produced no output (see the errors above)")
     d = dsa.WrapDataObject(img)
     fd = d.FieldData
     sar = np.asarray(d.CellData["SAR"])
-    summary_t = servermanager.Fetch(fdtd, idx=3)
+    summary_t = servermanager.Fetch(fdtd, idx=1)
     summary = {summary_t.GetColumnName(c): float(summary_t.GetColumn(c).GetTuple1(0))
                for c in range(summary_t.GetNumberOfColumns())}
 
@@ -198,8 +197,8 @@ def main():
     keep.CellDataArrays = ["SAR", "SAR_1g", "SAR_10g", "E_magnitude", "tissue", "density", "conductivity"]
     keep.PointDataArrays = []
     SaveData(os.path.join(out, "sar.vti"), proxy=keep, DataMode="Binary", CompressorType="ZLib")
-    SaveData(os.path.join(out, "summary.csv"), proxy=OutputPort(fdtd, 3), FieldAssociation="Row Data")
-    SaveData(os.path.join(out, "far_field.csv"), proxy=OutputPort(fdtd, 4), FieldAssociation="Row Data")
+    SaveData(os.path.join(out, "summary.csv"), proxy=OutputPort(fdtd, 1), FieldAssociation="Row Data")
+    SaveData(os.path.join(out, "far_field.csv"), proxy=OutputPort(fdtd, 2), FieldAssociation="Row Data")
 
     # --- Renderings ------------------------------------------------------------------------------
     if not args.no_render:

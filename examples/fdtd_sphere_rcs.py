@@ -1,10 +1,10 @@
 #!/usr/bin/env pvpython
 """VoxelEM FDTD example: bistatic RCS of a dielectric sphere against the Mie series, from the FDTD
-Solver's steady-state analysis.
+Steady State filter (FDTDSteadyState).
 
 The FDFD issue's sphere (radius 72 mm, eps_r = 4, lossless) voxelized on a cubic grid and given to
-the FDTD Solver as property arrays, lit at 1 GHz by an x-polarized plane wave travelling along +z
-(Analysis = 'Steady state (DFT)', Illumination = 'Plane wave': a total-field / scattered-field
+FDTD Steady State as property arrays, lit at 1 GHz by an x-polarized plane wave travelling along +z
+(Illumination = 'Plane wave': a total-field / scattered-field
 source, running DFTs until the 1 GHz phasors stop changing, near-to-far transform). The RCS in
 the E-plane (xz) and H-plane (yz) is compared with the Mie series (mie_rcs of
 examples/voxelem_example_common.py: numpy, Bohren & Huffman's recurrences, e^{+jwt}):
@@ -69,17 +69,17 @@ def main():
     src = TrivialProducer()
     src.GetClientSideObject().SetOutput(img)
     t0 = time.time()
-    fdtd = FDTDSolver(Input=src, Analysis="Steady state (DFT)", Illumination="Plane wave",
-                      DFTFrequencies=[FREQ], IncidentTheta=0.0, IncidentPhi=0.0, Polarization=0.0,
-                      IncidentAmplitude=1.0, SteadyStateTolerance=args.tolerance, FarFieldStep=2.0,
-                      AirPadding=args.padding, CPMLThickness=args.cpml, ProgressInterval=100,
-                      Backend={"auto": "Auto", "cpu": "CPU", "cuda": "CUDA"}[args.backend])
+    fdtd = FDTDSteadyState(Input=src, Illumination="Plane wave",
+                           DFTFrequencies=[FREQ], IncidentTheta=0.0, IncidentPhi=0.0, Polarization=0.0,
+                           IncidentAmplitude=1.0, SteadyStateTolerance=args.tolerance, FarFieldStep=2.0,
+                           AirPadding=args.padding, CPMLThickness=args.cpml, ProgressInterval=100,
+                           Backend={"auto": "Auto", "cpu": "CPU", "cuda": "CUDA"}[args.backend])
     fdtd.PermittivityArray = ["CELLS", "permittivity"]
     fdtd.ConductivityArray = ["CELLS", "conductivity"]
     fdtd.UpdatePipeline()
     wall = time.time() - t0
-    far = servermanager.Fetch(fdtd, idx=4)
-    summ = servermanager.Fetch(fdtd, idx=3)
+    far = servermanager.Fetch(fdtd, idx=2)
+    summ = servermanager.Fetch(fdtd, idx=1)
     if far.GetNumberOfRows() == 0:
         sys.exit("the FDTD run produced no far-field table (see the errors above)")
     col = lambda t, name: vtk_to_numpy(t.GetColumnByName(name))

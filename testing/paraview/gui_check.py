@@ -1,9 +1,10 @@
 """Runs inside the ParaView GUI (paraview --script=gui_check.py, see run_gui_check.sh).
 
 The plugin must already be loaded - run_gui_check.sh sets PV_PLUGIN_PATH, so this also checks that
-the GUI autoloads it from there. Applies HeadPhantom -> TissueProperties -> FDTDSolver (small, CPU),
-shows |E| on a slice in the GUI's render view, saves the view, and writes gui_check.txt (PASS/FAIL
-lines) into $VEM_GUI_OUT. Exits the GUI with status 0 when every check passed, 1 otherwise.
+the GUI autoloads it from there. Checks that Head Phantom, Tissue Properties, FDTD Solver and FDTD
+Steady State are in the VoxelEM menu, applies HeadPhantom -> TissueProperties -> FDTDSolver (small,
+CPU), shows |E| on a slice in the GUI's render view, saves the view, and writes gui_check.txt
+(PASS/FAIL lines) into $VEM_GUI_OUT. Exits the GUI with status 0 when every check passed, 1 otherwise.
 """
 import math
 import os
@@ -26,7 +27,7 @@ try:
 
     pm = servermanager.ProxyManager()
     for group, name in (("sources", "VEMHeadPhantom"), ("filters", "VEMTissueProperties"),
-                        ("filters", "VEMFDTDSolver")):
+                        ("filters", "VEMFDTDSolver"), ("filters", "VEMFDTDSteadyState")):
         proto = pm.SMProxyManager.GetPrototypeProxy(group, name)
         check(proto is not None, f"{name} registered by the autoloaded plugin")
         hints = proto.GetHints() if proto is not None else None

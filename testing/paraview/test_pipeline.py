@@ -1,6 +1,6 @@
 """pvpython test of the VoxelEM plugin: HeadPhantom -> TissueProperties -> FDTDSolver on the CPU.
 
-Checks the pvpython names, documentation and groups of the proxies, array names and ranges, the
+Checks the pvpython names, documentation and groups of the proxies (FDTDSteadyState's too), array names and ranges, the
 time steps, that moving through time reads cached snapshots (one solve), finite non-zero field
 energy, the probe table, and that a slice and a volume rendering of |E| show the field (pixels).
 
@@ -45,7 +45,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
 
     LoadPlugin(args.plugin, remote=False, ns=globals())
-    for name in ("HeadPhantom", "TissueProperties", "FDTDSolver"):
+    for name in ("HeadPhantom", "TissueProperties", "FDTDSolver", "FDTDSteadyState"):
         check(name in globals(), f"pvpython name {name} exists")
 
     # --- Proxies: every property documented; groups present; advanced ones marked. ------------
@@ -53,7 +53,8 @@ def main():
                           Origin=[-0.132, -0.132, -0.095])
     tissues = TissueProperties(Input=phantom, Frequency=900e6)
     fdtd = FDTDSolver(Input=tissues)
-    for proxy in (phantom, tissues, fdtd):
+    steady = FDTDSteadyState(Input=tissues)
+    for proxy in (phantom, tissues, fdtd, steady):
         sm = proxy.SMProxy
         undocumented = []
         it = sm.NewPropertyIterator()
@@ -68,6 +69,9 @@ def main():
         check(not undocumented, f"{sm.GetXMLName()}: every property documented {undocumented}")
         check(sm.GetNumberOfPropertyGroups() >= 1, f"{sm.GetXMLName()}: has property groups")
     check(fdtd.GetProperty("DeviceIndex").GetPanelVisibility() == "advanced", "DeviceIndex is advanced")
+    check(steady.GetProperty("DeviceIndex").GetPanelVisibility() == "advanced", "DeviceIndex is advanced (steady state)")
+    Delete(steady)
+    del steady
 
     # --- Phantom and tissue properties ---------------------------------------------------------
     full = HeadPhantom()
