@@ -299,7 +299,7 @@ TEST(FdtdHarmonicInput, BadOptionsAreRefusedWithReadableErrors) {
   EXPECT_NE(message(o).find("-1 Hz"), std::string::npos) << message(o);
   o.frequencies = {900e6};
   o.density.assign(7, 1.0f);
-  EXPECT_NE(message(o).find("density array has 7 entries"), std::string::npos) << message(o);
+  EXPECT_NE(message(o).find("density (DensityArray): the density array has 7 entries"), std::string::npos) << message(o);
   o.density.clear();
   o.source = HarmonicSource::dipole;  // 16.7 cm dipole in a 7.5 cm box
   EXPECT_NE(message(o).find("non-CPML interior"), std::string::npos) << message(o);

@@ -526,7 +526,7 @@ TEST(FdtdOptions, HarmonicDipole) {
   d = HarmonicDipole{};
   d.accepted_power = 1.0;
   d.radiated_power = 2.0;
-  expect_rejected(d, {"HarmonicDipole", "accepted power (1 W)", "radiated power (2 W)", "not both"});
+  expect_rejected(d, {"HarmonicDipole::accepted_power (AcceptedPower) = 1 W", "radiated_power = 2 W", "not both"});
   // The feed current: >= 0, and > 0 when no power is given.
   d = HarmonicDipole{};
   d.feed_current = -1.0;

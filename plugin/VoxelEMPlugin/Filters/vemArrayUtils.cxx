@@ -6,6 +6,7 @@
 #include "vtkDataArray.h"
 #include "vtkDataObject.h"
 #include "vtkDataSet.h"
+#include "vtkDemandDrivenPipeline.h"
 #include "vtkInformation.h"
 #include "vtkPointData.h"
 #include "vtkStreamingDemandDrivenPipeline.h"
@@ -13,6 +14,7 @@
 #include "vem/core/error.h"
 #include "vem/models/head_phantom.h"
 
+#include <algorithm>
 #include <cctype>
 #include <new>
 #include <cmath>
@@ -620,6 +622,12 @@ int RunReported(vtkAlgorithm* self, const char* label, const std::function<bool(
     vtkErrorWithObjectMacro(self, << label << ": " << err.what());
   }
   return 0;
+}
+
+unsigned long PipelineMTime(vtkAlgorithm* self)
+{
+  vtkDemandDrivenPipeline* exec = vtkDemandDrivenPipeline::SafeDownCast(self->GetExecutive());
+  return std::max<vtkMTimeType>(self->GetMTime(), exec ? exec->GetPipelineMTime() : 0);
 }
 
 } // namespace vem_vtk

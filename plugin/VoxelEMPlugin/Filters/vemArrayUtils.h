@@ -155,6 +155,10 @@ void SetDefaultMaterialArrays(vtkAlgorithm* self);
 /// Returns 1 on success, 0 on an error, -1 on an abort.
 int RunReported(vtkAlgorithm* self, const char* label, const std::function<bool()>& solve);
 
+/// The MTime of the filter and of everything upstream (its executive's pipeline MTime): a
+/// result, or an error, is current while this does not change and the input is the same object.
+unsigned long PipelineMTime(vtkAlgorithm* self);
+
 /// GetInputArrayToProcess(idx, inputVector, association) of the calling filter.
 using ArrayLookup = std::function<vtkDataArray*(int idx, int& association)>;
 

@@ -4,7 +4,6 @@
 #include "vemVoxelModel.h"
 
 #include "vtkDataObject.h"
-#include "vtkDemandDrivenPipeline.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
 
@@ -150,15 +149,9 @@ int vtkVEMFDTDFilterBase::RequestUpdateExtent(
   return 1;
 }
 
-vtkMTimeType vtkVEMFDTDFilterBase::CurrentMTime()
-{
-  vtkDemandDrivenPipeline* exec = vtkDemandDrivenPipeline::SafeDownCast(this->GetExecutive());
-  return std::max(this->GetMTime(), exec ? exec->GetPipelineMTime() : vtkMTimeType(0));
-}
-
 int vtkVEMFDTDFilterBase::GetRunState(vtkDataObject* input)
 {
-  return this->CurrentMTime() == this->StateMTime && input == this->StateInput ? this->State
+  return vem_vtk::PipelineMTime(this) == this->StateMTime && input == this->StateInput ? this->State
                                                                                : RUN_NONE;
 }
 
@@ -168,7 +161,7 @@ int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>&
   {
     const int status = vem_vtk::RunReported(this, this->Label(), solve);
     this->State = status == 1 ? RUN_SOLVED : (status == 0 ? RUN_FAILED : RUN_NONE);
-    this->StateMTime = this->CurrentMTime();
+    this->StateMTime = vem_vtk::PipelineMTime(this);
     this->StateInput = input;
   }
   return this->State;

@@ -241,7 +241,6 @@ private:
   int State = RUN_NONE;
   vtkMTimeType StateMTime = 0;
   const void* StateInput = nullptr;
-  vtkMTimeType CurrentMTime();
 
   vtkVEMFDTDFilterBase(const vtkVEMFDTDFilterBase&) = delete;
   void operator=(const vtkVEMFDTDFilterBase&) = delete;

@@ -56,7 +56,7 @@
  *   psSAR1g_z_m, psSAR10g_W_per_kg, psSAR10g_x_m, psSAR10g_y_m, psSAR10g_z_m, absorbed_power_W,
  *   accepted_power_W, radiated_power_W, feed_impedance_real_ohm, feed_impedance_imag_ohm,
  *   scattering_cross_section_m2, steps, converged (same NaN rule; the same values as the field
- *   data of port 2).
+ *   data of port 0).
  *   Output port 2: vtkTable far field in FarFieldStep steps. Plane wave, theta 0..180: FDFDSolver's
  *   columns "theta_deg" (scattering angle from the forward direction towards E0 in the E plane,
  *   towards k x E0 in the H plane; 180 = backscatter), "rcs_E_plane_dBsm", "rcs_H_plane_dBsm",

@@ -36,25 +36,41 @@ vtkVEMHeadPhantom::vtkVEMHeadPhantom()
   this->LabelType = VTK_UNSIGNED_CHAR;
 }
 
+vem::HeadPhantomGeometry vtkVEMHeadPhantom::Geometry() const
+{
+  vem::HeadPhantomGeometry g;
+  g.center = { this->HeadCenter[0], this->HeadCenter[1], this->HeadCenter[2] };
+  g.scale = this->Scale;
+  g.min_layer = this->MinimumLayerThickness;
+  return g;
+}
+
 int vtkVEMHeadPhantom::RequestInformation(
   vtkInformation*, vtkInformationVector**, vtkInformationVector* outputVector)
 {
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
-  for (int a = 0; a < 3; ++a)
+  // The options are the solver's to check; an error is reported once, here, and the output is
+  // empty (RequestData sees no whole extent).
+  this->Valid = false;
+  try
   {
-    if (this->Dimensions[a] < 1)
+    this->Geometry().validate();
+    vem::validate_head_phantom_image({ this->Dimensions[0], this->Dimensions[1], this->Dimensions[2] },
+      { this->Spacing[0], this->Spacing[1], this->Spacing[2] },
+      { this->Origin[0], this->Origin[1], this->Origin[2] });
+    if (this->LabelType != VTK_UNSIGNED_CHAR && this->LabelType != VTK_UNSIGNED_SHORT)
     {
-      vtkErrorMacro("Head Phantom: dimension " << "xyz"[a] << " = " << this->Dimensions[a]
-                                               << " voxels must be >= 1");
-      return 0;
-    }
-    if (!(this->Spacing[a] > 0))
-    {
-      vtkErrorMacro("Head Phantom: voxel size along " << "xyz"[a] << " = " << this->Spacing[a]
-                                                      << " m must be > 0");
-      return 0;
+      vem::fail("LabelType = ", this->LabelType, ": must be unsigned char (3) or unsigned short (5)");
     }
   }
+  catch (const vem::Error& err)
+  {
+    vtkErrorMacro("Head Phantom: " << err.what());
+    const int none[6] = { 0, -1, 0, -1, 0, -1 };
+    outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), none, 6);
+    return 1;
+  }
+  this->Valid = true;
   // Voxels are cells: N voxels need N + 1 points.
   int whole[6] = { 0, this->Dimensions[0], 0, this->Dimensions[1], 0, this->Dimensions[2] };
   outInfo->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
@@ -79,11 +95,10 @@ int vtkVEMHeadPhantom::RequestData(
   output->SetSpacing(this->Spacing);
   output->SetOrigin(this->Origin);
 
-  if (this->LabelType != VTK_UNSIGNED_CHAR && this->LabelType != VTK_UNSIGNED_SHORT)
+  if (!this->Valid)
   {
-    vtkErrorMacro("Head Phantom: label type " << this->LabelType
-                                              << " is not unsigned char (3) or unsigned short (5)");
-    return 0;
+    output->Initialize(); // the error was reported by RequestInformation
+    return 1;
   }
 
   // Cells of the requested piece; a piece one point thick along an axis has no cells.
@@ -94,10 +109,7 @@ int vtkVEMHeadPhantom::RequestData(
   const vtkIdType nz = empty ? 0 : cells[5] - cells[4] + 1;
 
   std::vector<std::uint8_t> labels(static_cast<std::size_t>(nx * ny * nz));
-  vem::HeadPhantomGeometry g;
-  g.center = { this->HeadCenter[0], this->HeadCenter[1], this->HeadCenter[2] };
-  g.scale = this->Scale;
-  g.min_layer = this->MinimumLayerThickness;
+  const vem::HeadPhantomGeometry g = this->Geometry();
   const std::array<double, 3> origin{ this->Origin[0], this->Origin[1], this->Origin[2] };
   const std::array<double, 3> spacing{ this->Spacing[0], this->Spacing[1], this->Spacing[2] };
   try
@@ -123,7 +135,7 @@ int vtkVEMHeadPhantom::RequestData(
   {
     vtkErrorMacro("Head Phantom: " << err.what());
     output->Initialize();
-    return 0;
+    return 1;
   }
 
   vtkSmartPointer<vtkDataArray> arr;

@@ -17,6 +17,11 @@
 #include "VoxelEMFiltersModule.h" // for export macro
 #include "vtkImageAlgorithm.h"
 
+namespace vem
+{
+struct HeadPhantomGeometry;
+}
+
 class VOXELEMFILTERS_EXPORT vtkVEMHeadPhantom : public vtkImageAlgorithm
 {
 public:
@@ -51,14 +56,14 @@ public:
 
   ///@{
   /// Uniform scale of the anatomy (1 = adult head about 155 x 200 mm).
-  vtkSetClampMacro(Scale, double, 1e-3, 1e3);
+  vtkSetMacro(Scale, double);
   vtkGetMacro(Scale, double);
   ///@}
 
   ///@{
   /// Minimum thickness of every tissue shell in metres; 0 (default) uses the largest voxel size
   /// so thin layers (skin, skull tables) stay closed.
-  vtkSetClampMacro(MinimumLayerThickness, double, 0.0, 1.0);
+  vtkSetMacro(MinimumLayerThickness, double);
   vtkGetMacro(MinimumLayerThickness, double);
   ///@}
 
@@ -84,6 +89,9 @@ protected:
   int LabelType;
 
 private:
+  vem::HeadPhantomGeometry Geometry() const;
+  bool Valid = false; // the last RequestInformation found the options valid
+
   vtkVEMHeadPhantom(const vtkVEMHeadPhantom&) = delete;
   void operator=(const vtkVEMHeadPhantom&) = delete;
 };

@@ -41,6 +41,12 @@ int vtkVEMTissueProperties::RequestData(
     vtkErrorMacro("Tissue Properties: the input must be a vtkImageData.");
     return 0;
   }
+  const vtkMTimeType mtime = vem_vtk::PipelineMTime(this);
+  if (mtime == this->FailedMTime && input == this->FailedInput)
+  {
+    output->Initialize();
+    return 1;
+  }
   output->ShallowCopy(input);
 
   try
@@ -60,6 +66,9 @@ int vtkVEMTissueProperties::RequestData(
     {
       vem::fail("the label array must be point or cell data");
     }
+    std::vector<vem_vtk::ArraySelection> selection{ { vem_vtk::Quantity::labels,
+      labels->GetName() ? labels->GetName() : "" } };
+    vem_vtk::CheckArraySelections(input, selection);
     const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
     const vem_vtk::VoxelGrid grid = vem_vtk::VoxelGridFromExtent(
       input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points);
@@ -130,9 +139,12 @@ int vtkVEMTissueProperties::RequestData(
   }
   catch (const vem::Error& err)
   {
+    // Reported once; the request succeeds so that the executive adds no second message.
     vtkErrorMacro("Tissue Properties: " << err.what());
     output->Initialize();
-    return 0;
+    this->FailedMTime = mtime;
+    this->FailedInput = input;
+    return 1;
   }
   return 1;
 }

@@ -55,6 +55,9 @@ protected:
   double Frequency;
   std::string TissueTableFile;
   bool UseBuiltInTable;
+  // The pipeline state of the last error (reported once; the same state gives an empty output).
+  vtkMTimeType FailedMTime = 0;
+  const void* FailedInput = nullptr;
 
 private:
   vtkVEMTissueProperties(const vtkVEMTissueProperties&) = delete;

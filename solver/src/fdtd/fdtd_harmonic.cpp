@@ -103,7 +103,7 @@ DipoleSources add_thin_wire_dipole(FdtdSetup& s, const HarmonicDipole& dp, doubl
     const int lim_lo = s.boundaries.cpml_cells(2 * a) + 1;
     const int lim_hi = (a == axis ? n[a] - 1 : n[a]) - s.boundaries.cpml_cells(2 * a + 1) - 1;
     if (lo < lim_lo || hi > lim_hi)
-      fail("the dipole (centre (", dp.centre[0], ", ", dp.centre[1], ", ", dp.centre[2], ") m, ", out.edges,
+      fail("the dipole (DipoleCentre (", dp.centre[0], ", ", dp.centre[1], ", ", dp.centre[2], ") m, ", out.edges,
            " edges of ", d[axis], " m along ", "xyz"[axis], ") spans sample indices ", lo, "..", hi, " along ",
            "xyz"[a], "; it must stay inside the non-CPML interior (", lim_lo, "..", lim_hi, ")");
   }
@@ -149,8 +149,8 @@ void HarmonicDipole::validate() const {
   if (!(radiated_power >= 0) || !std::isfinite(radiated_power))
     fail("HarmonicDipole::radiated_power = ", radiated_power, " W: must be finite and >= 0");
   if (accepted_power > 0 && radiated_power > 0)
-    fail("HarmonicDipole: give an accepted power (", accepted_power, " W) or a radiated power (", radiated_power,
-         " W), not both");
+    fail("HarmonicDipole::accepted_power (AcceptedPower) = ", accepted_power, " W and radiated_power = ",
+         radiated_power, " W: give one of them, not both (the other 0)");
   if (!(feed_current >= 0) || !std::isfinite(feed_current))
     fail("HarmonicDipole::feed_current (FeedCurrent) = ", feed_current, " A: must be finite and >= 0");
   if (!(feed_current > 0) && !(accepted_power > 0) && !(radiated_power > 0))
@@ -243,7 +243,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   const YeeGrid& g = setup_in.grid;
   const std::int64_t ncell = g.cell_count();
   if (!o.density.empty() && std::int64_t(o.density.size()) != ncell)
-    fail("FDTD steady state: density array has ", o.density.size(), " entries, the grid has ", ncell, " cells");
+    fail("HarmonicOptions::density (DensityArray): the density array has ", o.density.size(), " entries, the grid has ",
+         ncell, " cells");
 
   const bool cw = o.frequencies.size() == 1;
   const double f_lo = *std::min_element(o.frequencies.begin(), o.frequencies.end());
@@ -276,8 +277,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     }
     const int K = int(std::ceil(T / (M * dt_max) - 1e-9));
     if (K < 3)
-      fail("FDTD steady state: DFT sample interval ", M, " steps leaves ", K,
-           " samples per period at ", f_lo, " Hz (need at least 3)");
+      fail("HarmonicOptions::dft_sample_interval (DFTSampleInterval) = ", M, " steps: leaves ", K,
+           " samples per period at ", f_lo, " Hz; at least 3 are needed (0 = automatic)");
     s.dt = T / (double(M) * K);
     wave = Waveform::sinusoid(f_lo, 3.0);
   } else {
@@ -347,10 +348,10 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       nbox.lo[a] = pml_lo[a] + o.ntff_margin;
       nbox.hi[a] = n[a] - pml_hi[a] - o.ntff_margin;
       if (nbox.lo[a] < 1 || nbox.hi[a] > n[a] - 1 || nbox.lo[a] >= nbox.hi[a])
-        fail("FDTD steady state: the near-to-far box (", o.ntff_margin, " cells inside the CPML) does not fit along ",
+        fail("the near-to-far box (", o.ntff_margin, " cells inside the CPML) does not fit along ",
              "xyz"[a], ": node planes ", nbox.lo[a], "..", nbox.hi[a], " of 0..", n[a]);
       if (!dipole && !(nbox.lo[a] < tf_lo[a] - 1 && nbox.hi[a] > tf_hi[a] + 1))
-        fail("FDTD steady state: the near-to-far box (node planes ", nbox.lo[a], "..", nbox.hi[a], " along ", "xyz"[a],
+        fail("the near-to-far box (node planes ", nbox.lo[a], "..", nbox.hi[a], " along ", "xyz"[a],
              ") must enclose the TF/SF box (", tf_lo[a], "..", tf_hi[a],
              ") with at least one cell between them: use ntff_margin < tfsf_margin - 1");
     }
@@ -359,8 +360,9 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
         const int m = (res.dipole_edges - 1) / 2;
         const int lo = a == axis ? gap[a] - m : gap[a], hi = a == axis ? gap[a] + m + 1 : gap[a];
         if (lo <= nbox.lo[a] || hi >= nbox.hi[a])
-          fail("FDTD steady state: the dipole reaches the near-to-far box along ", "xyz"[a], " (node planes ", nbox.lo[a],
-               "..", nbox.hi[a], "); move it inward or reduce ntff_margin");
+          fail("the dipole (DipoleCentre, DipoleLength) reaches the near-to-far box along ", "xyz"[a], " (node planes ",
+               nbox.lo[a], "..", nbox.hi[a], ", ", o.ntff_margin, " cells inside the CPML); move it inward, shorten it ",
+               "or add AirPadding");
       }
     }
     for (int a = 0; a < 3; ++a)
@@ -396,8 +398,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   if (o.fixed_steps > 0) {
     max_steps = o.fixed_steps;
     if (cw && o.fixed_steps < 2 * check_steps)
-      fail("FDTD steady state: fixed_steps ", o.fixed_steps, " is shorter than two steady-state windows (",
-           2 * check_steps, " steps = ", 2 * o.periods_per_check, " periods at ", f_lo, " Hz)");
+      fail("HarmonicOptions::fixed_steps (FixedSteps) = ", o.fixed_steps, ": must be at least two steady-state windows (",
+           2 * check_steps, " steps = ", 2 * o.periods_per_check, " periods at ", f_lo, " Hz), or 0");
   }
 
   const auto t_start = std::chrono::steady_clock::now();
@@ -454,8 +456,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     return res;
   }
   if (cw && !have_window)
-    fail("FDTD steady state: the run of ", done, " steps ended before two steady-state windows of ", check_steps,
-         " steps; raise max_steps / fixed_steps");
+    fail("HarmonicOptions::max_steps (MaxSteps) / fixed_steps (FixedSteps): the run of ", done,
+         " steps ended before two steady-state windows of ", check_steps, " steps; raise them (0 = automatic)");
   if (!res.converged && o.fixed_steps == 0) {
     res.warning = "not converged: relative change of the DFT phasors " + std::to_string(change) + " after " +
                   std::to_string(done) + " steps (tolerance " + std::to_string(o.steady_state_tolerance) +
@@ -511,7 +513,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
           if (u < 0 || v < 0 || w < 0 || u >= dims[0] || v >= dims[1] || w >= dims[2]) continue;
           return cd(slab[q][it - comps.begin()][u + std::size_t(dims[0]) * (v + std::size_t(dims[1]) * w)]) * unit;
         }
-        fail("FDTD steady state: internal error: the near-to-far transform asked for ", component_name(c), " at (",
+        fail("internal error: the near-to-far transform asked for ", component_name(c), " at (",
              i, ", ", j, ", ", k, "), outside every monitored face slab");
       };
       std::array<double, 3> centre;
@@ -533,13 +535,13 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       accepted_unit = p_unit;
       if (o.dipole.accepted_power > 0) {
         if (!(p_unit > 0))
-          fail("FDTD steady state: the dipole accepts no power at ", f, " Hz (", p_unit,
+          fail("the dipole accepts no power at ", f, " Hz (", p_unit,
                " W per A^2): cannot normalize to an accepted power");
         scale = std::sqrt(o.dipole.accepted_power / p_unit);
       } else if (o.dipole.radiated_power > 0) {
         const double p_rad_unit = nf->power_out();
         if (!(p_rad_unit > 0))
-          fail("FDTD steady state: no power leaves the near-to-far box at ", f, " Hz (", p_rad_unit,
+          fail("no power leaves the near-to-far box at ", f, " Hz (", p_rad_unit,
                " W per A^2): cannot normalize to a radiated power");
         scale = std::sqrt(o.dipole.radiated_power / p_rad_unit);
       } else {

@@ -33,10 +33,10 @@ void TransientOptions::validate() const {
       plane_wave.validate();
       break;
     case Illumination::dipole:
+      if (!(dipole.feed_current > 0) || !std::isfinite(dipole.feed_current))
+        fail("HarmonicDipole::feed_current (FeedCurrent) = ", dipole.feed_current, " A: must be finite and > 0 in the ",
+             "transient analysis (it drives the dipole)");
       dipole.validate();
-      if (!(dipole.feed_current > 0))
-        fail("HarmonicDipole::feed_current (FeedCurrent) = ", dipole.feed_current, " A: must be > 0 in the transient ",
-             "analysis (it drives the dipole; AcceptedPower applies to the steady state only)");
       break;
     case Illumination::point_source: {
       if (source_kind != PointSource::Kind::electric_current && source_kind != PointSource::Kind::hard_e)
@@ -81,6 +81,7 @@ int TransientOptions::step_count(double dt) const {
 }
 
 std::vector<int> TransientOptions::snapshot_steps(double dt) const {
+  if (snapshot_interval < 1) validate();  // throws (the loop below needs a positive interval)
   const int n = step_count(dt);
   std::vector<int> out;
   for (int s = snapshot_interval; s < n; s += snapshot_interval) out.push_back(s);
@@ -111,7 +112,7 @@ TransientExcitation add_transient_excitation(FdtdSetup& setup, const VoxelDomain
       int dominant = 0;
       for (int a = 1; a < 3; ++a)
         if (std::fabs(pol[a]) > std::fabs(pol[dominant])) dominant = a;
-      const std::array<int, 3> s = d.sample_at(Component(dominant), o.source_position, "the source position", true);
+      const std::array<int, 3> s = d.sample_at(Component(dominant), o.source_position, "the source position (SourcePosition)", true);
       PointSource src;
       src.kind = o.source_kind;
       src.i = s[0];
@@ -134,7 +135,7 @@ TransientExcitation add_transient_excitation(FdtdSetup& setup, const VoxelDomain
   for (const auto& p : points) {
     for (int c = 0; c < 3; ++c) {
       const Component comp = Component(c);
-      const std::array<int, 3> idx = d.sample_at(comp, p.second, "probe '" + p.first + "'", false);
+      const std::array<int, 3> idx = d.sample_at(comp, p.second, "probe '" + p.first + "' (ProbePositions, ProbeAtSource)", false);
       setup.probes.push_back({p.first + "_" + component_name(comp), comp, idx[0], idx[1], idx[2]});
     }
   }

@@ -195,6 +195,29 @@ const char* head_tissue_name(int label) {
   return (label >= 0 && label < kHeadTissueCount) ? names[label] : "";
 }
 
+void HeadPhantomGeometry::validate() const {
+  if (!std::isfinite(center[0] + center[1] + center[2]))
+    fail("HeadPhantomGeometry::center (HeadCenter) = (", center[0], ", ", center[1], ", ", center[2],
+         ") m: must be finite");
+  if (!(scale > 0 && scale <= 1000))
+    fail("HeadPhantomGeometry::scale (Scale) = ", scale, ": must be in (0, 1000]");
+  if (!(min_layer >= 0 && min_layer <= 1))
+    fail("HeadPhantomGeometry::min_layer (MinimumLayerThickness) = ", min_layer,
+         " m: must be in [0, 1] (0 = the largest voxel size)");
+}
+
+void validate_head_phantom_image(const std::array<int, 3>& cells, const std::array<double, 3>& spacing,
+                                 const std::array<double, 3>& origin) {
+  for (int a = 0; a < 3; ++a) {
+    if (cells[a] < 1)
+      fail("head phantom cells along ", "xyz"[a], " (Dimensions) = ", cells[a], ": must be >= 1");
+    if (!(spacing[a] > 0) || !std::isfinite(spacing[a]))
+      fail("head phantom voxel size along ", "xyz"[a], " (Spacing) = ", spacing[a], " m: must be finite and > 0");
+    if (!std::isfinite(origin[a]))
+      fail("head phantom origin along ", "xyz"[a], " (Origin) = ", origin[a], " m: must be finite");
+  }
+}
+
 std::uint8_t head_phantom_label(const HeadPhantomGeometry& g, double x, double y, double z) {
   if (!(g.scale > 0) || !std::isfinite(g.scale)) fail("head phantom scale ", g.scale, " must be > 0");
   const double s = 1000.0 / g.scale;

@@ -56,7 +56,16 @@ struct HeadPhantomGeometry {
   std::array<double, 3> center{0.0, 0.0, 0.0};  // world position of the head-frame origin, m
   double scale = 1.0;                           // uniform scale of the whole head
   double min_layer = 0.0;                       // minimum shell thickness, m (world units)
+
+  // Throws vem::Error naming the member and the HeadPhantom property (HeadCenter, Scale in
+  // (0, 1000], MinimumLayerThickness in [0, 1] m), the value and the limit.
+  void validate() const;
 };
+
+// The phantom's image as the HeadPhantom filter makes it: cells per axis >= 1 (Dimensions),
+// spacing finite and > 0 (Spacing, m), origin finite (Origin, m). Throws vem::Error.
+void validate_head_phantom_image(const std::array<int, 3>& cells, const std::array<double, 3>& spacing,
+                                 const std::array<double, 3>& origin);
 
 // Default image of the phantom: 128 x 128 x 64 cells of 2.2 x 2.2 x 2.8 mm. The default origin puts
 // the head (vertex at z = +82 mm, lower edge through the tongue and mandible) in the box with
