@@ -2,7 +2,7 @@
 # One call on the GPU machine: build VoxelEM with CUDA (sm_90), run the whole GoogleTest suite
 # (the CUDA tests run there instead of skipping), then the benchmarks. Logs and JSON go to $OUT
 # (the device tool brings them back); copy the JSON to testing/benchmarks/results/ and commit.
-# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|profile] [args...]
+# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|profile|sanitize] [args...]
 #   tests [ctest args]  the whole suite (or e.g. -R 'FdtdFdfdHead|FdtdSphereRcsFine'); the JUnit XML
 #                       ctest_junit.xml carries each test's RecordProperty values (merged from
 #                       GoogleTest's own XML files, which ctest's JUnit output leaves out)
@@ -12,6 +12,10 @@
 #   fdfd-bench [args]   bench_fdfd -> bench_fdfd.{json,md,log}
 #   tests,fdfd-bench    several modes in one call (comma-separated; ctest then runs the whole
 #                       suite, or the tests matching $VEM_CTEST_REGEX, and the args go to the bench)
+#   sanitize [tests...] compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over the CUDA
+#                       tests (gtest filter *cuda*:*Cuda*:*CUDA*) of every test program, or of the
+#                       programs named; each run is cut at VEM_SANITIZE_TIMEOUT s (default 60) and
+#                       recorded as clean / errors / timed out -> sanitize.{json,md,log}
 # VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
 set -uo pipefail
 OUT=${OUT:-/tmp/vem-device-out}
@@ -108,6 +112,45 @@ fi
 if want fdfd-bench; then
   ./$BUILD/testing/benchmarks/bench_fdfd "$OUT/bench_fdfd.json" --commit "$COMMIT" "$@" > "$OUT/bench_fdfd.md" 2> "$OUT/bench_fdfd.log" || rc=1
   cat "$OUT/bench_fdfd.md"
+fi
+if [ "$WHAT" = sanitize ]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  LIMIT=${VEM_SANITIZE_TIMEOUT:-60}
+  PROGRAMS=("$@")
+  if [ ${#PROGRAMS[@]} -eq 0 ]; then
+    mapfile -t PROGRAMS < <(ls $BUILD/testing/test_* | xargs -n1 basename)
+  fi
+  : > "$OUT/sanitize.log"
+  echo '[' > "$OUT/sanitize.json"
+  first=1
+  printf '| tool | test program | CUDA tests | result | s |\n|---|---|---|---|---|\n' > "$OUT/sanitize.md"
+  for tool in memcheck racecheck synccheck initcheck; do
+    for prog in "${PROGRAMS[@]}"; do
+      bin=$BUILD/testing/$prog
+      n=$("$bin" --gtest_list_tests --gtest_filter='*cuda*:*Cuda*:*CUDA*' 2>/dev/null | grep -c '^  ')
+      [ "$n" -gt 0 ] || continue
+      t0=$(date +%s.%N)
+      echo "=== $tool $prog ($n CUDA tests)" >> "$OUT/sanitize.log"
+      OMP_NUM_THREADS=4 timeout "$LIMIT" "$CS" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+        "$bin" --gtest_filter='*cuda*:*Cuda*:*CUDA*' >> "$OUT/sanitize.log" 2>&1
+      code=$?
+      sec=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
+      case $code in
+        0) result=clean ;;
+        99) result=errors; rc=1 ;;
+        124) result="timed out (${LIMIT} s)" ;;
+        *) result="test failure (exit $code)"; rc=1 ;;
+      esac
+      errors=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize.log" | tail -1 | tr -d '=')
+      printf '| %s | %s | %d | %s | %.0f |\n' "$tool" "$prog" "$n" "$result" "$sec" >> "$OUT/sanitize.md"
+      [ $first = 1 ] || echo ',' >> "$OUT/sanitize.json"
+      first=0
+      printf '{"tool": "%s", "program": "%s", "cuda_tests": %d, "result": "%s", "seconds": %.1f, "summary": "%s"}' \
+        "$tool" "$prog" "$n" "$result" "$sec" "$errors" >> "$OUT/sanitize.json"
+    done
+  done
+  echo ']' >> "$OUT/sanitize.json"
+  cat "$OUT/sanitize.md"
 fi
 if [ "$WHAT" = profile ]; then
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

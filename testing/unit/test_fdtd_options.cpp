@@ -393,7 +393,7 @@ TEST(FdtdOptions, SnapshotStepsEveryIntervalAndTheLastStep) {
 // memory; the FDTDSolver filter calls it from RequestInformation before any validate(), so
 // SnapshotInterval = 0 takes ParaView down with std::bad_alloc. Enable once snapshot_steps()
 // (or step_count()) validates.
-TEST(FdtdOptions, DISABLED_SnapshotStepsRefusesABadInterval) {
+TEST(FdtdOptions, SnapshotStepsRefusesABadInterval) {
   TransientOptions t;
   t.snapshot_interval = 0;
   expect_parts(error_of([&] { t.snapshot_steps(1e-12); }), {"(SnapshotInterval) = 0 steps", ">= 1"});
