@@ -37,8 +37,8 @@ Usage:
       and passes when that run exits 1 naming PKG, no package its omission did not take out of
       the closure, and that file.
   -v lists every file checked with its packages.
-Exit codes: 0 OK, 1 failure, 2 usage / build tree problem, 77 not a Debian system (no dpkg-query
-or dpkg database; ctest SKIP). Standard library only.
+Exit codes: 0 OK, 1 failure, 2 usage / build tree problem, 77 not Debian 12 (no dpkg-query or
+dpkg database, or another distribution or release, e.g. the GPU machine's Ubuntu; ctest SKIP). Standard library only.
 """
 import argparse
 import glob
@@ -672,6 +672,19 @@ def self_test(args):
     return 0
 
 
+def debian_release():
+    """'debian 12', 'ubuntu 24.04', ...: ID and VERSION_ID of /etc/os-release ('' if unknown)."""
+    fields = {}
+    try:
+        with open("/etc/os-release") as f:
+            for line in f:
+                k, _, v = line.strip().partition("=")
+                fields[k] = v.strip('"')
+    except OSError:
+        return ""
+    return ("%s %s" % (fields.get("ID", ""), fields.get("VERSION_ID", ""))).strip()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", required=True, help="configured and built VoxelEM build tree")
@@ -688,6 +701,12 @@ def main():
     if missing or not os.path.isdir("/var/lib/dpkg/info"):
         print("SKIP: not a Debian system (no %s): the package closure cannot be checked"
               % (" ".join(missing) or "/var/lib/dpkg/info"))
+        return SKIP_RC
+    release = debian_release()
+    if release != "debian 12":
+        # The list is Debian 12's (the README's platform); Ubuntu (the GPU machine) or another
+        # Debian release has other package names and versions.
+        print("SKIP: the package list is for Debian 12; this system is %s" % (release or "unknown"))
         return SKIP_RC
     if not os.path.isfile(args.packages):
         print("check_debian_packages: no package list %s" % args.packages)

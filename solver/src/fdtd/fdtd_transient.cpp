@@ -33,9 +33,10 @@ void TransientOptions::validate() const {
       plane_wave.validate();
       break;
     case Illumination::dipole:
-      if (!(dipole.feed_current > 0) || !std::isfinite(dipole.feed_current))
-        fail("HarmonicDipole::feed_current (FeedCurrent) = ", dipole.feed_current, " A: must be finite and > 0 in the ",
-             "transient analysis (it drives the dipole)");
+      // Zero first: HarmonicDipole::validate() would point at AcceptedPower, a steady-state option.
+      if (dipole.feed_current == 0)
+        fail("HarmonicDipole::feed_current (FeedCurrent) = 0 A: must be > 0 in the transient analysis (it drives ",
+             "the dipole; AcceptedPower applies to the steady state only)");
       dipole.validate();
       break;
     case Illumination::point_source: {
