@@ -15,7 +15,8 @@
 #   sanitize [tests...] compute-sanitizer (memcheck, racecheck, synccheck, initcheck) over the CUDA
 #                       tests (gtest filter *cuda*:*Cuda*:*CUDA*) of every test program, or of the
 #                       programs named; each run is cut at VEM_SANITIZE_TIMEOUT s (default 60) and
-#                       recorded as clean / errors / timed out -> sanitize.{json,md,log}
+#                       recorded as clean / errors / timed out -> sanitize.{json,md,log};
+#                       VEM_SANITIZE_TOOLS picks the tools (default all four)
 # VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
 set -uo pipefail
 OUT=${OUT:-/tmp/vem-device-out}
@@ -124,7 +125,7 @@ if [ "$WHAT" = sanitize ]; then
   echo '[' > "$OUT/sanitize.json"
   first=1
   printf '| tool | test program | CUDA tests | result | s |\n|---|---|---|---|---|\n' > "$OUT/sanitize.md"
-  for tool in memcheck racecheck synccheck initcheck; do
+  for tool in ${VEM_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
     for prog in "${PROGRAMS[@]}"; do
       bin=$BUILD/testing/$prog
       n=$("$bin" --gtest_list_tests --gtest_filter='*cuda*:*Cuda*:*CUDA*' 2>/dev/null | grep -c '^  ')
