@@ -605,7 +605,8 @@ int RunReported(vtkAlgorithm* self, const char* label, const std::function<bool(
       return 1;
     }
     vtkWarningWithObjectMacro(self, << label << ": the run was aborted; no output was produced. "
-                                    << "It runs again at the next update.");
+                                    << "It runs again at the next update once the abort request "
+                                    << "is cleared.");
     return -1;
   }
   catch (const vem::Error& err)
@@ -628,6 +629,28 @@ unsigned long PipelineMTime(vtkAlgorithm* self)
 {
   vtkDemandDrivenPipeline* exec = vtkDemandDrivenPipeline::SafeDownCast(self->GetExecutive());
   return std::max<vtkMTimeType>(self->GetMTime(), exec ? exec->GetPipelineMTime() : 0);
+}
+
+int RunOnce(vtkAlgorithm* self, const char* label, const void* input, bool cache_solved,
+  int& outcome, unsigned long& mtime, const void*& input_seen, const std::function<bool()>& solve)
+{
+  const unsigned long now = PipelineMTime(self);
+  const bool current = now == mtime && input == input_seen;
+  if (current && (outcome == RUN_FAILED || (cache_solved && outcome == RUN_SOLVED)))
+  {
+    return outcome;
+  }
+  // After an abort the executive flips the algorithm's abort flags (and so its MTime): the abort
+  // request itself marks the state. While it stands, the other ports' requests do not run again.
+  if (outcome == RUN_ABORTED && input == input_seen && self->GetAbortExecute())
+  {
+    return outcome;
+  }
+  const int status = RunReported(self, label, solve);
+  outcome = status == 1 ? RUN_SOLVED : (status == 0 ? RUN_FAILED : RUN_ABORTED);
+  mtime = PipelineMTime(self);
+  input_seen = input;
+  return outcome;
 }
 
 } // namespace vem_vtk

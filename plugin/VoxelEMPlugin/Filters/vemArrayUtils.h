@@ -159,6 +159,24 @@ int RunReported(vtkAlgorithm* self, const char* label, const std::function<bool(
 /// result, or an error, is current while this does not change and the input is the same object.
 unsigned long PipelineMTime(vtkAlgorithm* self);
 
+/// What a filter's last run gave for a pipeline state (its PipelineMTime and input object).
+enum RunOutcome
+{
+  RUN_NONE = 0,
+  RUN_SOLVED = 1,
+  RUN_FAILED = 2,
+  RUN_ABORTED = 3
+};
+
+/// Runs `solve` through RunReported unless an outcome is recorded for the current state (in
+/// `outcome`, `mtime`, `input_seen`), then records it. A failure is reported once: the other
+/// output ports' requests of the same update, and later updates until a property or the input
+/// changes, get RUN_FAILED without running again. An abort likewise, while the abort request
+/// (AbortExecute) stands. A recorded RUN_SOLVED is returned without running only when
+/// `cache_solved` (the filter keeps its results).
+int RunOnce(vtkAlgorithm* self, const char* label, const void* input, bool cache_solved,
+  int& outcome, unsigned long& mtime, const void*& input_seen, const std::function<bool()>& solve);
+
 /// GetInputArrayToProcess(idx, inputVector, association) of the calling filter.
 using ArrayLookup = std::function<vtkDataArray*(int idx, int& association)>;
 

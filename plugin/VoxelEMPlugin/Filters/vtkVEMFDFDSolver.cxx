@@ -170,8 +170,9 @@ int vtkVEMFDFDSolver::RequestData(
   }
   // After an error (reported once) or an abort every output is empty; the request succeeds so
   // that the executive adds no second message.
-  if (vem_vtk::RunReported(this, "FDFD Solver",
-        [&]() { return this->Solve(input, inputVector, output, residuals, rcs); }) != 1)
+  if (vem_vtk::RunOnce(this, "FDFD Solver", input, false, this->RunState, this->RunMTime,
+        this->RunInput,
+        [&]() { return this->Solve(input, inputVector, output, residuals, rcs); }) != vem_vtk::RUN_SOLVED)
   {
     output->Initialize();
     residuals->Initialize();

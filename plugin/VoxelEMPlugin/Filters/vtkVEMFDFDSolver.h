@@ -195,6 +195,12 @@ protected:
   std::string LastMethod;
 
 private:
+  // The outcome of the last run for a pipeline state (vem_vtk::RunOnce): an error or an abort is
+  // reported once, not again for the other ports' requests.
+  int RunState = 0;
+  unsigned long RunMTime = 0;
+  const void* RunInput = nullptr;
+
   vtkVEMFDFDSolver(const vtkVEMFDFDSolver&) = delete;
   void operator=(const vtkVEMFDFDSolver&) = delete;
 

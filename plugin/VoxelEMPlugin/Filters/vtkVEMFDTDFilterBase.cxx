@@ -157,14 +157,8 @@ int vtkVEMFDTDFilterBase::GetRunState(vtkDataObject* input)
 
 int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>& solve)
 {
-  if (this->GetRunState(input) == RUN_NONE)
-  {
-    const int status = vem_vtk::RunReported(this, this->Label(), solve);
-    this->State = status == 1 ? RUN_SOLVED : (status == 0 ? RUN_FAILED : RUN_NONE);
-    this->StateMTime = vem_vtk::PipelineMTime(this);
-    this->StateInput = input;
-  }
-  return this->State;
+  return vem_vtk::RunOnce(
+    this, this->Label(), input, true, this->State, this->StateMTime, this->StateInput, solve);
 }
 
 bool vtkVEMFDTDFilterBase::InformationDomain(

@@ -169,16 +169,17 @@ protected:
 
   int RequestUpdateExtent(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
 
-  /// What the last run gave for the current pipeline state: nothing yet (or an abort: it runs
-  /// again), a result, or an error (reported once; the same state does not run or report again).
-  /// The state is current when neither this filter nor anything upstream changed (the pipeline
+  /// What the last run gave for the current pipeline state (vem_vtk::RunOnce): nothing yet, a
+  /// result, an error or an abort (each reported once; the same state does not run again). The
+  /// state is current when neither this filter nor anything upstream changed (the pipeline
   /// MTime) and the input is the same data object; the input's own MTime is no guide, the
   /// pipeline touches it on every request.
   enum RunStates
   {
     RUN_NONE = 0,
     RUN_SOLVED = 1,
-    RUN_FAILED = 2
+    RUN_FAILED = 2,
+    RUN_ABORTED = 3
   };
   int GetRunState(vtkDataObject* input);
   /// Runs `solve` (vem_vtk::RunReported: each error reported once) unless the state is current,
@@ -239,7 +240,7 @@ protected:
 
 private:
   int State = RUN_NONE;
-  vtkMTimeType StateMTime = 0;
+  unsigned long StateMTime = 0;
   const void* StateInput = nullptr;
 
   vtkVEMFDTDFilterBase(const vtkVEMFDTDFilterBase&) = delete;
