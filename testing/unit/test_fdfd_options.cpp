@@ -299,7 +299,7 @@ TEST(FdfdOptions, VoxelOptions) {
   EXPECT_NE(msg.find("0 voxels along y"), std::string::npos) << msg;
   msg = error_of([&] { make_fdfd_voxel_domain({4, 4, 4}, {0.01, 0.01, -0.01}, {0, 0, 0}, o); });
   EXPECT_NE(msg.find("spacing along z is -0.01"), std::string::npos) << msg;
-  EXPECT_NE(msg.find("must be > 0"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("finite and > 0"), std::string::npos) << msg;
 }
 
 TEST(FdfdVoxelDomain, GeometryAndLabels) {

@@ -87,7 +87,7 @@ void FillFDFDFieldImage(vtkImageData* output, const vem::FdfdVoxelDomain& d,
     for (int J = 0; J < d.n_out[1]; ++J)
       for (int I = 0; I < d.n_out[0]; ++I, ++o)
       {
-        const int i = I + d.pml, j = J + d.pml, k = K + d.pml;
+        const int i = I + d.pml_cells(), j = J + d.pml_cells(), k = K + d.pml_cells();
         double e2 = 0;
         for (int a = 0; a < 3; ++a)
         {

@@ -254,7 +254,7 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   }
   if (!d.has_ntff_room())
   {
-    vtkWarningMacro("FDFD Solver: AirPadding " << d.pad << " leaves no room for the near-to-far-"
+    vtkWarningMacro("FDFD Solver: AirPadding " << d.pad_cells() << " leaves no room for the near-to-far-"
       "field box between the model and the PML (needs >= 2); the RCS table stays empty.");
   }
 

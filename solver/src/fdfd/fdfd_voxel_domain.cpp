@@ -18,41 +18,21 @@ void FdfdVoxelOptions::validate() const {
     fail("FdfdVoxelOptions::air_padding (AirPadding) = ", air_padding, " cells: must be >= 0");
 }
 
-YeeGrid FdfdVoxelDomain::grid() const {
-  YeeGrid g;
-  g.nx = n_total[0];
-  g.ny = n_total[1];
-  g.nz = n_total[2];
-  g.dx = spacing[0];
-  g.dy = spacing[1];
-  g.dz = spacing[2];
-  g.origin = origin_total;
-  return g;
-}
-
 FdfdProblem FdfdVoxelDomain::problem() const {
   FdfdProblem p;
   p.grid = grid();
   p.frequency = options.frequency;
-  p.pml = FdfdPml::uniform(pml);
+  p.pml = FdfdPml::uniform(pml_cells());
   p.incident = options.incident;
   return p;
 }
 
-std::int64_t FdfdVoxelDomain::total_index(std::int64_t v) const {
-  const int off = pad + pml;
-  const std::int64_t i = v % voxels[0];
-  const std::int64_t j = (v / voxels[0]) % voxels[1];
-  const std::int64_t k = v / (std::int64_t(voxels[0]) * voxels[1]);
-  return (i + off) + n_total[0] * ((j + off) + std::int64_t(n_total[1]) * (k + off));
-}
-
 NtffBox FdfdVoxelDomain::ntff_box() const {
-  const int b = pad / 2;
+  const int b = pad_cells() / 2;
   NtffBox box;
   for (int a = 0; a < 3; ++a) {
-    box.lo[a] = pml + b;
-    box.hi[a] = n_total[a] - pml - b;
+    box.lo[a] = pml_cells() + b;
+    box.hi[a] = n_total[a] - pml_cells() - b;
   }
   return box;
 }
@@ -100,25 +80,12 @@ FdfdVoxelDomain make_fdfd_voxel_domain(const std::array<int, 3>& voxels,
                                        const std::array<double, 3>& voxel_origin,
                                        const FdfdVoxelOptions& options) {
   options.validate();
+  std::array<int, 6> pad{}, pml{};
+  pad.fill(options.air_padding);
+  pml.fill(options.pml_thickness);
   FdfdVoxelDomain d;
-  d.voxels = voxels;
-  d.spacing = spacing;
-  d.voxel_origin = voxel_origin;
-  d.pad = options.air_padding;
-  d.pml = options.pml_thickness;
+  static_cast<VoxelPlacement&>(d) = place_voxels(voxels, spacing, voxel_origin, pad, pml);
   d.options = options;
-  for (int a = 0; a < 3; ++a) {
-    if (voxels[a] < 1)
-      fail("FDFD voxel model: ", voxels[a], " voxels along ", "xyz"[a],
-           ": needs at least 1 on each axis");
-    if (!(spacing[a] > 0) || !std::isfinite(spacing[a]))
-      fail("FDFD voxel model: the spacing along ", "xyz"[a], " is ", spacing[a],
-           "; it must be > 0 (metres)");
-    d.n_out[a] = voxels[a] + 2 * d.pad;
-    d.n_total[a] = d.n_out[a] + 2 * d.pml;
-    d.origin_out[a] = voxel_origin[a] - d.pad * spacing[a];
-    d.origin_total[a] = d.origin_out[a] - d.pml * spacing[a];
-  }
   return d;
 }
 

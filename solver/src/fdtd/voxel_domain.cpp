@@ -39,57 +39,18 @@ BoundarySpec VoxelDomainOptions::boundary_spec() const {
 VoxelDomain make_voxel_domain(const std::array<int, 3>& voxels, const std::array<double, 3>& spacing,
                               const std::array<double, 3>& voxel_origin, const VoxelDomainOptions& o) {
   o.validate();
-  VoxelDomain d;
-  d.options = o;
-  d.voxels = voxels;
-  d.spacing = spacing;
-  d.voxel_origin = voxel_origin;
-  for (int a = 0; a < 3; ++a) {
-    if (voxels[a] < 1)
-      fail("the voxel model has ", voxels[a], " voxels along ", "xyz"[a], "; it needs at least one on each axis");
-    if (!(spacing[a] > 0) || !std::isfinite(spacing[a]))
-      fail("the voxel spacing along ", "xyz"[a], " is ", spacing[a], " m; it must be finite and > 0 (metres)");
-    if (!std::isfinite(voxel_origin[a]))
-      fail("the voxel origin along ", "xyz"[a], " is ", voxel_origin[a], " m; it must be finite");
-    const bool periodic = o.boundaries[2 * a] == BoundaryType::periodic;
-    for (int s = 0; s < 2; ++s) {
-      const int f = 2 * a + s;
-      d.pad[f] = periodic ? 0 : o.air_padding;
-      d.pml[f] = o.boundaries[f] == BoundaryType::cpml ? o.cpml_thickness : 0;
-    }
-    const std::int64_t out = std::int64_t(voxels[a]) + d.pad[2 * a] + d.pad[2 * a + 1];
-    const std::int64_t total = out + d.pml[2 * a] + d.pml[2 * a + 1];
-    if (total > (1 << 30))
-      fail("the grid would have ", total, " cells along ", "xyz"[a], " (", voxels[a], " voxels + padding + CPML); limit 2^30");
-    d.n_out[a] = int(out);
-    d.n_total[a] = int(total);
-    d.lo_total[a] = d.pad[2 * a] + d.pml[2 * a];
-    d.origin_out[a] = voxel_origin[a] - d.pad[2 * a] * spacing[a];
-    d.origin_total[a] = d.origin_out[a] - d.pml[2 * a] * spacing[a];
+  std::array<int, 6> pad{}, pml{};
+  for (int f = 0; f < 6; ++f) {
+    pad[f] = o.boundaries[f] == BoundaryType::periodic ? 0 : o.air_padding;
+    pml[f] = o.boundaries[f] == BoundaryType::cpml ? o.cpml_thickness : 0;
   }
+  VoxelDomain d;
+  static_cast<VoxelPlacement&>(d) = place_voxels(voxels, spacing, voxel_origin, pad, pml);
+  d.options = o;
   const YeeGrid g = d.grid();
   g.validate();
   d.dt = o.courant_factor * g.courant_limit_dt();
   return d;
-}
-
-YeeGrid VoxelDomain::grid() const {
-  YeeGrid g;
-  g.nx = n_total[0];
-  g.ny = n_total[1];
-  g.nz = n_total[2];
-  g.dx = spacing[0];
-  g.dy = spacing[1];
-  g.dz = spacing[2];
-  g.origin = origin_total;
-  return g;
-}
-
-std::int64_t VoxelDomain::total_index(std::int64_t v) const {
-  const std::int64_t i = v % voxels[0];
-  const std::int64_t j = (v / voxels[0]) % voxels[1];
-  const std::int64_t k = v / (std::int64_t(voxels[0]) * voxels[1]);
-  return (i + lo_total[0]) + n_total[0] * ((j + lo_total[1]) + std::int64_t(n_total[1]) * (k + lo_total[2]));
 }
 
 std::string VoxelDomain::bounds() const {

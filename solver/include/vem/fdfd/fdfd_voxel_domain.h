@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "vem/core/voxel_placement.h"
 #include "vem/fdfd/fdfd_problem.h"
 #include "vem/fdtd/extensions/near_to_far.h"  // NtffBox
 #include "vem/models/tissue_properties.h"     // LabelProperties
@@ -42,34 +43,17 @@ struct FdfdLabelCells {
   std::vector<float> eps_r, sigma_e, label, density;  // -, S/m, -, kg/m^3
 };
 
-struct FdfdVoxelDomain {
-  std::array<int, 3> voxels{};          // the model's voxels per axis
-  std::array<double, 3> spacing{};      // m
-  std::array<double, 3> voxel_origin{}; // world corner of voxel (0,0,0), m
-  int pad = 0, pml = 0;                 // cells per face
-  std::array<int, 3> n_total{};         // computational grid, cells
-  std::array<int, 3> n_out{};           // output grid = voxels + padding
-  std::array<double, 3> origin_total{}; // world corner of the computational grid, m
-  std::array<double, 3> origin_out{};   // world corner of the output grid, m
+struct FdfdVoxelDomain : VoxelPlacement {  // voxels, padding and PML cells: voxel_placement.h
   FdfdVoxelOptions options;
 
-  std::int64_t voxel_count() const { return std::int64_t(voxels[0]) * voxels[1] * voxels[2]; }
-  std::int64_t out_cells() const { return std::int64_t(n_out[0]) * n_out[1] * n_out[2]; }
-  std::int64_t total_cells() const { return std::int64_t(n_total[0]) * n_total[1] * n_total[2]; }
-  YeeGrid grid() const;
+  int pad_cells() const { return pad[0]; }  // the same on every face
+  int pml_cells() const { return pml[0]; }  // the same on every face
   // grid(), frequency, uniform PML and incident wave from the options; materials left at their
   // defaults (all vacuum) for the caller.
   FdfdProblem problem() const;
-  // Computational cell of voxel v (v = i + nx (j + ny k) over the voxels).
-  std::int64_t total_index(std::int64_t v) const;
-  // Computational cell of output cell (I,J,K).
-  std::int64_t out_to_total(int I, int J, int K) const {
-    return (I + pml) +
-           std::int64_t(n_total[0]) * ((J + pml) + std::int64_t(n_total[1]) * (K + pml));
-  }
   // The near-to-far-field box in the middle of the air padding (pad / 2 cells from the model and
   // from the PML); there is room for it when pad >= 2.
-  bool has_ntff_room() const { return pad >= 2; }
+  bool has_ntff_room() const { return pad_cells() >= 2; }
   NtffBox ntff_box() const;
 
   // Indexed materials from per-voxel labels (voxel order) and their properties (TissueTable::

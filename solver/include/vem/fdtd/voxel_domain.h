@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "vem/core/voxel_placement.h"
 #include "vem/core/yee_grid.h"
 #include "vem/fdtd/boundary.h"
 
@@ -30,27 +31,11 @@ struct VoxelDomainOptions {
   BoundarySpec boundary_spec() const;
 };
 
-struct VoxelDomain {
-  std::array<int, 3> voxels{};          // the model's voxels per axis
-  std::array<double, 3> spacing{};      // m
-  std::array<double, 3> voxel_origin{}; // world corner of voxel (0,0,0), m
-  std::array<int, 6> pad{};             // vacuum cells per face (x-low, x-high, y-low, ...)
-  std::array<int, 6> pml{};             // CPML cells per face, outside the padding
-  std::array<int, 3> n_total{};         // computational grid, cells
-  std::array<int, 3> n_out{};           // output grid = voxels + padding
-  std::array<int, 3> lo_total{};        // computational index of voxel (0,0,0)
-  std::array<double, 3> origin_total{}; // world corner of the computational grid, m
-  std::array<double, 3> origin_out{};   // world corner of the output grid, m
+struct VoxelDomain : VoxelPlacement {  // voxels, padding and CPML cells: voxel_placement.h
   double dt = 0;                        // courant_factor x the Courant limit, s
   VoxelDomainOptions options;
 
-  std::int64_t voxel_count() const { return std::int64_t(voxels[0]) * voxels[1] * voxels[2]; }
-  std::int64_t out_cells() const { return std::int64_t(n_out[0]) * n_out[1] * n_out[2]; }
-  std::int64_t total_cells() const { return std::int64_t(n_total[0]) * n_total[1] * n_total[2]; }
-  YeeGrid grid() const;
   BoundarySpec boundaries() const { return options.boundary_spec(); }
-  // Computational cell index of voxel v (v = i + nx (j + ny k) over the voxels).
-  std::int64_t total_index(std::int64_t v) const;
   // World bounds of the computational grid, "[x0, x1] x [y0, y1] x [z0, z1] m".
   std::string bounds() const;
   // Sample of component c nearest to world position p; throws vem::Error naming `what` when it
