@@ -12,36 +12,15 @@
 #include <string>
 #include <vector>
 
+#include "option_checks.h"
 #include "vem/core/error.h"
 #include "vem/fdfd/fdfd_solver.h"
 #include "vem/fdfd/fdfd_voxel_domain.h"
 
 using namespace vem;
+using namespace vem_test;
 
 namespace {
-
-const double kNan = std::numeric_limits<double>::quiet_NaN();
-const double kInf = std::numeric_limits<double>::infinity();
-
-// The message `f` throws as vem::Error ("" with a test failure when it throws nothing).
-template <typename F>
-std::string error_of(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no vem::Error thrown";
-  return "";
-}
-
-// validate() of `o` fails with a message containing every piece of `parts`.
-template <typename T>
-void expect_rejected(const T& o, std::initializer_list<const char*> parts) {
-  const std::string msg = error_of([&] { o.validate(); });
-  for (const char* p : parts)
-    EXPECT_NE(msg.find(p), std::string::npos) << "message '" << msg << "' lacks '" << p << "'";
-}
 
 FdfdProblem small_problem() {
   FdfdProblem p;
