@@ -32,8 +32,9 @@ from paraview.simple import *  # noqa: F401,F403
 
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk
-from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
 from vtkmodules.vtkCommonDataModel import vtkImageData
+
+from vem_pvtest import Checker, update_capturing
 
 LABELS = {"FDTDSolver": "FDTD Solver", "FDTDSteadyState": "FDTD Steady State"}
 
@@ -134,18 +135,6 @@ CASES = [
 ]
 
 
-class Checker:
-    def __init__(self):
-        self.failures = []
-
-    def check(self, cond, what):
-        print(("PASS " if cond else "FAIL ") + what)
-        sys.stdout.flush()
-        if not cond:
-            self.failures.append(what)
-        return cond
-
-
 def tiny_image():
     """6 x 6 x 6 cells of 2 mm around the origin: permittivity 4, conductivity 0.1 S/m."""
     n, h = 6, 0.002
@@ -158,21 +147,6 @@ def tiny_image():
         a.SetName(name)
         img.GetCellData().AddArray(a)
     return img
-
-
-def update_capturing(proxy):
-    """UpdatePipeline() with a vtkStringOutputWindow as the output window; returns what was printed.
-    (pvpython sends Python's own output to the output window too: nothing is printed meanwhile.)"""
-    previous = vtkOutputWindow.GetInstance()
-    previous.Register(None)  # keep it alive while it is not the instance
-    window = vtkStringOutputWindow()
-    vtkOutputWindow.SetInstance(window)
-    try:
-        proxy.UpdatePipeline()
-    finally:
-        vtkOutputWindow.SetInstance(previous)
-        previous.UnRegister(None)
-    return window.GetOutput()
 
 
 def outputs(proxy_name, algorithm):

@@ -43,37 +43,14 @@ from paraview.simple import *  # noqa: F401,F403
 
 import numpy as np
 from vtkmodules.util.numpy_support import numpy_to_vtk, vtk_to_numpy
-from vtkmodules.vtkCommonCore import vtkOutputWindow, vtkStringOutputWindow
 from vtkmodules.vtkCommonDataModel import vtkImageData
+
+from vem_pvtest import Capture, Checker
 
 # Known bugs, checked strictly (see Checker.known). Fixed: "abort_warning_once" (one
 # UpdatePipeline() printed the abort warning once per output port: each port's request ran the
 # aborted solve again; vem_vtk::RunOnce now records the abort for the pipeline state).
 KNOWN_BUGS = {}
-
-
-class Checker:
-    def __init__(self):
-        self.failures = []
-        self.xfail = []
-
-    def check(self, cond, what):
-        print(("PASS " if cond else "FAIL ") + what)
-        sys.stdout.flush()
-        if not cond:
-            self.failures.append(what)
-        return cond
-
-    def known(self, key, cond, what):
-        """A check that fails because of the known bug KNOWN_BUGS[key]: XFAIL while it fails, a
-        failure (XPASS) once it passes."""
-        if cond:
-            print("XPASS " + what + " -- passes now: remove KNOWN_BUGS['%s']" % key)
-            self.failures.append("XPASS " + what)
-        else:
-            print("XFAIL " + what + " (known bug: %s)" % KNOWN_BUGS[key])
-            self.xfail.append(key)
-        sys.stdout.flush()
 
 
 def rss_mib():
@@ -153,24 +130,6 @@ def make(name, src, extra=None):
 def solves(proxy):
     proxy.UpdatePropertyInformation()
     return proxy.GetProperty("NumberOfSolves").GetElement(0)
-
-
-class Capture:
-    """A vtkStringOutputWindow as the output window while in the `with` block."""
-
-    def __enter__(self):
-        self.previous = vtkOutputWindow.GetInstance()
-        self.previous.Register(None)
-        self.window = vtkStringOutputWindow()
-        vtkOutputWindow.SetInstance(self.window)
-        return self
-
-    def __exit__(self, *exc):
-        vtkOutputWindow.SetInstance(self.previous)
-        self.previous.UnRegister(None)
-        text = self.window.GetOutput()
-        self.text = text.decode(errors="replace") if isinstance(text, bytes) else text
-        return False
 
 
 def sizes(name, algo):
@@ -382,7 +341,7 @@ def main():
     args = ap.parse_args()
     start = time.time()
     LoadPlugin(args.plugin, remote=False, ns=globals())
-    chk = Checker()
+    chk = Checker(KNOWN_BUGS)
     src = TrivialProducer()
     src.GetClientSideObject().SetOutput(image())
     t0 = time.time()
