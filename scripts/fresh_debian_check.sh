@@ -97,11 +97,20 @@ in_root() { chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/
   LANG=C.UTF-8 bash -c "cd /root/voxelem && $1"; }
 # The demo and the tests run in a network namespace of their own: a chroot shares the host's
 # abstract X11 sockets, so an Xvfb on this machine with the same display number (xvfb-run -a picks
-# :99 in both) would steal the root's connection. Nothing after the set-up needs the network.
-ISOLATE=""
-if unshare --net true 2> /dev/null; then ISOLATE="unshare --net"; fi
-in_root_offline() { $ISOLATE chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb \
-  PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 bash -c "cd /root/voxelem && $1"; }
+# :99 in both) would steal the root's connection. Nothing after the set-up needs the network, but
+# the namespace's loopback interface is brought up: with no interface at all Open MPI's compiler
+# wrapper fails (opal_ifinit) and CMake's FindMPI, which ParaView's config calls, stops.
+ISOLATE=0
+if command -v ip > /dev/null && unshare --net ip link set lo up 2> /dev/null; then ISOLATE=1; fi
+in_root_offline() {
+  local cmd=(chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin
+             LANG=C.UTF-8 bash -c "cd /root/voxelem && $1")
+  if [ "$ISOLATE" = 1 ]; then
+    unshare --net sh -c 'ip link set lo up && exec "$@"' isolate "${cmd[@]}"
+  else
+    "${cmd[@]}"
+  fi
+}
 
 status=0
 t0=$(now)
