@@ -2,7 +2,7 @@
 # One call on the GPU machine: build VoxelEM with CUDA (sm_90), run the whole GoogleTest suite
 # (the CUDA tests run there instead of skipping), then the benchmarks. Logs and JSON go to $OUT
 # (the device tool brings them back); copy the JSON to testing/benchmarks/results/ and commit.
-# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|profile|sanitize] [args...]
+# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|fdtd2d|profile|sanitize] [args...]
 #   tests [ctest args]  the whole suite (or e.g. -R 'FdtdFdfdHead|FdtdSphereRcsFine'); the JUnit XML
 #                       ctest_junit.xml carries each test's RecordProperty values (merged from
 #                       GoogleTest's own XML files, which ctest's JUnit output leaves out)
@@ -113,6 +113,23 @@ fi
 if want fdfd-bench; then
   ./$BUILD/testing/benchmarks/bench_fdfd "$OUT/bench_fdfd.json" --commit "$COMMIT" "$@" > "$OUT/bench_fdfd.md" 2> "$OUT/bench_fdfd.log" || rc=1
   cat "$OUT/bench_fdfd.md"
+fi
+if want fdtd2d; then
+  # 2D FDTD (issue 14): the CPU/CUDA agreement tests, then bench_fdtd2d (args: --sweep, --max-l,
+  # ...) -> bench_fdtd2d.{json,md,log}, then Nsight Compute's DRAM bytes per 2D kernel at 8192^2
+  # (bench_fdtd2d profile) -> ncu_fdtd2d.txt.
+  ./$BUILD/testing/test_fdtd2d_cpu_cuda_agreement > "$OUT/test_fdtd2d.log" 2>&1 || rc=1
+  grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|relative L2" "$OUT/test_fdtd2d.log" | tail -40
+  ./$BUILD/testing/benchmarks/bench_fdtd2d "$OUT/bench_fdtd2d.json" --commit "$COMMIT" "$@" \
+    > "$OUT/bench_fdtd2d.md" 2> "$OUT/bench_fdtd2d.log" || rc=1
+  cat "$OUT/bench_fdtd2d.md"
+  NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  if [ -x "$NCU" ]; then
+    "$NCU" --kernel-name regex:"update_|step_blocked|cpml_all" --launch-count 40 \
+      --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+      ./$BUILD/testing/benchmarks/bench_fdtd2d profile > "$OUT/ncu_fdtd2d.txt" 2>&1 || true
+    grep -E "update_|step_blocked|cpml_all|duration|dram__" "$OUT/ncu_fdtd2d.txt" | head -120
+  fi
 fi
 if [ "$WHAT" = sanitize ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
