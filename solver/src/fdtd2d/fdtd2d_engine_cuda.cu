@@ -617,6 +617,8 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
   time_block_ = tuning.time_block > 0 ? tuning.time_block : (all_pec ? 4 : 1);
   rows_ = env_int("VEM_FDTD2D_ROWS", 1);
   if (rows_ != 1 && rows_ != 2 && rows_ != 4) fail("VEM_FDTD2D_ROWS = ", rows_, ": 1, 2 or 4");
+  // Tile: 128 x 32 cells (measured), taller for T > 6 so that half of it stays interior.
+  tile_h_ = std::max(32, (4 * time_block_ + 15) / 16 * 16);
   if (const char* t = std::getenv("VEM_FDTD2D_TILE")) {
     if (std::sscanf(t, "%dx%d", &tile_w_, &tile_h_) != 2 || tile_w_ % 32 != 0 || tile_w_ < 64 || tile_h_ < 8)
       fail("VEM_FDTD2D_TILE = '", t, "': WxH with W a multiple of 32 (>= 64), H >= 8");
