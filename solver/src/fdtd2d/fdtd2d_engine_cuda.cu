@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "core/cuda_check.h"
+#include "fdtd2d/fdtd2d_engine_cuda.h"
 #include "vem/core/error.h"
 #include "vem/fdtd2d/fdtd2d_engine.h"
 
