@@ -288,7 +288,12 @@ CHILD = textwrap.dedent(r"""
             Delete(ref_src)
         Delete(f)
         Delete(src)
-        print("RESULT " + json.dumps(res), flush=True)
+        # The result goes through a file: the pipe also carries whatever VTK and ParaView print,
+        # which can land inside a long line (seen once on a fresh Debian root).
+        path = os.path.join(tmp, "result-%s-%s.json" % (case, name))
+        with open(path, "w") as out:
+            json.dump(res, out)
+        print("RESULT " + path, flush=True)
     print("DONE", flush=True)
 """)
 
@@ -320,7 +325,8 @@ def run_child(args, tmp, pairs):
         if line.startswith("BEGIN "):
             current = tuple(line[6:].strip().split(":"))
         elif line.startswith("RESULT "):
-            res = json.loads(line[7:])
+            with open(line[7:].strip()) as f:
+                res = json.load(f)
             results[(res["case"], res["filter"])] = res
             current = None
     rc = proc.wait()
