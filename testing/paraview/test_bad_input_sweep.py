@@ -261,7 +261,10 @@ CHILD = textwrap.dedent(r"""
         a = cd.GetArray(key) if key else None
         return None if a is None else vtk_to_numpy(a).astype(float)
 
+    progress = open(os.path.join(tmp, "progress.txt"), "a")
     for case, name in pairs:
+        progress.write("BEGIN %s:%s\n" % (case, name))
+        progress.flush()
         print("BEGIN %s:%s" % (case, name), flush=True)
         t0 = time.time()
         src = image(case)
@@ -288,19 +291,24 @@ CHILD = textwrap.dedent(r"""
             Delete(ref_src)
         Delete(f)
         Delete(src)
-        # The result goes through a file: the pipe also carries whatever VTK and ParaView print,
-        # which can land inside a long line (seen once on a fresh Debian root).
-        path = os.path.join(tmp, "result-%s-%s.json" % (case, name))
-        with open(path, "w") as out:
+        # Progress and results go through files: the pipe also carries whatever VTK and ParaView
+        # print, which can land inside a line of ours (seen on a fresh Debian 12 root).
+        with open(os.path.join(tmp, "result-%s-%s.json" % (case, name)), "w") as out:
             json.dump(res, out)
-        print("RESULT " + path, flush=True)
+        print("RESULT %s:%s" % (case, name), flush=True)
+    open(os.path.join(tmp, "done"), "w").close()
     print("DONE", flush=True)
 """)
 
 
 def run_child(args, tmp, pairs):
     """Runs `pairs` in one child pvpython; returns ({pair: result}, the pair it died in or None, why,
-    log). A case that prints nothing more for args.timeout seconds is a hang: the child is killed."""
+    log). A child that prints nothing more for args.timeout seconds hangs: it is killed. The child
+    reports through files in `tmp` (progress.txt, result-<case>-<filter>.json, done); its output,
+    VTK's messages included, is only kept as the log."""
+    for name in ["progress.txt", "done"] + ["result-%s-%s.json" % p for p in pairs]:
+        if os.path.exists(os.path.join(tmp, name)):
+            os.remove(os.path.join(tmp, name))
     cmd = [args.pvpython, "-c", CHILD, args.plugin, tmp] + ["%s:%s" % p for p in pairs]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     lines = queue.Queue()
@@ -311,7 +319,7 @@ def run_child(args, tmp, pairs):
         lines.put(None)
 
     threading.Thread(target=reader, daemon=True).start()
-    out, results, current, why = [], {}, None, None
+    out, why = [], None
     while True:
         try:
             line = lines.get(timeout=args.timeout)
@@ -322,20 +330,24 @@ def run_child(args, tmp, pairs):
         if line is None:
             break
         out.append(line)
-        if line.startswith("BEGIN "):
-            current = tuple(line[6:].strip().split(":"))
-        elif line.startswith("RESULT "):
-            with open(line[7:].strip()) as f:
-                res = json.load(f)
-            results[(res["case"], res["filter"])] = res
-            current = None
     rc = proc.wait()
-    log = "".join(out)
+    results, current = {}, None
+    for pair in pairs:
+        path = os.path.join(tmp, "result-%s-%s.json" % pair)
+        if os.path.exists(path):
+            with open(path) as f:
+                results[pair] = json.load(f)
+    progress = os.path.join(tmp, "progress.txt")
+    if os.path.exists(progress):
+        with open(progress) as f:
+            begun = [tuple(l[6:].strip().split(":")) for l in f if l.startswith("BEGIN ")]
+        if begun and begun[-1] not in results:
+            current = begun[-1]
     if why is None and rc != 0:
         why = "exit status %d" % rc
-    if why is None and "DONE" not in log:
+    if why is None and not os.path.exists(os.path.join(tmp, "done")):
         why = "ended without finishing"
-    return results, (current if why else None), why, log
+    return results, (current if why else None), why, "".join(out)
 
 
 def judge(pair, res, keywords):
