@@ -238,7 +238,8 @@ TEST(Fdtd2dCpuCudaAgreementExtensions, TfsfAndDft) {
     s.sources.clear();
     Fdtd2dOperator op(s);
     std::vector<std::vector<float>> fields[2];
-    std::vector<std::complex<float>> spectra[2];
+    std::vector<std::complex<float>> spectra[2], phasors[2];
+    SteadyStateCheck checks[2];
     for (int b = 0; b < 2; ++b) {
       auto eng = make_fdtd2d_engine(op, b ? Backend::cuda : Backend::cpu);
       PlaneWave2D w;
@@ -247,9 +248,17 @@ TEST(Fdtd2dCpuCudaAgreementExtensions, TfsfAndDft) {
       Tfsf2dSource tfsf(*eng, w, automatic_tfsf_box_2d(op.grid(), op.setup().boundaries, 3));
       const auto comps = op.components();
       DftMonitor2d dft(*eng, {15e9, 25e9}, {comps[0], comps[1]});
-      eng->run(500, {}, 50);
+      // Steady-state windows (the device-side reduction of the CUDA backend): checks at 400, 450
+      // and 500 steps.
+      eng->run(400, {}, 50);
+      dft.check_steady_state();
+      eng->run(50, {}, 50);
+      dft.check_steady_state();
+      eng->run(50, {}, 50);
+      checks[b] = dft.check_steady_state();
       for (Component c : comps) fields[b].push_back(eng->field(c));
       spectra[b] = dft.spectrum(comps[0], 1);
+      phasors[b] = dft.phasor(comps[1], 0);
     }
     const std::string what = std::string("tfsf_dft_") + polarization_name(pol);
     for (int c = 0; c < 3; ++c) {
@@ -265,6 +274,21 @@ TEST(Fdtd2dCpuCudaAgreementExtensions, TfsfAndDft) {
     ASSERT_GT(den, 0.0);
     std::cout << what << " DFT relative L2 CUDA vs CPU = " << std::sqrt(num / den) << "\n";
     EXPECT_LT(std::sqrt(num / den), 1e-5);
+    num = den = 0;
+    for (std::size_t i = 0; i < phasors[0].size(); ++i) {
+      num += std::norm(std::complex<double>(phasors[1][i]) - std::complex<double>(phasors[0][i]));
+      den += std::norm(std::complex<double>(phasors[0][i]));
+    }
+    ASSERT_GT(den, 0.0);
+    std::cout << what << " phasor relative L2 CUDA vs CPU = " << std::sqrt(num / den) << "\n";
+    EXPECT_LT(std::sqrt(num / den), 1e-5);
+    ASSERT_TRUE(checks[0].has_previous && checks[1].has_previous);
+    std::cout << what << " steady-state relative_change CPU " << checks[0].relative_change << " CUDA "
+              << checks[1].relative_change << ", spectrum_change CPU " << checks[0].spectrum_change << " CUDA "
+              << checks[1].spectrum_change << "\n";
+    EXPECT_NEAR(checks[1].relative_change, checks[0].relative_change, 1e-4 * checks[0].relative_change + 1e-12);
+    EXPECT_NEAR(checks[1].spectrum_change, checks[0].spectrum_change, 1e-4 * checks[0].spectrum_change + 1e-12);
+    EXPECT_DOUBLE_EQ(checks[1].window_s, checks[0].window_s);
   }
 }
 
