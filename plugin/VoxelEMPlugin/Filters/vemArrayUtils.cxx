@@ -24,8 +24,8 @@
 namespace vem_vtk
 {
 
-VoxelGrid VoxelGridFromExtent(
-  const int e[6], const double spacing[3], const double origin[3], bool points_as_voxels)
+VoxelGrid VoxelGridFromExtent(const int e[6], const double spacing[3], const double origin[3],
+  bool points_as_voxels, bool flat_as_one_voxel)
 {
   VoxelGrid g;
   for (int a = 0; a < 3; ++a)
@@ -39,7 +39,7 @@ VoxelGrid VoxelGridFromExtent(
     }
     else
     {
-      g.n[a] = npts - 1;
+      g.n[a] = (npts == 1 && flat_as_one_voxel) ? 1 : npts - 1;
       g.origin[a] = origin[a] + e[2 * a] * spacing[a];
     }
   }
@@ -570,10 +570,11 @@ std::vector<std::string> ReadPropertyArrays(vtkAlgorithm* self, const ArrayLooku
   return warnings;
 }
 
-VoxelGrid VoxelGridOfInput(
-  const int extent[6], const double spacing[3], const double origin[3], bool points_as_voxels)
+VoxelGrid VoxelGridOfInput(const int extent[6], const double spacing[3], const double origin[3],
+  bool points_as_voxels, bool flat_as_one_voxel)
 {
-  const VoxelGrid v = VoxelGridFromExtent(extent, spacing, origin, points_as_voxels);
+  const VoxelGrid v =
+    VoxelGridFromExtent(extent, spacing, origin, points_as_voxels, flat_as_one_voxel);
   for (int a = 0; a < 3; ++a)
   {
     if (v.n[a] < 1)

@@ -34,8 +34,10 @@ struct VoxelGrid
 
 // Voxels of an image from its extent, spacing and origin: cells when `points_as_voxels` is
 // false; otherwise each point is the centre of a voxel (origin shifted by half a spacing).
+// With `flat_as_one_voxel`, an axis of one point with cell arrays (a flat image: its cells are
+// pixels) counts as one voxel of that axis' spacing starting at the image's plane.
 VoxelGrid VoxelGridFromExtent(const int extent[6], const double spacing[3],
-  const double origin[3], bool points_as_voxels);
+  const double origin[3], bool points_as_voxels, bool flat_as_one_voxel = false);
 
 // "point arrays: a (float, 1 component), ...; cell arrays: ..." for error messages.
 std::string DescribeArrays(vtkDataSet* ds);
@@ -143,8 +145,8 @@ std::vector<std::string> CheckArraySelections(vtkDataSet* input, std::vector<Arr
 
 /// The voxel grid of an input extent, refusing an axis without voxels (the message quotes the
 /// extent and whether cell or point arrays define the voxels).
-VoxelGrid VoxelGridOfInput(
-  const int extent[6], const double spacing[3], const double origin[3], bool points_as_voxels);
+VoxelGrid VoxelGridOfInput(const int extent[6], const double spacing[3], const double origin[3],
+  bool points_as_voxels, bool flat_as_one_voxel = false);
 
 /// The solver filters' default input arrays: 0 permittivity, 1 conductivity, 2 permeability
 /// (None), 3 magnetic conductivity (None), 4 tissue labels, 5 density (cell data).

@@ -1,5 +1,6 @@
 #include "vemTransientOutputs.h"
 
+#include "vemFDTDRun.h"
 #include "vemSnapshotStore.h"
 #include "vemVoxelModel.h"
 
@@ -20,12 +21,41 @@
 namespace vem_vtk
 {
 
+std::vector<std::vector<float>> SnapshotArrays(const FDTDRun& run, bool keepE, bool keepH, bool keepEMagnitude)
+{
+  std::vector<std::vector<float>> data;
+  std::vector<float> e;
+  if (keepE || keepEMagnitude)
+  {
+    e = run.CellCentred(true);
+  }
+  if (keepE)
+  {
+    data.push_back(e);
+  }
+  if (keepH)
+  {
+    data.push_back(run.CellCentred(false));
+  }
+  if (keepEMagnitude)
+  {
+    std::vector<float> mag(e.size() / 3);
+    for (std::size_t o = 0; o < mag.size(); ++o)
+    {
+      mag[o] = std::sqrt(e[3 * o] * e[3 * o] + e[3 * o + 1] * e[3 * o + 1] + e[3 * o + 2] * e[3 * o + 2]);
+    }
+    data.push_back(std::move(mag));
+  }
+  return data;
+}
+
 void FillSnapshotImage(vtkImageData* output, const SnapshotStore& store, double t,
-  const vem::VoxelDomain& d, const std::vector<vtkSmartPointer<vtkDataArray>>& materials,
+  const RunGeometry& geometry, const std::vector<vtkSmartPointer<vtkDataArray>>& materials,
   const std::string& backend)
 {
+  const vem::VoxelDomain& d = geometry.domain;
   output->Initialize();
-  SetOutputGeometry(output, d);
+  SetOutputGeometry(output, geometry);
   int snap = store.Size() - 1;
   if (std::isfinite(t))
   {

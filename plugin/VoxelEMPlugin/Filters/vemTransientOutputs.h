@@ -19,12 +19,18 @@ class vtkImageData;
 namespace vem_vtk
 {
 class SnapshotStore;
+class FDTDRun;
+struct RunGeometry;
+
+/// The arrays of one snapshot of a run, in SnapshotStore's field order: "E", "H", "E_magnitude"
+/// (those kept).
+std::vector<std::vector<float>> SnapshotArrays(const FDTDRun& run, bool keepE, bool keepH, bool keepEMagnitude);
 
 /// The snapshot nearest to time t (s; infinity = the last) as the output image: its field arrays,
 /// the material arrays, and field data time_E, time_H, time_step_dt, step, backend. An empty store
 /// gives the bare grid. Throws vem::Error when a spilled snapshot cannot be read.
 void FillSnapshotImage(vtkImageData* output, const SnapshotStore& store, double t,
-  const vem::VoxelDomain& domain, const std::vector<vtkSmartPointer<vtkDataArray>>& materials,
+  const RunGeometry& geometry, const std::vector<vtkSmartPointer<vtkDataArray>>& materials,
   const std::string& backend);
 
 /// Columns step, time, one per probe component, source_waveform; one row per step.

@@ -28,6 +28,55 @@ vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3]
   return vem::make_voxel_domain(v.n, v.spacing, v.origin, options);
 }
 
+RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const double origin[3],
+  bool pointsAsVoxels, const vem::VoxelDomainOptions& options, int dimension)
+{
+  if (dimension != DIMENSION_AUTOMATIC && dimension != DIMENSION_3D)
+  {
+    vem::fail("Dimension = ", dimension, ": must be 0 (automatic: 2D for an image with one voxel ",
+      "along one axis) or 3 (3D)");
+  }
+  VoxelGrid v = VoxelGridOfInput(extent, spacing, origin, pointsAsVoxels, true);
+  RunGeometry g;
+  g.normal = dimension == DIMENSION_3D ? -1 : vem::flat_axis(v.n);
+  if (!g.Is2D())
+  {
+    g.domain = vem::make_voxel_domain(v.n, v.spacing, v.origin, options);
+    return g;
+  }
+  const int n = g.normal;
+  g.flat = extent[2 * n + 1] == extent[2 * n];
+  if (g.flat)
+  {
+    // The spacing along a flat image's normal means nothing; the voxel's thickness is in-plane.
+    v.spacing[n] = std::min(v.spacing[(n + 1) % 3], v.spacing[(n + 2) % 3]);
+  }
+  g.domain = vem::make_voxel_domain_2d(v.n, v.spacing, v.origin, options, n).domain;
+  return g;
+}
+
+void SetOutputGeometry(vtkInformation* info, const RunGeometry& g)
+{
+  SetOutputGeometry(info, g.domain);
+  if (g.flat)
+  {
+    int whole[6] = { 0, g.domain.n_out[0], 0, g.domain.n_out[1], 0, g.domain.n_out[2] };
+    whole[2 * g.normal + 1] = 0;
+    info->Set(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole, 6);
+  }
+}
+
+void SetOutputGeometry(vtkImageData* image, const RunGeometry& g)
+{
+  SetOutputGeometry(image, g.domain);
+  if (g.flat)
+  {
+    int ext[6] = { 0, g.domain.n_out[0], 0, g.domain.n_out[1], 0, g.domain.n_out[2] };
+    ext[2 * g.normal + 1] = 0;
+    image->SetExtent(ext);
+  }
+}
+
 vtkSmartPointer<vtkDataArray> OutputArray(
   const vem::VoxelDomain& d, const std::string& name, const std::vector<float>& total)
 {
@@ -172,10 +221,11 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
   vtkDataArray* primaryArray = ResolvePrimaryMaterialArray(lookup(primary, association),
     self->GetInputArrayInformation(primary), primary, input, r.label_mode, association);
   const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  m.domain =
-    DomainFromGeometry(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, r.domain);
+  m.geometry = GeometryOfInput(
+    input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, r.domain, r.dimension);
+  m.domain = m.geometry.domain;
   const VoxelGrid g =
-    VoxelGridFromExtent(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points);
+    VoxelGridFromExtent(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, true);
   const auto& h = m.domain.spacing;
   if (h[0] > 0.05 || h[1] > 0.05 || h[2] > 0.05)
   {
@@ -183,7 +233,7 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
       std::to_string(h[2]) + " m is large; lengths are in metres (millimetre data needs a spacing of 0.001).";
   }
   m.setup.grid = m.domain.grid();
-  m.setup.courant_factor = r.domain.courant_factor;
+  m.setup.courant_factor = m.domain.options.courant_factor;
   m.setup.boundaries = m.domain.boundaries();
   if (r.label_mode)
   {
@@ -205,7 +255,15 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
 
 void ThrowWithPaddingHint(const std::exception& err, const vem::VoxelDomain& d, int margin)
 {
-  const int pad = *std::min_element(d.pad.begin(), d.pad.end());
+  // Periodic faces (and a 2D model's normal faces) have no padding and no box face.
+  int pad = d.options.air_padding;
+  for (int f = 0; f < 6; ++f)
+  {
+    if (d.options.boundaries[f] != vem::BoundaryType::periodic)
+    {
+      pad = std::min(pad, d.pad[f]);
+    }
+  }
   if (pad > margin)
   {
     throw vem::Error(err.what());

@@ -11,6 +11,7 @@
 
 #include "vem/fdtd/fdtd_setup.h"
 #include "vem/fdtd/voxel_domain.h"
+#include "vem/fdtd2d/fdtd2d_transient.h"
 
 #include "vemArrayUtils.h"
 
@@ -36,7 +37,32 @@ struct VoxelModelRequest
   const char* tissue_frequency_origin = "TissueFrequency"; // named in its error message
   bool density = false;             // also the density (array 5 or the tissue table)
   bool keep_materials = true;       // output-grid material arrays
+  int dimension = 0;                // FDTD filters: 0 automatic (2D for one voxel along an axis), 3
 };
+
+/// Dimension property of the FDTD filters.
+enum Dimensions
+{
+  DIMENSION_AUTOMATIC = 0, // 2D when exactly one axis has one voxel
+  DIMENSION_3D = 3
+};
+
+/// The grid of a run from the input geometry: `normal` < 0 for 3D; `flat`: the input has one
+/// point along the normal (cell arrays on pixels), the output is then a flat image in its plane.
+struct RunGeometry
+{
+  vem::VoxelDomain domain; // 2D: one cell along the normal (periodic faces), dt of the 2D grid
+  int normal = -1;
+  bool flat = false;
+  bool Is2D() const { return this->normal >= 0; }
+  vem::VoxelDomain2D Domain2D() const { return { this->domain, vem::Plane2D::for_normal(this->normal) }; }
+};
+
+/// The FDTD filters' geometry (2D or 3D per `dimension`); throws vem::Error.
+RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const double origin[3],
+  bool pointsAsVoxels, const vem::VoxelDomainOptions& options, int dimension);
+void SetOutputGeometry(vtkInformation* info, const RunGeometry& g);
+void SetOutputGeometry(vtkImageData* image, const RunGeometry& g);
 
 struct VoxelModel
 {
@@ -45,13 +71,14 @@ struct VoxelModel
   std::vector<float> density;       // kg/m^3 per computational cell (0 = air); empty = none
   std::vector<vtkSmartPointer<vtkDataArray>> materials; // on the output grid
   std::string warning;              // e.g. voxels so large that millimetres were probably meant
+  RunGeometry geometry;             // the domain again, with the plane of a 2D model
 };
 
 /// The domain from the input's geometry alone (RequestInformation); throws vem::Error.
 vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3],
   const double origin[3], bool pointsAsVoxels, const vem::VoxelDomainOptions& options);
 
-/// Reads the arrays and builds the model; throws vem::Error naming the array, value and limit.
+/// Reads the arrays and builds the model (on the 3D grid; a 2D model's grid is one cell thick); throws vem::Error naming the array, value and limit.
 void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData* input,
   const VoxelModelRequest& request, VoxelModel& model);
 

@@ -62,6 +62,9 @@ vtkVEMFDTDFilterBase::vtkVEMFDTDFilterBase()
   , AirPadding(8)
   , CourantFactor(0.99)
   , ProgressInterval(10)
+  , Dimension(0)
+  , Polarization2D(0)
+  , IncidentAngle2D(0.0)
   , NumberOfSolves(0)
   , TimeStep(0.0)
   , LastMcellsPerSecond(0.0)
@@ -136,6 +139,12 @@ vem::Backend vtkVEMFDTDFilterBase::GetEngineBackend() const
     : (this->Backend == BACKEND_CPU ? vem::Backend::cpu : vem::Backend::automatic);
 }
 
+void vtkVEMFDTDFilterBase::Get2DOptions(int& polarization, double& angle) const
+{
+  polarization = this->Polarization2D;
+  angle = this->IncidentAngle2D * kDegree;
+}
+
 bool vtkVEMFDTDFilterBase::PointsAsVoxels()
 {
   return vem_vtk::SelectedArrayIsPointData(
@@ -162,7 +171,7 @@ int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>&
 }
 
 bool vtkVEMFDTDFilterBase::InformationDomain(
-  vtkInformationVector** inputVector, vtkInformation* outInfo, vem::VoxelDomain& d)
+  vtkInformationVector** inputVector, vtkInformation* outInfo, vem_vtk::RunGeometry& g)
 {
   int ext[6];
   double spacing[3], origin[3];
@@ -176,14 +185,15 @@ bool vtkVEMFDTDFilterBase::InformationDomain(
   // The geometry only: a bad option is reported once, by RequestData.
   try
   {
-    d = vem_vtk::DomainFromGeometry(ext, spacing, origin, this->PointsAsVoxels(), options);
+    g = vem_vtk::GeometryOfInput(
+      ext, spacing, origin, this->PointsAsVoxels(), options, this->Dimension);
   }
   catch (const vem::Error&)
   {
     return false;
   }
-  vem_vtk::SetOutputGeometry(outInfo, d);
-  this->TimeStep = d.dt;
+  vem_vtk::SetOutputGeometry(outInfo, g);
+  this->TimeStep = g.domain.dt;
   return true;
 }
 
@@ -194,6 +204,7 @@ void vtkVEMFDTDFilterBase::GetModelRequest(vem_vtk::VoxelModelRequest& r) const
   r.average_at_edges = this->AverageAtEdges;
   r.builtin_tissue_table = this->UseBuiltInTissueTable;
   r.tissue_table_file = this->TissueTableFile;
+  r.dimension = this->Dimension;
 }
 
 //------------------------------------------------------------------------------
@@ -209,6 +220,8 @@ void vtkVEMFDTDFilterBase::PrintSelf(ostream& os, vtkIndent indent)
   }
   os << ", CPML " << this->CPMLThickness << ", padding " << this->AirPadding << ", Courant "
      << this->CourantFactor << "\n";
+  os << indent << "Dimension: " << this->Dimension << ", Polarization2D: " << this->Polarization2D
+     << ", IncidentAngle2D: " << this->IncidentAngle2D << " deg\n";
   os << indent << "Illumination: " << this->Illumination << "; source type " << this->SourceType
      << " at (" << this->SourcePosition[0] << ", " << this->SourcePosition[1] << ", "
      << this->SourcePosition[2] << "); plane wave " << this->IncidentTheta << " / "

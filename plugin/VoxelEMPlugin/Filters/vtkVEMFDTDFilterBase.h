@@ -19,6 +19,12 @@
  * vem::TransientOptions, vem::HarmonicOptions), whose validate() gives the error messages: the same
  * as a C++ user of the solver gets. Errors (one vtkErrorMacro each) and aborts leave every output
  * empty.
+ *
+ * 2D: an image with exactly one voxel along one axis (a 1-cell-thick image, or a flat image with
+ * one point along that axis) runs the 2D solver (vem/fdtd2d, fdtd2d_transient.h) in that plane,
+ * unless Dimension is 3 (3D). Polarization2D 0 = TM (E along the normal), 1 = TE (E in the plane);
+ * IncidentAngle2D (degrees) is the plane wave's direction in the plane, from the plane's first
+ * axis u towards its second v ((u, v) = (x, y), (y, z), (z, x) for the normal z, x, y).
  */
 #ifndef vtkVEMFDTDFilterBase_h
 #define vtkVEMFDTDFilterBase_h
@@ -40,6 +46,7 @@ enum class Backend;
 namespace vem_vtk
 {
 struct VoxelModelRequest;
+struct RunGeometry;
 }
 
 class VOXELEMFILTERS_EXPORT vtkVEMFDTDFilterBase : public vtkImageAlgorithm
@@ -152,6 +159,14 @@ public:
   vtkSetMacro(CourantFactor, double);
   vtkGetMacro(CourantFactor, double);
 
+  // 2D (values checked by the solver: one message, empty outputs).
+  vtkSetMacro(Dimension, int);
+  vtkGetMacro(Dimension, int);
+  vtkSetMacro(Polarization2D, int);
+  vtkGetMacro(Polarization2D, int);
+  vtkSetMacro(IncidentAngle2D, double);
+  vtkGetMacro(IncidentAngle2D, double);
+
   vtkSetMacro(ProgressInterval, int);
   vtkGetMacro(ProgressInterval, int);
 
@@ -196,7 +211,7 @@ protected:
   /// extent, spacing and origin. False when the geometry or an option is bad (RequestData
   /// reports it, once).
   bool InformationDomain(
-    vtkInformationVector** inputVector, vtkInformation* outInfo, vem::VoxelDomain& d);
+    vtkInformationVector** inputVector, vtkInformation* outInfo, vem_vtk::RunGeometry& g);
 
   /// The materials and the domain of the properties (the analysis adds the tissue frequency,
   /// the density and which material arrays to keep).
@@ -208,6 +223,8 @@ protected:
   void GetPlaneWave(vem::HarmonicPlaneWave& w) const;
   void GetDipole(vem::HarmonicDipole& d) const;
   vem::Backend GetEngineBackend() const;
+  /// Polarization2D and IncidentAngle2D as the 2D solver's options (not validated here).
+  void Get2DOptions(int& polarization, double& incidentAngleRadians) const;
   ///@}
 
   int Illumination;
@@ -232,6 +249,9 @@ protected:
   int AirPadding;
   double CourantFactor;
   int ProgressInterval;
+  int Dimension;
+  int Polarization2D;
+  double IncidentAngle2D;
 
   int NumberOfSolves;
   double TimeStep;

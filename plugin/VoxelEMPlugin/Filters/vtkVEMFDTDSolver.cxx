@@ -1,6 +1,7 @@
 #include "vtkVEMFDTDSolver.h"
 
 #include "vemArrayUtils.h"
+#include "vemFDTDRun.h"
 #include "vemSnapshotStore.h"
 #include "vemTransientOutputs.h"
 #include "vemVoxelModel.h"
@@ -13,10 +14,6 @@
 #include "vtkTable.h"
 
 #include "vem/core/error.h"
-#include "vem/core/field_sampling.h"
-#include "vem/fdtd/fdtd_engine.h"
-#include "vem/fdtd/fdtd_operator.h"
-#include "vem/fdtd/extensions/tfsf.h"
 #include "vem/fdtd/fdtd_transient.h"
 
 #include <chrono>
@@ -28,61 +25,13 @@ vtkStandardNewMacro(vtkVEMFDTDSolver);
 
 struct vtkVEMFDTDSolver::Internals
 {
-  vem::VoxelDomain domain;
+  vem_vtk::RunGeometry geometry;
   std::vector<int> snapshot_steps;
   vem_vtk::SnapshotStore store;
   vtkSmartPointer<vtkTable> probes;
   std::vector<vtkSmartPointer<vtkDataArray>> materials; // output-grid material arrays
 };
 
-namespace
-{
-
-// The filter's properties as the solver's transient options (the plane wave and the dipole are
-// the base class's).
-vem::TransientOptions Options(vtkVEMFDTDSolver* self, const std::vector<double>& probes)
-{
-  vem::TransientOptions o;
-  o.illumination = static_cast<vem::Illumination>(self->GetIllumination());
-  o.waveform = static_cast<vem::WaveformShape>(self->GetSourceWaveform());
-  o.frequency = self->GetSourceFrequency();
-  o.bandwidth = self->GetSourceBandwidth();
-  o.source_kind = self->GetSourceType() == vtkVEMFDTDFilterBase::SOURCE_HARD_E
-    ? vem::PointSource::Kind::hard_e
-    : vem::PointSource::Kind::electric_current;
-  for (int a = 0; a < 3; ++a)
-  {
-    o.source_position[a] = self->GetSourcePosition()[a];
-    o.source_polarization[a] = self->GetSourcePolarization()[a];
-  }
-  o.source_amplitude = self->GetSourceAmplitude();
-  o.stop_at_time = self->GetStopMode() == vtkVEMFDTDSolver::STOP_AFTER_TIME;
-  o.steps = self->GetNumberOfSteps();
-  o.simulated_time = self->GetSimulatedTime();
-  o.snapshot_interval = self->GetSnapshotInterval();
-  for (std::size_t q = 0; q + 2 < probes.size(); q += 3)
-  {
-    o.probe_positions.push_back({ probes[q], probes[q + 1], probes[q + 2] });
-  }
-  o.probe_at_source = self->GetProbeAtSource();
-  o.progress_interval = self->GetProgressInterval();
-  return o;
-}
-
-// Cell-centred E or H of the engine on the output grid (3 components).
-std::vector<float> CellCentredVector(vem::FdtdEngine& engine, const vem::VoxelDomain& d, int first)
-{
-  std::vector<float> v(static_cast<std::size_t>(3 * d.out_cells()), 0.0f);
-  for (int c = 0; c < 3; ++c)
-  {
-    const vem::Component comp = static_cast<vem::Component>(first + c);
-    vem::cell_centred(d.grid(), engine.field(comp), comp, { d.pml[0], d.pml[2], d.pml[4] },
-      d.n_out, v.data(), 3, c);
-  }
-  return v;
-}
-
-} // namespace
 
 //------------------------------------------------------------------------------
 vtkVEMFDTDSolver::vtkVEMFDTDSolver()
@@ -171,17 +120,19 @@ int vtkVEMFDTDSolver::RequestInformation(
   vtkInformation* outInfo = outputVector->GetInformationObject(0);
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
-  vem::VoxelDomain d;
-  if (!this->InformationDomain(inputVector, outInfo, d))
+  vem_vtk::RunGeometry g;
+  if (!this->InformationDomain(inputVector, outInfo, g))
   {
     return 1;
   }
   try
   {
     std::vector<double> times;
-    for (int s : Options(this, this->ProbePositions).snapshot_steps(d.dt))
+    vem_vtk::TransientRequest r;
+    this->GetTransientRequest(r);
+    for (int s : r.options.snapshot_steps(g.domain.dt))
     {
-      times.push_back(s * d.dt);
+      times.push_back(s * g.domain.dt);
     }
     outInfo->Set(vtkStreamingDemandDrivenPipeline::TIME_STEPS(), times.data(),
       static_cast<int>(times.size()));
@@ -230,7 +181,7 @@ int vtkVEMFDTDSolver::RequestData(
     : std::numeric_limits<double>::infinity();
   try
   {
-    vem_vtk::FillSnapshotImage(output, in.store, t, in.domain, in.materials, this->LastBackend);
+    vem_vtk::FillSnapshotImage(output, in.store, t, in.geometry, in.materials, this->LastBackend);
   }
   catch (const vem::Error& err)
   {
@@ -243,38 +194,83 @@ int vtkVEMFDTDSolver::RequestData(
 }
 
 //------------------------------------------------------------------------------
+void vtkVEMFDTDSolver::GetTransientRequest(vem_vtk::TransientRequest& r)
+{
+  vem::TransientOptions& o = r.options;
+  o.illumination = static_cast<vem::Illumination>(this->Illumination);
+  o.waveform = static_cast<vem::WaveformShape>(this->SourceWaveform);
+  o.frequency = this->SourceFrequency;
+  o.bandwidth = this->SourceBandwidth;
+  o.source_kind = this->SourceType == SOURCE_HARD_E ? vem::PointSource::Kind::hard_e
+                                                    : vem::PointSource::Kind::electric_current;
+  for (int a = 0; a < 3; ++a)
+  {
+    o.source_position[a] = this->SourcePosition[a];
+    o.source_polarization[a] = this->SourcePolarization[a];
+  }
+  o.source_amplitude = this->SourceAmplitude;
+  o.stop_at_time = this->StopMode == STOP_AFTER_TIME;
+  o.steps = this->NumberOfSteps;
+  o.simulated_time = this->SimulatedTime;
+  o.snapshot_interval = this->SnapshotInterval;
+  for (std::size_t q = 0; q + 2 < this->ProbePositions.size(); q += 3)
+  {
+    o.probe_positions.push_back(
+      { this->ProbePositions[q], this->ProbePositions[q + 1], this->ProbePositions[q + 2] });
+  }
+  o.probe_at_source = this->ProbeAtSource;
+  o.progress_interval = this->ProgressInterval;
+  this->GetPlaneWave(o.plane_wave);
+  this->GetDipole(o.dipole);
+  int polarization = 0;
+  this->Get2DOptions(polarization, r.options2d.incident_angle);
+  r.options2d.polarization = static_cast<vem::Polarization2D>(polarization);
+  this->GetModelRequest(r.model);
+  r.model.tissue_frequency =
+    this->TissueFrequency > 0 ? this->TissueFrequency : this->SourceFrequency;
+  r.model.tissue_frequency_origin = "TissueFrequency, or SourceFrequency when it is 0";
+  r.model.keep_materials = this->KeepMaterials;
+  r.backend = this->GetEngineBackend();
+  r.device = this->DeviceIndex;
+}
+
+bool vtkVEMFDTDSolver::StartRun(vem_vtk::FDTDRun& run, vtkImageData* input,
+  vtkInformationVector** inputVector, vem_vtk::TransientRequest& r)
+{
+  this->UpdateProgress(0.0);
+  this->SetProgressText("FDTD: building the operator");
+  std::vector<std::string> warnings;
+  run.Start(this,
+    [&](int idx, int& assoc) { return this->GetInputArrayToProcess(idx, inputVector, assoc); },
+    input, r, warnings);
+  for (const std::string& w : warnings)
+  {
+    vtkWarningMacro(<< this->Label() << ": " << w);
+  }
+  this->TimeStep = run.Dt();
+  this->LastBackend = run.Backend();
+  return true;
+}
+
+//------------------------------------------------------------------------------
 // Runs the simulation and fills the snapshot store, probe table and material arrays. Returns
 // false if aborted. Throws vem::Error.
 bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVector)
 {
   Internals& in = *this->Internal;
-  vem::TransientOptions opt = Options(this, this->ProbePositions);
-  this->GetPlaneWave(opt.plane_wave);
-  this->GetDipole(opt.dipole);
-  opt.validate();
+  vem_vtk::TransientRequest r;
+  this->GetTransientRequest(r);
+  r.options.validate();
   if (!(this->MemoryBudgetMB >= 1) || !std::isfinite(this->MemoryBudgetMB))
   {
     vem::fail("MemoryBudgetMB = ", this->MemoryBudgetMB, " MiB: must be finite and >= 1");
   }
-  vem_vtk::VoxelModelRequest request;
-  this->GetModelRequest(request);
-  request.tissue_frequency = this->TissueFrequency > 0 ? this->TissueFrequency : this->SourceFrequency;
-  request.tissue_frequency_origin = "TissueFrequency, or SourceFrequency when it is 0";
-  request.keep_materials = this->KeepMaterials;
-  vem_vtk::VoxelModel model;
-  vem_vtk::BuildVoxelModel(this,
-    [&](int idx, int& assoc) { return this->GetInputArrayToProcess(idx, inputVector, assoc); },
-    input, request, model);
-  if (!model.warning.empty())
-  {
-    vtkWarningMacro("FDTD Solver: " << model.warning);
-  }
-  in.domain = model.domain;
-  in.materials = model.materials;
-  const vem::VoxelDomain& d = in.domain;
-  vem::FdtdSetup& setup = model.setup;
-  const vem::TransientExcitation x = vem::add_transient_excitation(setup, d, opt);
-  in.snapshot_steps = opt.snapshot_steps(d.dt);
+  vem_vtk::FDTDRun run;
+  this->StartRun(run, input, inputVector, r);
+  in.geometry = run.Geometry();
+  in.materials = run.Materials();
+  const vem::VoxelDomain& d = in.geometry.domain;
+  in.snapshot_steps = r.options.snapshot_steps(run.Dt());
   const int steps = in.snapshot_steps.back();
 
   std::vector<vem_vtk::SnapshotStore::Field> fields;
@@ -293,89 +289,40 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     d.out_cells(), fields, static_cast<long long>(this->MemoryBudgetMB * 1048576.0), spill);
   in.store.CheckCapacity(static_cast<int>(in.snapshot_steps.size()));
 
-  this->UpdateProgress(0.0);
-  this->SetProgressText("FDTD: building the operator");
-  const vem::FdtdOperator op(setup);
-  this->TimeStep = op.dt();
-  std::string warning;
-  std::unique_ptr<vem::FdtdEngine> engine =
-    vem::make_engine(op, this->GetEngineBackend(), this->DeviceIndex, &warning);
-  if (!warning.empty())
-  {
-    vtkWarningMacro("FDTD Solver: " << warning);
-  }
-  this->LastBackend = engine->backend();
-  std::unique_ptr<vem::TfsfSource> tfsf; // declared after the engine: detached before it
-  if (x.plane_wave)
-  {
-    try
-    {
-      tfsf.reset(new vem::TfsfSource(*engine, x.wave, x.box));
-    }
-    catch (const vem::Error& err)
-    {
-      vem_vtk::ThrowWithPaddingHint(err, d, opt.plane_wave.tfsf_margin);
-    }
-  }
-
   // Time stepping, snapshot by snapshot.
   const auto start = std::chrono::steady_clock::now();
   auto rate = [&](int done) {
     const double sec =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return sec > 0 ? static_cast<double>(d.total_cells()) * done / sec / 1e6 : 0.0;
+    return sec > 0 ? static_cast<double>(run.ComputationalCells()) * done / sec / 1e6 : 0.0;
   };
   char text[256];
   int done = 0;
   for (int target : in.snapshot_steps)
   {
     const int base = done;
-    done += engine->run(
+    done += run.Advance(
       target - done,
-      [&](int ran, int) {
+      [&](int ran) {
         std::snprintf(text, sizeof(text), "FDTD (%s): step %d / %d, %.1f Mcells/s",
           this->LastBackend.c_str(), base + ran, steps, rate(base + ran));
         this->SetProgressText(text);
         this->UpdateProgress(0.999 * (base + ran) / steps);
         return !this->CheckAbort();
       },
-      opt.progress_interval);
+      r.options.progress_interval);
     if (done < target || this->CheckAbort())
     {
       this->SetProgressText("FDTD: aborted");
       return false;
     }
     // Snapshot at `target` steps: E at target dt, H half a step earlier.
-    std::vector<std::vector<float>> data;
-    std::vector<float> e;
-    if (this->KeepE || this->KeepEMagnitude)
-    {
-      e = CellCentredVector(*engine, d, 0);
-    }
-    if (this->KeepEMagnitude)
-    {
-      std::vector<float> mag(static_cast<std::size_t>(d.out_cells()));
-      for (std::size_t o = 0; o < mag.size(); ++o)
-      {
-        mag[o] = std::sqrt(e[3 * o] * e[3 * o] + e[3 * o + 1] * e[3 * o + 1] + e[3 * o + 2] * e[3 * o + 2]);
-      }
-      data.push_back(std::move(mag));
-    }
-    if (this->KeepH)
-    {
-      data.insert(data.begin(), CellCentredVector(*engine, d, 3));
-    }
-    if (this->KeepE)
-    {
-      data.insert(data.begin(), std::move(e));
-    }
-    in.store.Add(target, target * op.dt(), data);
+    in.store.Add(target, target * run.Dt(),
+      vem_vtk::SnapshotArrays(run, this->KeepE, this->KeepH, this->KeepEMagnitude));
   }
   this->LastMcellsPerSecond = rate(done);
-  this->LastFieldEnergy = engine->field_energy();
-
-  in.probes = vem_vtk::ProbeTable(engine->probes(), engine->steps_completed(), op.dt(), x.waveform);
-
+  this->LastFieldEnergy = run.FieldEnergy();
+  in.probes = vem_vtk::ProbeTable(run.Probes(), run.Steps(), run.Dt(), run.Waveform());
 
   ++this->NumberOfSolves;
   std::snprintf(text, sizeof(text), "FDTD (%s): %d steps, %.1f Mcells/s", this->LastBackend.c_str(),

@@ -31,6 +31,12 @@
  * the cached snapshots (in memory up to MemoryBudgetMB, then spilled to a temporary folder, or an
  * error if spilling is off). Progress reports steps and Mcells/s; AbortExecute stops the run at
  * the next progress interval and leaves both outputs empty.
+ *
+ * 2D (an image with one voxel along one axis, vtkVEMFDTDFilterBase): the same outputs on the
+ * image's plane (a flat input gives a flat output): E and H in 3D axes (TM: E along the normal, H
+ * in the plane; TE the reverse), probes of the polarization's three components named with their
+ * 3D names. The point source is a line source (SourceAmplitude in A for the current), the plane
+ * wave travels at IncidentAngle2D in the plane; the half-wave dipole is refused.
  */
 #ifndef vtkVEMFDTDSolver_h
 #define vtkVEMFDTDSolver_h
@@ -43,6 +49,11 @@
 #include <vector>
 
 class vtkTable;
+namespace vem_vtk
+{
+class FDTDRun;
+struct TransientRequest;
+}
 
 class VOXELEMFILTERS_EXPORT vtkVEMFDTDSolver : public vtkVEMFDTDFilterBase
 {
@@ -122,6 +133,13 @@ protected:
   int FillOutputPortInformation(int port, vtkInformation* info) override;
   int RequestInformation(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
   int RequestData(vtkInformation*, vtkInformationVector**, vtkInformationVector*) override;
+
+  /// The properties as a run request (TransientOptions, 2D options, model, engine).
+  void GetTransientRequest(vem_vtk::TransientRequest& r);
+  /// Builds the run of `r` (filled by GetTransientRequest) on the input; reports its warnings.
+  /// Throws vem::Error.
+  bool StartRun(vem_vtk::FDTDRun& run, vtkImageData* input, vtkInformationVector** inputVector,
+    vem_vtk::TransientRequest& r);
 
   int SourceWaveform;
   double SourceFrequency;

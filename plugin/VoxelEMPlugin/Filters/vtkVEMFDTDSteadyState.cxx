@@ -1,6 +1,7 @@
 #include "vtkVEMFDTDSteadyState.h"
 
 #include "vemArrayUtils.h"
+#include "vemSteadyState2D.h"
 #include "vemSteadyStateOutputs.h"
 #include "vemVoxelModel.h"
 
@@ -116,8 +117,8 @@ int vtkVEMFDTDSteadyState::FillOutputPortInformation(int port, vtkInformation* i
 int vtkVEMFDTDSteadyState::RequestInformation(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
 {
-  vem::VoxelDomain d;
-  this->InformationDomain(inputVector, outputVector->GetInformationObject(0), d);
+  vem_vtk::RunGeometry g;
+  this->InformationDomain(inputVector, outputVector->GetInformationObject(0), g);
   return 1;
 }
 
@@ -159,6 +160,16 @@ int vtkVEMFDTDSteadyState::RequestData(
 // vem::Error.
 bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** inputVector)
 {
+  {
+    vem::VoxelDomainOptions domain;
+    this->GetDomainOptions(domain);
+    if (vem_vtk::GeometryOfInput(input->GetExtent(), input->GetSpacing(), input->GetOrigin(),
+          this->PointsAsVoxels(), domain, this->Dimension)
+          .Is2D())
+    {
+      return this->Solve2D(input, inputVector);
+    }
+  }
   vem::HarmonicOptions opt;
   opt.frequencies = this->DFTFrequencies;
   opt.steady_state_tolerance = this->SteadyStateTolerance;
@@ -273,6 +284,67 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
     res.last_relative_change);
   this->SetProgressText(text);
   this->UpdateProgress(1.0);
+  return true;
+}
+
+//------------------------------------------------------------------------------
+bool vtkVEMFDTDSteadyState::Solve2D(vtkImageData* input, vtkInformationVector** inputVector)
+{
+  vem_vtk::SteadyState2DRequest r;
+  vem::TransientOptions& o = r.run.options;
+  o.illumination = static_cast<vem::Illumination>(this->Illumination);
+  o.source_kind = this->SourceType == SOURCE_HARD_E ? vem::PointSource::Kind::hard_e
+                                                    : vem::PointSource::Kind::electric_current;
+  for (int a = 0; a < 3; ++a)
+  {
+    o.source_position[a] = this->SourcePosition[a];
+    o.source_polarization[a] = this->SourcePolarization[a];
+  }
+  o.source_amplitude = this->SourceAmplitude;
+  this->GetPlaneWave(o.plane_wave);
+  this->GetDipole(o.dipole);
+  int polarization = 0;
+  this->Get2DOptions(polarization, r.run.options2d.incident_angle);
+  r.run.options2d.polarization = static_cast<vem::Polarization2D>(polarization);
+  this->GetModelRequest(r.run.model);
+  r.frequencies = this->DFTFrequencies;
+  r.run.model.tissue_frequency = this->TissueFrequency > 0
+    ? this->TissueFrequency
+    : (r.frequencies.empty() ? 0.0 : r.frequencies[0]);
+  r.run.model.tissue_frequency_origin = "TissueFrequency, or the first DFT frequency when it is 0";
+  r.run.backend = this->GetEngineBackend();
+  r.run.device = this->DeviceIndex;
+  r.tolerance = this->SteadyStateTolerance;
+  r.max_steps = this->FixedSteps > 0 ? this->FixedSteps : this->MaxSteps;
+  r.far_field_step_deg = this->FarFieldStep;
+  char text[256];
+  r.progress = [&](int done, int total, double rel) {
+    std::snprintf(text, sizeof(text), "FDTD steady state (2D): step %d / %d at most, relative change %.2e",
+      done, total, rel);
+    this->SetProgressText(text);
+    this->UpdateProgress(total > 0 ? 0.95 * std::min(1.0, static_cast<double>(done) / total) : 0.0);
+    return !this->CheckAbort();
+  };
+  std::vector<std::string> warnings;
+  const vem_vtk::SteadyState2DResult res = vem_vtk::RunSteadyState2D(this,
+    [&](int idx, int& assoc) { return this->GetInputArrayToProcess(idx, inputVector, assoc); },
+    input, r, warnings);
+  for (const std::string& w : warnings)
+  {
+    vtkWarningMacro("FDTD Steady State: " << w);
+  }
+  if (res.aborted || this->CheckAbort())
+  {
+    this->SetProgressText("FDTD steady state: aborted");
+    return false;
+  }
+  this->TimeStep = res.dt;
+  this->LastBackend = res.backend;
+  this->LastSteps = res.steps;
+  this->LastConverged = res.converged;
+  this->LastRelativeChange = res.relative_change;
+  this->Internal->outputs = res.outputs;
+  ++this->NumberOfSolves;
   return true;
 }
 

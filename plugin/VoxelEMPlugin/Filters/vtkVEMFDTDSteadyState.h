@@ -70,6 +70,11 @@
  *   A run that does not meet the criterion before MaxSteps still gives outputs, with converged 0
  *   and a warning.
  *
+ * 2D (an image with one voxel along an axis, see vtkVEMFDTDFilterBase): one DFT frequency, a CW
+ * run of the 2D solver; outputs as vemSteadyState2D.h lists them (phasors of E and H, a summary of
+ * frequency / steps / convergence, the far field per unit length: scattering width for a plane
+ * wave). SAR, powers and the feed impedance are not computed in 2D (a warning says so).
+ *
  * Progress reports steps and the relative change; AbortExecute stops the run at the next
  * progress interval and leaves every output empty (no partial result).
  */
@@ -155,6 +160,8 @@ private:
 
   // Returns false when aborted; throws vem::Error.
   bool Solve(vtkImageData* input, vtkInformationVector** inputVector);
+  // The 2D run (an image with one voxel along an axis; vemSteadyState2D.h).
+  bool Solve2D(vtkImageData* input, vtkInformationVector** inputVector);
 
   struct Internals;
   std::unique_ptr<Internals> Internal;
