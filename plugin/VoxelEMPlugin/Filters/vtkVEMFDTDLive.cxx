@@ -1,0 +1,319 @@
+#include "vtkVEMFDTDLive.h"
+
+#include "vemArrayUtils.h"
+#include "vemFDTDRun.h"
+#include "vemTransientOutputs.h"
+#include "vemVoxelModel.h"
+
+#include "vtkCellData.h"
+#include "vtkDemandDrivenPipeline.h"
+#include "vtkDoubleArray.h"
+#include "vtkFieldData.h"
+#include "vtkFloatArray.h"
+#include "vtkImageData.h"
+#include "vtkInformation.h"
+#include "vtkInformationVector.h"
+#include "vtkIntArray.h"
+#include "vtkNew.h"
+#include "vtkObjectFactory.h"
+#include "vtkStreamingDemandDrivenPipeline.h"
+#include "vtkStringArray.h"
+#include "vtkTable.h"
+
+#include "vem/core/error.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+vtkStandardNewMacro(vtkVEMFDTDLive);
+
+struct vtkVEMFDTDLive::LiveInternals
+{
+  vem_vtk::FDTDRun run;
+  vem_vtk::TransientRequest request;
+};
+
+namespace
+{
+using Clock = std::chrono::steady_clock;
+double Since(Clock::time_point t)
+{
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// The MTime of everything upstream of the filter's input (0 without an input).
+unsigned long UpstreamMTimeOf(vtkAlgorithm* self)
+{
+  vtkAlgorithm* up = self->GetNumberOfInputConnections(0) > 0 ? self->GetInputAlgorithm(0, 0) : nullptr;
+  return up ? vem_vtk::PipelineMTime(up) : 0;
+}
+
+vtkSmartPointer<vtkFloatArray> FloatArray(const char* name, int nc, const std::vector<float>& v)
+{
+  vtkSmartPointer<vtkFloatArray> a = vtkSmartPointer<vtkFloatArray>::New();
+  a->SetName(name);
+  a->SetNumberOfComponents(nc);
+  a->SetNumberOfTuples(static_cast<vtkIdType>(v.size() / nc));
+  std::memcpy(a->GetPointer(0), v.data(), v.size() * sizeof(float));
+  return a;
+}
+} // namespace
+
+//------------------------------------------------------------------------------
+vtkVEMFDTDLive::vtkVEMFDTDLive()
+  : StepsPerTick(50)
+  , MaximumSteps(0)
+  , Paused(false)
+  , Live(new LiveInternals)
+{
+  this->SnapshotInterval = 1000000; // unused here; keeps TransientOptions' checks quiet
+}
+
+vtkVEMFDTDLive::~vtkVEMFDTDLive() = default;
+
+void vtkVEMFDTDLive::Modified()
+{
+  this->Superclass::Modified();
+  if (!this->Quiet)
+  {
+    this->ConfigChanged = true;
+  }
+}
+
+void vtkVEMFDTDLive::QuietModified()
+{
+  const bool was = this->Quiet;
+  this->Quiet = true;
+  this->Modified();
+  this->Quiet = was;
+}
+
+void vtkVEMFDTDLive::SetStepsPerTick(int n)
+{
+  if (n != this->StepsPerTick)
+  {
+    this->StepsPerTick = n;
+    this->QuietModified();
+  }
+}
+
+void vtkVEMFDTDLive::SetMaximumSteps(int n)
+{
+  if (n != this->MaximumSteps)
+  {
+    this->MaximumSteps = n;
+    this->QuietModified();
+  }
+}
+
+void vtkVEMFDTDLive::SetPaused(bool p)
+{
+  if (p != this->Paused)
+  {
+    this->Paused = p;
+    this->QuietModified();
+  }
+}
+
+void vtkVEMFDTDLive::Reset()
+{
+  this->ResetRequested = true;
+  this->TickRequested = false;
+  this->QuietModified();
+}
+
+void vtkVEMFDTDLive::Tick()
+{
+  this->TickRequested = true;
+  this->QuietModified();
+}
+
+bool vtkVEMFDTDLive::GetRunning() const
+{
+  return this->Live->run.Started() && !this->Failed && !this->Paused &&
+    (this->MaximumSteps <= 0 || this->Live->run.Steps() < this->MaximumSteps);
+}
+
+bool vtkVEMFDTDLive::GetNeedsUpdate()
+{
+  if (!this->GetRunning() || this->ConfigChanged || this->ResetRequested)
+  {
+    return false;
+  }
+  this->Tick();
+  return true;
+}
+
+int vtkVEMFDTDLive::GetCurrentStep() const
+{
+  return this->Live->run.Steps();
+}
+
+double vtkVEMFDTDLive::GetCurrentTime() const
+{
+  return this->Live->run.Steps() * this->Live->run.Dt();
+}
+
+//------------------------------------------------------------------------------
+int vtkVEMFDTDLive::RequestInformation(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkInformation* outInfo = outputVector->GetInformationObject(0);
+  outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
+  outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
+  vem_vtk::RunGeometry g;
+  this->InformationDomain(inputVector, outInfo, g);
+  return 1;
+}
+
+// Starts the run from step 0; false (reported once) on an error.
+bool vtkVEMFDTDLive::Restart(vtkImageData* input, vtkInformationVector** inputVector)
+{
+  LiveInternals& L = *this->Live;
+  L.run.Clear();
+  const int status = vem_vtk::RunReported(this, this->Label(), [&]() {
+    if (this->StepsPerTick < 1)
+    {
+      vem::fail("StepsPerTick = ", this->StepsPerTick, ": must be >= 1");
+    }
+    if (this->MaximumSteps < 0)
+    {
+      vem::fail("MaximumSteps = ", this->MaximumSteps, ": must be >= 0 (0 = no limit)");
+    }
+    L.request = vem_vtk::TransientRequest();
+    this->GetTransientRequest(L.request);
+    L.request.options.stop_at_time = false;
+    L.request.options.steps = 1;
+    L.request.options.snapshot_interval = 1;
+    return this->StartRun(L.run, input, inputVector, L.request);
+  });
+  this->Failed = status != 1;
+  if (this->Failed)
+  {
+    L.run.Clear();
+  }
+  return !this->Failed;
+}
+
+int vtkVEMFDTDLive::RequestData(
+  vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector* outputVector)
+{
+  vtkImageData* input = vtkImageData::GetData(inputVector[0]);
+  vtkImageData* output = vtkImageData::GetData(outputVector, 0);
+  vtkTable* table = vtkTable::GetData(outputVector, 1);
+  if (!input || !output || !table)
+  {
+    vtkErrorMacro("FDTD Live: the input must be a vtkImageData.");
+    return 0;
+  }
+  LiveInternals& L = *this->Live;
+  const unsigned long upstream = UpstreamMTimeOf(this);
+  const bool changed =
+    this->ConfigChanged || upstream != this->UpstreamMTime || input != this->InputSeen;
+  if (changed || this->ResetRequested)
+  {
+    // A property or the input changed (or Reset): the run starts again at step 0.
+    this->ConfigChanged = false;
+    this->ResetRequested = false;
+    this->TickRequested = false;
+    this->UpstreamMTime = upstream;
+    this->InputSeen = input;
+    ++this->NumberOfResets;
+    this->Restart(input, inputVector);
+  }
+  if (this->Failed)
+  {
+    output->Initialize();
+    table->Initialize();
+    return 1;
+  }
+  if (this->TickRequested)
+  {
+    this->TickRequested = false;
+    int n = this->Paused ? 0 : this->StepsPerTick;
+    if (this->MaximumSteps > 0)
+    {
+      n = std::min(n, this->MaximumSteps - L.run.Steps());
+    }
+    const auto start = Clock::now();
+    const int done = L.run.Advance(
+      n, [&](int) { return !this->CheckAbort(); }, std::max(1, this->ProgressInterval));
+    this->LastTickSeconds = Since(start);
+    if (done > 0 && this->LastTickSeconds > 0)
+    {
+      this->LastMcellsPerSecond =
+        static_cast<double>(L.run.ComputationalCells()) * done / this->LastTickSeconds / 1e6;
+    }
+    char text[256];
+    std::snprintf(text, sizeof(text), "FDTD live (%s): step %d, %.1f Mcells/s",
+      L.run.Backend().c_str(), L.run.Steps(), this->LastMcellsPerSecond);
+    this->SetProgressText(text);
+  }
+  const auto start = Clock::now();
+  this->FillOutputs(output, table);
+  this->LastOutputSeconds = Since(start);
+  return 1;
+}
+
+void vtkVEMFDTDLive::FillOutputs(vtkImageData* output, vtkTable* table)
+{
+  LiveInternals& L = *this->Live;
+  const vem_vtk::RunGeometry& g = L.run.Geometry();
+  output->Initialize();
+  vem_vtk::SetOutputGeometry(output, g);
+  vtkCellData* cd = output->GetCellData();
+  const std::vector<std::vector<float>> data =
+    vem_vtk::SnapshotArrays(L.run, this->KeepE, this->KeepH, this->KeepEMagnitude);
+  std::size_t f = 0;
+  if (this->KeepE)
+  {
+    cd->AddArray(FloatArray("E", 3, data[f++]));
+    cd->SetActiveVectors("E");
+  }
+  if (this->KeepH)
+  {
+    cd->AddArray(FloatArray("H", 3, data[f++]));
+  }
+  if (this->KeepEMagnitude)
+  {
+    cd->AddArray(FloatArray("E_magnitude", 1, data[f++]));
+    cd->SetActiveScalars("E_magnitude");
+  }
+  for (const auto& m : L.run.Materials())
+  {
+    cd->AddArray(m);
+  }
+  const double dt = L.run.Dt(), time = L.run.Steps() * dt;
+  output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
+  vtkFieldData* fd = output->GetFieldData();
+  const std::pair<const char*, double> scalars[3] = { { "time_E", time },
+    { "time_H", time - 0.5 * dt }, { "time_step_dt", dt } };
+  for (const auto& s : scalars)
+  {
+    vtkNew<vtkDoubleArray> a;
+    a->SetName(s.first);
+    a->InsertNextValue(s.second);
+    fd->AddArray(a);
+  }
+  vtkNew<vtkIntArray> step;
+  step->SetName("step");
+  step->InsertNextValue(L.run.Steps());
+  fd->AddArray(step);
+  vtkNew<vtkStringArray> name;
+  name->SetName("backend");
+  name->InsertNextValue(L.run.Backend());
+  fd->AddArray(name);
+  table->ShallowCopy(vem_vtk::ProbeTable(L.run.Probes(), L.run.Steps(), dt, L.run.Waveform()));
+}
+
+//------------------------------------------------------------------------------
+void vtkVEMFDTDLive::PrintSelf(ostream& os, vtkIndent indent)
+{
+  this->Superclass::PrintSelf(os, indent);
+  os << indent << "StepsPerTick: " << this->StepsPerTick << ", MaximumSteps: " << this->MaximumSteps
+     << ", Paused: " << this->Paused << ", step " << this->GetCurrentStep() << ", resets "
+     << this->NumberOfResets << "\n";
+}
