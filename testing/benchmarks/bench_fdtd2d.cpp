@@ -23,7 +23,9 @@
 // Sweep (--sweep, at 8192^2, TM vacuum_pec unless noted): block shapes x rows per thread of the
 // plain kernels (VEM_FDTD2D_ROWS), time_block x tile (VEM_FDTD2D_TILE) of the blocked kernel, and
 // the blocked kernel with indexed materials and PEC edges.
-// Usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--no-main]
+// --sweep-indexed: only the indexed_pec part of the sweep (VEM_FDTD2D_BLOCKED_TABLE picks where the
+// blocked kernel reads the coefficient table; recorded as "blocked_table").
+// Usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--no-main]
 //        bench_fdtd2d profile   (a few steps of each kernel at 8192^2, for ncu)
 #include <algorithm>
 #include <chrono>
@@ -156,14 +158,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc < 2) {
-    std::cerr << "usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--no-main]\n";
+    std::cerr << "usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--no-main]\n";
     return 2;
   }
   const std::string out_path = argv[1];
   std::string commit = "unknown";
   int max_l = 16384;
   double target_s = 0.3;
-  bool sweep = false, main_table = true;
+  bool sweep = false, main_table = true, sweep_vacuum = true;
   for (int a = 2; a < argc; ++a) {
     const std::string k = argv[a];
     auto next = [&]() -> std::string {
@@ -175,6 +177,7 @@ int main(int argc, char** argv) {
     else if (k == "--target-s") target_s = std::atof(next().c_str());
     else if (k == "--sweep") sweep = true;
     else if (k == "--no-main") main_table = false;
+    else if (k == "--sweep-indexed") { sweep = true; sweep_vacuum = false; }
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
   std::string why;
@@ -232,7 +235,7 @@ int main(int argc, char** argv) {
     const int L = std::min(8192, max_l);
     std::cout << "\nSweep at " << L << "^2 (TM):\n\n| model | kernel | block / tile | rows | T | Mcells/s | of roofline |\n"
                  "|---|---|---|---|---|---|---|\n";
-    {
+    if (sweep_vacuum) {
       Fdtd2dOperator op(make_setup(L, Polarization2D::tm, Model::vacuum_pec));
       const double bpc = 36.0;
       const int shapes[][2] = {{32, 1}, {32, 2}, {32, 4}, {32, 8}, {32, 16}, {64, 1}, {64, 2}, {64, 4},
@@ -284,7 +287,9 @@ int main(int argc, char** argv) {
           Fdtd2dTuning t;
           t.time_block = T;
           const Timing r = time_engine(op, t, target_s / 2);
-          const double roof = record("sweep", T == 1 ? "plain" : "blocked", Model::indexed_pec, pol, L, t, "", r, 40.0);
+          const char* tab = std::getenv("VEM_FDTD2D_BLOCKED_TABLE");
+          const double roof = record("sweep", T == 1 ? "plain" : "blocked", Model::indexed_pec, pol, L, t,
+                                     std::string(", \"blocked_table\": \"") + (tab ? tab : "default") + "\"", r, 40.0);
           std::cout << "| indexed_pec " << polarization_name(pol) << " | " << (T == 1 ? "plain" : "blocked")
                     << " | default | 1 | " << T << " | " << fmt(r.mcells, 0) << " | " << fmt(r.mcells / roof, 2) << " |\n";
           std::cout.flush();

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -55,6 +56,15 @@ constexpr int kBlockedMaxPoints = 8;
 constexpr int kBlockedMaxSteps = 16;
 constexpr int kBlockedMaxProbes = 64;
 constexpr int kMaxPointUpdates = 64;
+// Where the blocked kernel reads an indexed model's coefficient table (BlockedParams::table_mode):
+// constant memory (as the plain kernels), shared memory (copied at the start of each pass; tables of
+// up to kBlockedSmemTableFloats floats) or global memory through L1 (__ldg). A warp's samples span
+// several materials (the benchmark's 8-cell blocks: 4 per warp row); divergent constant-memory
+// reads are serialized, which the on-chip-bound blocked kernel pays for. Default by measurement
+// (fdtd2d.md); VEM_FDTD2D_BLOCKED_TABLE=constant|shared|global overrides it for benchmark sweeps.
+constexpr int kBlockedSmemTableFloats = 6 * 256;
+enum BlockedTable : int { kTableConstant = 0, kTableShared = 1, kTableGlobal = 2 };
+constexpr BlockedTable kBlockedTableDefault = kTableGlobal;
 
 struct Grid2 {
   int nx, ny;
@@ -325,6 +335,9 @@ struct BlockedParams {
   const float* in[3];
   float* out[3];
   const std::uint16_t* index;  // INDEXED only
+  int table_mode;              // INDEXED: BlockedTable
+  int table_floats;            // INDEXED, kTableShared: floats of the table in shared memory (even)
+  const float* gtable;         // INDEXED, kTableGlobal: the table in global memory
   CoefUniform uni;             // !INDEXED
   // Point sources: sample (i, j, slot), electric (after E) or magnetic (after H), hard or soft;
   // value[step of the pass][point].
@@ -339,12 +352,22 @@ struct BlockedParams {
 };
 
 template <bool INDEXED>
-__device__ __forceinline__ void blocked_coef(const BlockedParams& P, const std::uint16_t* sidx, int l, int s,
-                                             float& a, float& b) {
+__device__ __forceinline__ void blocked_coef(const BlockedParams& P, const std::uint16_t* sidx, const float* stab,
+                                             int l, int s, float& a, float& b) {
   if (INDEXED) {
     const int k = int(sidx[l]) * 6 + 2 * s;
-    a = c_table2d[k];
-    b = c_table2d[k + 1];
+    if (P.table_mode == kTableShared) {
+      const float2 v = *reinterpret_cast<const float2*>(stab + k);  // k even: 8-byte aligned
+      a = v.x;
+      b = v.y;
+    } else if (P.table_mode == kTableGlobal) {
+      const float2 v = __ldg(reinterpret_cast<const float2*>(P.gtable + k));
+      a = v.x;
+      b = v.y;
+    } else {
+      a = c_table2d[k];
+      b = c_table2d[k + 1];
+    }
   } else {
     a = P.uni.a[s];
     b = P.uni.b[s];
@@ -359,12 +382,16 @@ __global__ void __launch_bounds__(512) step_blocked(const __grid_constant__ Bloc
   float* s0 = sm;
   float* s1 = sm + WH;
   float* s2 = sm + 2 * WH;
-  std::uint16_t* sidx = reinterpret_cast<std::uint16_t*>(sm + 3 * WH);
+  // Shared memory: the three fields, the material table (INDEXED, table_floats, even), the index.
+  float* stab = sm + 3 * WH;
+  const int tfl = INDEXED && P.table_mode == kTableShared ? P.table_floats : 0;
+  std::uint16_t* sidx = reinterpret_cast<std::uint16_t*>(sm + 3 * WH + tfl);
   const Grid2& g = P.g;
   const int i0 = int(blockIdx.x) * (W - 2 * T) - T;
   const int j0 = int(blockIdx.y) * (Hh - 2 * T) - T;
   const int tx = threadIdx.x, ty = threadIdx.y, bx = blockDim.x, by = blockDim.y;
   const int tid = tx + bx * ty;
+  for (int t = tid; t < tfl; t += bx * by) stab[t] = c_table2d[t];
   // Load (0 outside the layout; such cells are never updated nor read by an updated cell).
   for (int ly = ty; ly < Hh; ly += by) {
     const int j = j0 + ly;
@@ -393,15 +420,15 @@ __global__ void __launch_bounds__(512) step_blocked(const __grid_constant__ Bloc
         if (!TE) {
           const float ez = s0[l];
           if (in_range(g, 1, i, j)) {
-            blocked_coef<INDEXED>(P, sidx, l, 1, a, b);
+            blocked_coef<INDEXED>(P, sidx, stab, l, 1, a, b);
             s1[l] = upd_h(a, b, s1[l], curl_hx_tm(ez, s0[l + W], idy));
           }
           if (in_range(g, 2, i, j)) {
-            blocked_coef<INDEXED>(P, sidx, l, 2, a, b);
+            blocked_coef<INDEXED>(P, sidx, stab, l, 2, a, b);
             s2[l] = upd_h(a, b, s2[l], curl_hy_tm(ez, s0[l + 1], idx));
           }
         } else if (in_range(g, 0, i, j)) {
-          blocked_coef<INDEXED>(P, sidx, l, 0, a, b);
+          blocked_coef<INDEXED>(P, sidx, stab, l, 0, a, b);
           s0[l] = upd_h(a, b, s0[l], curl_hz_te(s1[l], s1[l + W], s2[l], s2[l + 1], idx, idy));
         }
       }
@@ -428,17 +455,17 @@ __global__ void __launch_bounds__(512) step_blocked(const __grid_constant__ Bloc
         float a, b;
         if (!TE) {
           if (in_range(g, 0, i, j)) {
-            blocked_coef<INDEXED>(P, sidx, l, 0, a, b);
+            blocked_coef<INDEXED>(P, sidx, stab, l, 0, a, b);
             s0[l] = upd_e(a, b, s0[l], curl_ez_tm(s1[l], s1[l - W], s2[l], s2[l - 1], idx, idy));
           }
         } else {
           const float hz = s0[l];
           if (in_range(g, 1, i, j)) {
-            blocked_coef<INDEXED>(P, sidx, l, 1, a, b);
+            blocked_coef<INDEXED>(P, sidx, stab, l, 1, a, b);
             s1[l] = upd_e(a, b, s1[l], curl_ex_te(hz, s0[l - W], idy));
           }
           if (in_range(g, 2, i, j)) {
-            blocked_coef<INDEXED>(P, sidx, l, 2, a, b);
+            blocked_coef<INDEXED>(P, sidx, stab, l, 2, a, b);
             s2[l] = upd_e(a, b, s2[l], curl_ey_te(hz, s0[l - 1], idx));
           }
         }
@@ -570,6 +597,8 @@ class Fdtd2dEngineCuda final : public Fdtd2dEngine {
   int rows_ = 1;
   int time_block_ = 1;
   int tile_w_ = 128, tile_h_ = 32;
+  int blocked_table_ = kTableConstant;  // where the blocked kernel reads an indexed model's table
+  int blocked_table_floats_ = 0;        // its floats in shared memory (kTableShared)
   enum class CoefKind { uniform, const_table, global_table, arrays } coef_kind_ = CoefKind::arrays;
   CoefUniform uniform_{};
   Grid2 g_{};
@@ -700,6 +729,20 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
       VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table2d, table.data(), table.size() * sizeof(float)));
   }
 
+  if (coef_kind_ == CoefKind::const_table) {
+    blocked_table_ = kBlockedTableDefault;
+    if (const char* t = std::getenv("VEM_FDTD2D_BLOCKED_TABLE")) {
+      const std::string v = t;
+      if (v == "constant") blocked_table_ = kTableConstant;
+      else if (v == "shared") blocked_table_ = kTableShared;
+      else if (v == "global") blocked_table_ = kTableGlobal;
+      else fail("VEM_FDTD2D_BLOCKED_TABLE = '", v, "': constant, shared or global");
+    }
+    if (blocked_table_ == kTableShared && table.size() > std::size_t(kBlockedSmemTableFloats))
+      blocked_table_ = kTableGlobal;
+    if (blocked_table_ == kTableShared) blocked_table_floats_ = int(table.size());  // 6 per material: even
+  }
+
   // Memory check before allocating: fields (x2 for the blocked kernel), index, table, arrays, CPML.
   std::int64_t need = op.device_bytes();
   if (time_block_ >= 2 && all_pec) need += 3 * L.size * std::int64_t(sizeof(float));
@@ -725,7 +768,7 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
     index_.allocate(L.size, "material index array");
     index_.upload(index.data(), L.size);
   }
-  if (coef_kind_ == CoefKind::global_table) {
+  if (coef_kind_ == CoefKind::global_table || (coef_kind_ == CoefKind::const_table && blocked_table_ == kTableGlobal)) {
     table_.allocate(table.size(), "material coefficient table");
     table_.upload(table.data(), table.size());
   }
@@ -812,10 +855,19 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
   }
   pdl_ = prop.major >= 9;
   if (time_block_ >= 2) {
-    const std::size_t smem = std::size_t(tile_w_) * tile_h_ * (3 * sizeof(float) + sizeof(std::uint16_t));
-    for (auto k : {step_blocked<false, false>, step_blocked<false, true>, step_blocked<true, false>,
-                   step_blocked<true, true>})
-      VEM_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+    const std::size_t smem = std::size_t(tile_w_) * tile_h_ * (3 * sizeof(float) + sizeof(std::uint16_t)) +
+                             std::size_t(blocked_table_floats_) * sizeof(float);
+    // The limit is per kernel and device, shared by every engine: only ever raised (an engine with
+    // a smaller tile or no table must not lower it under one still running).
+    static std::mutex mu;
+    static std::unordered_map<int, std::size_t> set_smem;
+    std::lock_guard<std::mutex> lock(mu);
+    if (smem > set_smem[device]) {
+      for (auto k : {step_blocked<false, false>, step_blocked<false, true>, step_blocked<true, false>,
+                     step_blocked<true, true>})
+        VEM_CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+      set_smem[device] = smem;
+    }
     if (2 * time_block_ >= std::min(tile_w_, tile_h_))
       fail("Fdtd2dTuning::time_block = ", time_block_, " leaves no interior in a ", tile_w_, " x ", tile_h_, " tile");
   }
@@ -963,8 +1015,12 @@ void Fdtd2dEngineCuda::run_blocked(int n) {
   const int inner_w = tile_w_ - 2 * time_block_, inner_h = tile_h_ - 2 * time_block_;
   const dim3 grid((g_.nx + 1 + inner_w - 1) / inner_w, (g_.ny + 1 + inner_h - 1) / inner_h);
   const dim3 block(32, 16);
-  const std::size_t smem = std::size_t(tile_w_) * tile_h_ * (3 * sizeof(float) + (index_.ptr ? sizeof(std::uint16_t) : 0));
   const bool indexed = coef_kind_ == CoefKind::const_table;
+  P.table_mode = indexed ? blocked_table_ : kTableConstant;
+  P.table_floats = indexed && blocked_table_ == kTableShared ? blocked_table_floats_ : 0;
+  P.gtable = table_.ptr;
+  const std::size_t smem = std::size_t(tile_w_) * tile_h_ * (3 * sizeof(float) + (index_.ptr ? sizeof(std::uint16_t) : 0)) +
+                           std::size_t(P.table_floats) * sizeof(float);
   const double dt = op_.dt();
   const auto& srcs = op_.sources();
   float* a[3] = {fields_[0].ptr, fields_[1].ptr, fields_[2].ptr};
