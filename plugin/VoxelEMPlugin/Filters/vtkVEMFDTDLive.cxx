@@ -96,7 +96,8 @@ void vtkVEMFDTDLive::SetStepsPerTick(int n)
   if (n != this->StepsPerTick)
   {
     this->StepsPerTick = n;
-    this->QuietModified();
+    // A bad value restarts the run, which reports it.
+    n >= 1 ? this->QuietModified() : this->Modified();
   }
 }
 
@@ -105,7 +106,7 @@ void vtkVEMFDTDLive::SetMaximumSteps(int n)
   if (n != this->MaximumSteps)
   {
     this->MaximumSteps = n;
-    this->QuietModified();
+    n >= 0 ? this->QuietModified() : this->Modified();
   }
 }
 
