@@ -64,7 +64,7 @@ constexpr int kMaxPointUpdates = 64;
 // (fdtd2d.md); VEM_FDTD2D_BLOCKED_TABLE=constant|shared|global overrides it for benchmark sweeps.
 constexpr int kBlockedSmemTableFloats = 6 * 256;
 enum BlockedTable : int { kTableConstant = 0, kTableShared = 1, kTableGlobal = 2 };
-constexpr BlockedTable kBlockedTableDefault = kTableGlobal;
+constexpr BlockedTable kBlockedTableDefault = kTableShared;  // measured best (fdtd2d.md)
 
 struct Grid2 {
   int nx, ny;
