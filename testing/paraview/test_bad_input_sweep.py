@@ -5,7 +5,9 @@ Tissue Properties.
 The inputs are small vtkImageData (6 x 6 x 6 cells of 2 mm) given through a TrivialProducer:
 
   nan_spacing, zero_spacing, negative_spacing   the spacing along x is NaN, 0 or -2 mm
-  flat_extent                                   1 point along z: 0 cells (voxels) along z
+  flat_extent                                   1 point along z: 0 cells (voxels) along z (FDFD;
+                                                for the FDTD filters a valid 2D model:
+                                                flat_extent_fdtd must work)
   empty_extent                                  an inverted extent along z: no points at all
   eps_2_components, eps_9_components            a permittivity array with 2 or 9 components
   eps_nan, eps_negative                         one voxel's permittivity is NaN or -2
@@ -56,7 +58,9 @@ CASES = {
     "nan_spacing": (SOLVERS, ["spacing along x is nan"]),
     "zero_spacing": (SOLVERS, ["spacing along x is 0"]),
     "negative_spacing": (SOLVERS, ["spacing along x is -0.002"]),
-    "flat_extent": (SOLVERS, ["no voxels along z"]),
+    "flat_extent": ([f for f in SOLVERS if f == "FDFDSolver"], ["no voxels along z"]),
+    # issue 14: a flat image is a valid 2D model for the FDTD filters
+    "flat_extent_fdtd": ([f for f in SOLVERS if f != "FDFDSolver"], None),
     "empty_extent": (SOLVERS, ["no voxels along z"]),
     "eps_2_components": (SOLVERS, ["has 2 components"]),
     "eps_9_components": (SOLVERS, ["has 9 components"]),
@@ -114,7 +118,7 @@ CHILD = textwrap.dedent(r"""
             spacing[0] = 0.0
         elif case == "negative_spacing":
             spacing[0] = -H
-        elif case == "flat_extent":
+        elif case in ("flat_extent", "flat_extent_fdtd"):
             dims[2] = 1
         elif case == "empty_extent":
             extent = (0, N, 0, N, 0, -1)

@@ -120,16 +120,12 @@ void Transient2dOptions::validate() const {
 
 int flat_axis(const std::array<int, 3>& voxels) {
   int found = -1, count = 0;
-  std::string names;
   for (int a = 0; a < 3; ++a)
     if (voxels[std::size_t(a)] == 1) {
       found = a;
-      names += std::string(count++ ? " and " : "") + axis_name(a);
+      ++count;
     }
-  if (count > 1)
-    fail("the image has a single voxel along ", names, " (", voxels[0], " x ", voxels[1], " x ", voxels[2],
-         " voxels): a 2D run needs exactly one such axis, the plane's normal (a 3D run takes it with Dimension = 3D)");
-  return found;
+  return count == 1 ? found : -1;  // a line or a single voxel stays a 3D model
 }
 
 Plane2D Plane2D::for_normal(int normal) {

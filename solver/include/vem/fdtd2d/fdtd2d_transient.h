@@ -50,8 +50,8 @@ struct Transient2dOptions {
   void validate() const;
 };
 
-// The axis of `voxels` with exactly one voxel: -1 when none has one (a 3D model); throws vem::Error
-// when more than one axis has one voxel (a line or a point, not a plane).
+// The axis of `voxels` with one voxel when exactly one axis has one: the plane's normal. -1
+// otherwise (a 3D model; a line or a single voxel stays 3D, as before 2D existed).
 int flat_axis(const std::array<int, 3>& voxels);
 
 struct Plane2D {
