@@ -1,6 +1,7 @@
 // Proof item 6: bad input is refused with a message that says what is wrong (error.h). Each case
 // builds the operator and the engine of the backend under test and checks the vem::Error text.
 // The CUDA-only case asks for a grid that needs more GPU memory than the device has free.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
@@ -277,8 +278,37 @@ TEST(FdtdBadInputCuda, GridLargerThanGpuMemoryIsRefusedWithByteCount) {
       EXPECT_NE(msg.find("bytes"), std::string::npos) << msg;
       EXPECT_NE(msg.find(std::to_string(op.device_bytes())), std::string::npos)
           << "message lacks the byte count needed: " << msg;
+      EXPECT_NE(msg.find("bytes free"), std::string::npos) << "message lacks the free bytes: " << msg;
     }
     break;
+  }
+  // Nothing is left behind: a grid that fits runs next, on the same device, and the free memory
+  // is back to what it was.
+  if (tried) {
+    FdtdSetup s;
+    s.grid = {48, 40, 32, 1e-3, 1e-3, 1e-3};
+    s.materials = {Material::vacuum()};
+    s.boundaries = BoundarySpec::all(BoundaryType::cpml, 6);
+    PointSource src;
+    src.i = 24; src.j = 20; src.k = 16;
+    src.waveform = Waveform::gaussian_for_bandwidth(10e9);
+    s.sources = {src};
+    Probe pr;
+    pr.component = Component::Ez; pr.i = 30; pr.j = 20; pr.k = 16;
+    s.probes = {pr};
+    FdtdOperator op(s);
+    auto eng = make_engine(op, Backend::cuda);
+    EXPECT_EQ(eng->run(60), 60);
+    const ProbeRecord rec = eng->probes();
+    ASSERT_EQ(rec.values.size(), 1u);
+    float peak = 0;
+    for (float v : rec.values[0]) peak = std::max(peak, std::fabs(v));
+    EXPECT_GT(peak, 0.0f) << "the run after the refused one produced no field";
+    eng.reset();
+    std::size_t free_after = 0;
+    ASSERT_EQ(cudaMemGetInfo(&free_after, &total_b), cudaSuccess);
+    EXPECT_GE(double(free_after), 0.99 * double(free_b))
+        << "free device memory " << free_after << " bytes after the runs, " << free_b << " before";
   }
   if (!tried)
     GTEST_SKIP() << "the device has " << free_b
