@@ -16,7 +16,8 @@
 #                       tests (gtest filter *cuda*:*Cuda*:*CUDA*) of every test program, or of the
 #                       programs named; each run is cut at VEM_SANITIZE_TIMEOUT s (default 60) and
 #                       recorded as clean / errors / timed out -> sanitize.{json,md,log};
-#                       VEM_SANITIZE_TOOLS picks the tools (default all four)
+#                       VEM_SANITIZE_TOOLS picks the tools (default all four); racecheck
+#                       instruments the kernels with shared memory (VEM_RACECHECK_KERNELS)
 # VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
 set -uo pipefail
 OUT=${OUT:-/tmp/vem-device-out}
@@ -134,6 +135,9 @@ fi
 if [ "$WHAT" = sanitize ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   LIMIT=${VEM_SANITIZE_TIMEOUT:-60}
+  # The project's kernels with __shared__ memory (grep __shared__ solver/src): the 3D and 2D DFT
+  # steady-state windows, the 2D temporally blocked step, the FDFD reductions.
+  RACE_KERNELS=${VEM_RACECHECK_KERNELS:-dft_window|dft2d_window|step_blocked|reduce_kernel}
   PROGRAMS=("$@")
   if [ ${#PROGRAMS[@]} -eq 0 ]; then
     mapfile -t PROGRAMS < <(ls $BUILD/testing/test_* | xargs -n1 basename)
@@ -149,7 +153,14 @@ if [ "$WHAT" = sanitize ]; then
       [ "$n" -gt 0 ] || continue
       t0=$(date +%s.%N)
       echo "=== $tool $prog ($n CUDA tests)" >> "$OUT/sanitize.log"
-      OMP_NUM_THREADS=4 timeout "$LIMIT" "$CS" --tool "$tool" --error-exitcode 99 --print-limit 20 \
+      # racecheck looks for hazards on shared memory only, so it instruments only the kernels that
+      # use shared memory (VEM_RACECHECK_KERNELS, a regex; "all" instruments every kernel): the
+      # others run at full speed and the whole CUDA suite of a program finishes.
+      filter=()
+      if [ "$tool" = racecheck ] && [ "$RACE_KERNELS" != all ]; then
+        filter=(--kernel-name "kr=$RACE_KERNELS")
+      fi
+      OMP_NUM_THREADS=4 timeout "$LIMIT" "$CS" --tool "$tool" "${filter[@]}" --error-exitcode 99 --print-limit 20 \
         "$bin" --gtest_filter='*cuda*:*Cuda*:*CUDA*' >> "$OUT/sanitize.log" 2>&1
       code=$?
       sec=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
