@@ -138,6 +138,10 @@ if [ "$WHAT" = sanitize ]; then
   # The project's kernels with __shared__ memory (grep __shared__ solver/src): the 3D and 2D DFT
   # steady-state windows, the 2D temporally blocked step, the FDFD reductions.
   RACE_KERNELS=${VEM_RACECHECK_KERNELS:-dft_window|dft2d_window|step_blocked|reduce_kernel}
+  if [ "$RACE_KERNELS" != all ] && ! "$CS" --help 2>&1 | grep -q "kernel_regex\|kr="; then
+    echo "device_check: this compute-sanitizer has no kernel regex filter; racecheck instruments every kernel"
+    RACE_KERNELS=all
+  fi
   PROGRAMS=("$@")
   if [ ${#PROGRAMS[@]} -eq 0 ]; then
     mapfile -t PROGRAMS < <(ls $BUILD/testing/test_* | xargs -n1 basename)
