@@ -45,6 +45,168 @@ FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning)
     psi_e_.push_back({std::vector<float>(be.size(), 0.0f), std::vector<float>(be.size(), 0.0f)});
     psi_h_.push_back({std::vector<float>(bh.size(), 0.0f), std::vector<float>(bh.size(), 0.0f)});
   }
+  if (op.scheme().scheme != Scheme::yee) build_high_order();
+}
+
+void FdtdEngineCpu::build_high_order() {
+  high_order_ = true;
+  const FieldLayout& L = op_.layout();
+  const auto& bc = op_.setup().boundaries;
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  for (int comp = 0; comp < 6; ++comp) {
+    const Component cc = static_cast<Component>(comp);
+    const bool electric = is_electric(cc);
+    for (int a = 0; a < 3; ++a) {
+      const bool tangential = axis_of(cc) != a;
+      const bool integer = electric == tangential;  // node (integer) positions along a
+      const int count = integer ? n[a] + 1 : n[a];
+      // Image parity at a PEC face: tangential E and normal H odd, normal E and tangential H even.
+      const float pec_sign = (electric == tangential) ? -1.0f : 1.0f;
+      auto parity = [&](BoundaryType t) {
+        if (t == BoundaryType::pec || t == BoundaryType::cpml) return pec_sign;
+        if (t == BoundaryType::pmc) return -pec_sign;
+        fail("scheme ", scheme_name(op_.scheme().scheme), ": boundary ", boundary_name(t),
+             " is not supported by the high-order stencil");
+      };
+      Resolve& r = res_[comp][a];
+      for (int m = -kReach; m <= n[a] + kReach; ++m) {
+        int x = m;
+        float sign = 1.0f;
+        if (bc.face[2 * a] == BoundaryType::periodic) {
+          x = ((m % n[a]) + n[a]) % n[a];
+        } else {
+          for (int guard = 0; guard < 16 && (x < 0 || x > count - 1); ++guard) {
+            if (x < 0) {
+              x = integer ? -x : -1 - x;
+              sign *= parity(bc.face[2 * a]);
+            } else {
+              x = integer ? 2 * n[a] - x : 2 * n[a] - 1 - x;
+              sign *= parity(bc.face[2 * a + 1]);
+            }
+          }
+          if (x < 0 || x > count - 1)
+            fail("scheme ", scheme_name(op_.scheme().scheme), ": the grid has ", n[a],
+                 " cells along ", "xyz"[a], ", too few for the wide stencil");
+        }
+        r.off.push_back(x * stride[a]);
+        r.sign.push_back(sign);
+      }
+    }
+  }
+  // Terms. Backward (E from H: H at half-integer offsets -1/2 -> index 0 / -1, etc.) and forward.
+  const SchemeStencil& st = op_.scheme().stencil;
+  const int pairs[2][2][2] = {{{0, -1}, {1, -2}}, {{1, 0}, {2, -1}}};  // [forward][p] = (hi, lo)
+  for (int fw = 0; fw < 2; ++fw)
+    for (int p = 0; p < 2; ++p)
+      for (int cls = 0; cls < 3; ++cls) {
+        const float w = float(st.w[p][cls]);
+        if (w == 0.0f) continue;
+        const int hi = pairs[fw][p][0], lo = pairs[fw][p][1];
+        if (cls == 0) terms_[fw].push_back({hi, lo, 0, 0, w});
+        if (cls == 1)
+          for (int s = -1; s <= 1; s += 2) {
+            terms_[fw].push_back({hi, lo, s, 0, w});
+            terms_[fw].push_back({hi, lo, 0, s, w});
+          }
+        if (cls == 2)
+          for (int s = -1; s <= 1; s += 2)
+            for (int t = -1; t <= 1; t += 2) terms_[fw].push_back({hi, lo, s, t, w});
+      }
+}
+
+// D_a F_f at sample idx (unscaled by 1/h): sum of w (F(hi) - F(lo)) over the stencil's terms.
+float FdtdEngineCpu::ho_diff(int f, int a, bool forward, const int idx[3]) const {
+  const int b = (a + 1) % 3, d = (a + 2) % 3;
+  const float* F = f_[f].data();
+  const auto& R = res_[f];
+  const std::int64_t base = op_.layout().origin;
+  float sum = 0.0f;
+  for (const Term& t : terms_[forward ? 1 : 0]) {
+    int hi[3], lo[3];
+    hi[a] = idx[a] + t.hi; lo[a] = idx[a] + t.lo;
+    hi[b] = lo[b] = idx[b] + t.tb;
+    hi[d] = lo[d] = idx[d] + t.td;
+    float vh = R[0].sign[hi[0] + kReach] * R[1].sign[hi[1] + kReach] * R[2].sign[hi[2] + kReach];
+    float vl = R[0].sign[lo[0] + kReach] * R[1].sign[lo[1] + kReach] * R[2].sign[lo[2] + kReach];
+    if (vh != 0.0f)
+      vh *= F[base + R[0].off[hi[0] + kReach] + R[1].off[hi[1] + kReach] + R[2].off[hi[2] + kReach]];
+    if (vl != 0.0f)
+      vl *= F[base + R[0].off[lo[0] + kReach] + R[1].off[lo[1] + kReach] + R[2].off[lo[2] + kReach]];
+    sum += t.w * (vh - vl);
+  }
+  return sum;
+}
+
+// The bulk update of fdtd_operator.h with D_a in place of the Yee differences:
+//   E_c <- ca E_c + cb [ D_{c+1} H_{c+2} - D_{c+2} H_{c+1} ],  H_c <- da H_c - db [ D_{c+1} E_{c+2} - D_{c+2} E_{c+1} ]
+template <class Coef>
+void FdtdEngineCpu::bulk_ho(bool electric, int c, const Coef& coef) {
+  const FieldLayout& L = op_.layout();
+  const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
+  const int b = (c + 1) % 3, d = (c + 2) % 3;
+  const int self = electric ? c : 3 + c, other = electric ? 3 : 0;
+  float* U = f_[self].data();
+  const float ib = float(1.0 / dd[b]), id = float(1.0 / dd[d]);
+  const float sgn = electric ? 1.0f : -1.0f;
+  const Component cc = static_cast<Component>(self);
+  const int i0 = op_.range_lo(cc, 0), i1 = op_.range_hi(cc, 0);
+  const int j0 = op_.range_lo(cc, 1), j1 = op_.range_hi(cc, 1);
+  const int k0 = op_.range_lo(cc, 2), k1 = op_.range_hi(cc, 2);
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = k0; k <= k1; ++k)
+    for (int j = j0; j <= j1; ++j)
+      for (int i = i0; i <= i1; ++i) {
+        const int idx[3] = {i, j, k};
+        const std::int64_t o = L.at(i, j, k);
+        const float curl = ho_diff(other + d, b, !electric, idx) * ib - ho_diff(other + b, d, !electric, idx) * id;
+        U[o] = coef.a(self, o) * U[o] + sgn * coef.b(self, o) * curl;
+      }
+}
+
+// The CPML corrections of cpml_e / cpml_h with the high-order derivative D_a.
+template <class Coef>
+void FdtdEngineCpu::cpml_ho(bool electric, std::size_t si, const Coef& coef) {
+  const CpmlSlab& s = op_.cpml_slabs()[si];
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
+  const FieldLayout& L = op_.layout();
+  const int a = s.axis;
+  const CpmlProfile& prof = op_.cpml_profile(a);
+  const bool lagged = prof.lagged;
+  const PsiBox box(s, electric, n);
+  const float inv_d = float(1.0 / dd[a]);
+  const float* pb = electric ? prof.b_e.data() : prof.b_h.data();
+  const float* pc = electric ? prof.c_e.data() : prof.c_h.data();
+  const float* pk = electric ? prof.kinv_e.data() : prof.kinv_h.data();
+  for (int q = 0; q < 2; ++q) {
+    // E: q = 0 updates E_{a+2} from H_{a+1} (+), q = 1 E_{a+1} from H_{a+2} (-).
+    // H: q = 0 updates H_{a+1} from E_{a+2} (+), q = 1 H_{a+2} from E_{a+1} (-).
+    const int c = electric ? (q == 0 ? (a + 2) % 3 : (a + 1) % 3) : (q == 0 ? (a + 1) % 3 : (a + 2) % 3);
+    const int src = electric ? 3 + (q == 0 ? (a + 1) % 3 : (a + 2) % 3) : (q == 0 ? (a + 2) % 3 : (a + 1) % 3);
+    const int self = electric ? c : 3 + c;
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    float* U = f_[self].data();
+    float* psi = (electric ? psi_e_ : psi_h_)[si][q].data();
+    const Component cc = static_cast<Component>(self);
+    int lo[3], hi[3];
+    for (int ax = 0; ax < 3; ++ax) { lo[ax] = op_.range_lo(cc, ax); hi[ax] = op_.range_hi(cc, ax); }
+    lo[a] = std::max(lo[a], electric ? s.e_begin : s.h_begin);
+    hi[a] = std::min(hi[a], electric ? s.e_end : s.h_end);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = lo[2]; k <= hi[2]; ++k)
+      for (int j = lo[1]; j <= hi[1]; ++j)
+        for (int i = lo[0]; i <= hi[0]; ++i) {
+          const int idx[3] = {i, j, k};
+          const int x = idx[a];
+          const std::int64_t o = L.at(i, j, k);
+          const float dF = ho_diff(src, a, !electric, idx) * inv_d;
+          float& p = psi[box.at(i, j, k)];
+          const float old = p;
+          p = pb[x] * p + pc[x] * dF;
+          U[o] += sign * coef.b(self, o) * ((pk[x] - 1.0f) * dF + (lagged ? old : p));
+        }
+  }
 }
 
 void FdtdEngineCpu::do_steps(int n) {
@@ -62,14 +224,24 @@ void FdtdEngineCpu::do_steps(int n) {
 // One leap-frog step `step` (0-based): H from (step-1/2) dt to (step+1/2) dt, E to (step+1) dt.
 template <class Coef>
 void FdtdEngineCpu::step_once(const Coef& coef, int step) {
-  for (int c = 0; c < 3; ++c) bulk_h(c, coef);
-  for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h(s, coef);
+  if (high_order_) {
+    for (int c = 0; c < 3; ++c) bulk_ho(false, c, coef);
+    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_ho(false, s, coef);
+  } else {
+    for (int c = 0; c < 3; ++c) bulk_h(c, coef);
+    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h(s, coef);
+  }
   apply_sources(false, step);
   run_hooks(HookPoint::after_h, step);
   fill_h_ghosts();
   exchange_halo(false);
-  for (int c = 0; c < 3; ++c) bulk_e(c, coef);
-  for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e(s, coef);
+  if (high_order_) {
+    for (int c = 0; c < 3; ++c) bulk_ho(true, c, coef);
+    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_ho(true, s, coef);
+  } else {
+    for (int c = 0; c < 3; ++c) bulk_e(c, coef);
+    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e(s, coef);
+  }
   apply_sources(true, step);
   run_hooks(HookPoint::after_e, step);
   copy_periodic_e_planes();

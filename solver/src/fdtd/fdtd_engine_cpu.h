@@ -33,6 +33,22 @@ class FdtdEngineCpu final : public FdtdEngine {
   template <class Coef> void bulk_h(int c, const Coef& coef);
   template <class Coef> void cpml_e(std::size_t slab, const Coef& coef);
   template <class Coef> void cpml_h(std::size_t slab, const Coef& coef);
+  // High-order schemes (vem/fdtd/schemes/fdtd_scheme.h). Every stencil point is resolved
+  // through per-component, per-axis tables over the extended index range -kReach..n+kReach:
+  // offset part and sign (periodic wrap, PEC/PMC images), so no ghost beyond the layout's one
+  // is read. Terms: the stencil's (hi, lo) sample pairs along the derivative axis with their
+  // transverse offsets and weights.
+  static constexpr int kReach = 3;
+  struct Resolve { std::vector<std::int64_t> off; std::vector<float> sign; };
+  struct Term { int hi, lo, tb, td; float w; };
+  void build_high_order();
+  float ho_diff(int f, int a, bool forward, const int idx[3]) const;
+  template <class Coef> void bulk_ho(bool electric, int c, const Coef& coef);
+  template <class Coef> void cpml_ho(bool electric, std::size_t slab, const Coef& coef);
+  bool high_order_ = false;
+  std::array<std::array<Resolve, 3>, 6> res_;
+  std::vector<Term> terms_[2];  // [0] backward (E update from H), [1] forward (H update from E)
+
   void apply_sources(bool electric, int step);
   void fill_h_ghosts();
   void copy_periodic_e_planes();

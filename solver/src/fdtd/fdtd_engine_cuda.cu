@@ -468,6 +468,9 @@ class FdtdEngineCuda final : public FdtdEngine {
 
 FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
     : FdtdEngine(op), device_(device) {
+  if (op.scheme().scheme != Scheme::yee)
+    fail("scheme ", scheme_name(op.scheme().scheme),
+         ": the CUDA engine steps only the yee scheme so far; use Backend::cpu");
   int count = 0;
   VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count)

@@ -36,12 +36,52 @@ int clampi(int v, int lo, int hi) { return std::max(lo, std::min(hi, v)); }
 
 }  // namespace
 
+// High-order schemes (vem/fdtd/schemes/fdtd_scheme.h): cubic cells, dt from the scheme's own
+// Courant limit, the combinations not yet supported refused with the scheme's name.
+void FdtdOperator::build_scheme_time_step() {
+  const YeeGrid& g = setup_.grid;
+  const char* name = scheme_name(setup_.scheme);
+  if (setup_.scheme == Scheme::s44)
+    fail("scheme s44: the fourth-order backward time differences (Hwang & Ihm) are not implemented "
+         "yet; use yee, fv24, fv24_wb or s22");
+  const double h = g.dx;
+  if (std::fabs(g.dy - h) > 1e-9 * h || std::fabs(g.dz - h) > 1e-9 * h)
+    fail("scheme ", name, " needs cubic cells: dx = ", g.dx, ", dy = ", g.dy, ", dz = ", g.dz,
+         " m (the weights are derived for dx = dy = dz)");
+  const double nd = setup_.scheme_design_cells_per_wavelength;
+  if (!std::isfinite(nd) || nd < 4)
+    fail("scheme ", name, ": scheme_design_cells_per_wavelength = ", nd, " must be >= 4");
+  for (int f = 0; f < 6; ++f)
+    if (setup_.boundaries.face[f] == BoundaryType::subdomain)
+      fail("scheme ", name, ": subdomain face ", face_name(f),
+           " is not supported yet (the wide stencil needs a 2-layer halo); use scheme yee");
+  if (!std::isfinite(setup_.dt) || setup_.dt < 0)
+    fail("time step dt = ", setup_.dt, " s must be finite and >= 0 (0 selects the Courant step)");
+  if (setup_.dt > 0) {
+    scheme_ = scheme_design_for_courant(setup_.scheme, kC0 * setup_.dt / h, nd);
+    if (scheme_.courant > scheme_.courant_limit)
+      fail("time step dt = ", setup_.dt, " s exceeds the Courant limit ",
+           scheme_.courant_limit * h / kC0, " s of scheme ", name, " (S = c dt / h = ",
+           scheme_.courant, " > S_max = ", scheme_.courant_limit, ") for h = ", h, " m");
+    dt_ = setup_.dt;
+  } else {
+    const double cf = setup_.courant_factor;
+    if (!std::isfinite(cf) || cf <= 0 || cf > 1)
+      fail("Courant factor ", cf, " must be in (0, 1]");
+    scheme_ = scheme_design_for_factor(setup_.scheme, cf, nd);
+    dt_ = scheme_.courant * h / kC0;
+  }
+}
+
 FdtdOperator::FdtdOperator(const FdtdSetup& setup) : setup_(setup) {
   const YeeGrid& g = setup_.grid;
   g.validate();
   layout_ = FieldLayout::for_grid(g.nx, g.ny, g.nz);
 
   // Time step.
+  if (setup_.scheme != Scheme::yee) {
+    build_scheme_time_step();
+  } else {
   const double limit = g.courant_limit_dt();
   if (!std::isfinite(setup_.dt) || setup_.dt < 0)
     fail("time step dt = ", setup_.dt, " s must be finite and >= 0 (0 selects the Courant step)");
@@ -55,6 +95,9 @@ FdtdOperator::FdtdOperator(const FdtdSetup& setup) : setup_(setup) {
     if (!std::isfinite(cf) || cf <= 0 || cf > 1)
       fail("Courant factor ", cf, " must be in (0, 1]");
     dt_ = cf * limit;
+  }
+  scheme_.courant = kC0 * dt_ / g.dx;  // informative (S = c dt / dx); the stencil is Yee's
+  scheme_.courant_limit = kC0 * limit / g.dx;
   }
 
   // Boundaries.

@@ -69,6 +69,8 @@ class FdtdOperator {
   const YeeGrid& grid() const { return setup_.grid; }
   const FieldLayout& layout() const { return layout_; }
   double dt() const { return dt_; }
+  // The update scheme, its weights and Courant number (FdtdSetup::scheme; yee by default).
+  const SchemeDesign& scheme() const { return scheme_; }
   MaterialMode material_mode() const { return setup_.material_mode; }
 
   // Inclusive update range of component c along axis a (see yee_grid.h and boundary.h).
@@ -112,6 +114,7 @@ class FdtdOperator {
   std::int64_t device_bytes() const;
 
  private:
+  void build_scheme_time_step();
   void build_ranges();
   void build_materials();
   void build_cpml();
@@ -120,6 +123,7 @@ class FdtdOperator {
   FdtdSetup setup_;
   FieldLayout layout_;
   double dt_ = 0;
+  SchemeDesign scheme_;
   int lo_[6][3], hi_[6][3];
   std::vector<float> table_;
   std::vector<std::uint16_t> index_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "vem/fdtd/boundary.h"
+#include "vem/fdtd/schemes/fdtd_scheme.h"
 #include "vem/core/material.h"
 #include "vem/fdtd/source.h"
 #include "vem/core/yee_grid.h"
@@ -40,6 +41,12 @@ struct FdtdSetup {
   double courant_factor = 0.99;  // dt = courant_factor * courant_limit when dt == 0
   double dt = 0.0;               // s; 0 selects from courant_factor; above the limit is refused
   BoundarySpec boundaries;
+  // Spatial update scheme (vem/fdtd/schemes/fdtd_scheme.h: coefficients, Courant limits,
+  // boundary handling). yee is the default and unchanged; the high-order schemes need cubic cells
+  // and derive dt from their own limit (courant_factor times it). The narrow-band schemes (fv24,
+  // s22) are exact at scheme_design_cells_per_wavelength along the axes and diagonals.
+  Scheme scheme = Scheme::yee;
+  double scheme_design_cells_per_wavelength = 20.0;
 
   MaterialMode material_mode = MaterialMode::indexed;
   std::vector<Material> materials;             // indexed mode: the table

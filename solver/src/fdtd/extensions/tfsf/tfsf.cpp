@@ -60,6 +60,9 @@ TfsfBox automatic_tfsf_box(const YeeGrid& g, const BoundarySpec& bs, int margin)
 TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box)
     : engine_(&engine), wave_(wave) {
   const FdtdOperator& op = engine.op();
+  if (op.scheme().scheme != Scheme::yee)
+    fail("TFSF plane wave with scheme ", scheme_name(op.scheme().scheme),
+         ": not supported yet (the surface corrections and the 1D auxiliary grid are Yee's); use scheme yee");
   const YeeGrid& g = op.grid();
   const int n[3] = {g.nx, g.ny, g.nz};
   const double d[3] = {g.dx, g.dy, g.dz};
