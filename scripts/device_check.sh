@@ -138,7 +138,7 @@ if [ "$WHAT" = sanitize ]; then
   # The project's kernels with __shared__ memory (grep __shared__ solver/src): the 3D and 2D DFT
   # steady-state windows, the 2D temporally blocked step, the FDFD reductions.
   RACE_KERNELS=${VEM_RACECHECK_KERNELS:-dft_window|dft2d_window|step_blocked|reduce_kernel}
-  if [ "$RACE_KERNELS" != all ] && ! "$CS" --help 2>&1 | grep -q "kernel_regex\|kr="; then
+  if [ "$RACE_KERNELS" != all ] && ! "$CS" --help 2>&1 | grep -q "regex  *: The value is a regular expression"; then
     echo "device_check: this compute-sanitizer has no kernel regex filter; racecheck instruments every kernel"
     RACE_KERNELS=all
   fi
@@ -162,7 +162,7 @@ if [ "$WHAT" = sanitize ]; then
       # others run at full speed and the whole CUDA suite of a program finishes.
       filter=()
       if [ "$tool" = racecheck ] && [ "$RACE_KERNELS" != all ]; then
-        filter=(--kernel-name "kr=$RACE_KERNELS")
+        filter=(--kernel-name "regex=$RACE_KERNELS")
       fi
       OMP_NUM_THREADS=4 timeout "$LIMIT" "$CS" --tool "$tool" "${filter[@]}" --error-exitcode 99 --print-limit 20 \
         "$bin" --gtest_filter='*cuda*:*Cuda*:*CUDA*' >> "$OUT/sanitize.log" 2>&1
