@@ -288,73 +288,79 @@ void FdtdOperator::build_materials() {
   }
 }
 
+CpmlProfile build_cpml_axis(int axis, int n, double d, double dt, const std::array<BoundaryType, 2>& face,
+                            const std::array<CpmlParameters, 2>& cpml, std::vector<CpmlSlab>& slabs) {
+  CpmlProfile p;
+  p.b_e.assign(n + 1, 0.0f);
+  p.c_e.assign(n + 1, 0.0f);
+  p.kinv_e.assign(n + 1, 1.0f);
+  p.b_h.assign(n + 1, 0.0f);
+  p.c_h.assign(n + 1, 0.0f);
+  p.kinv_h.assign(n + 1, 1.0f);
+  for (int s = 0; s < 2; ++s) {
+    const int f = 2 * axis + s;
+    if (face[s] != BoundaryType::cpml) continue;
+    const CpmlParameters& cp = cpml[s];
+    const int T = cp.thickness;
+    const double m = cp.grading_order;
+    const double sigma_max = cp.sigma_factor * 0.8 * (m + 1.0) / (kEta0 * d);
+    // depth rho in [0,1] of a position x (in cells) measured from the inner interface
+    auto rho = [&](double x) {
+      const double r = (s == 0) ? (T - x) / T : (x - (n - T)) / T;
+      return std::max(0.0, std::min(1.0, r));
+    };
+    auto fill = [&](double x, float& b, float& c, float& kinv) {
+      const double r = rho(x);
+      const double sigma = sigma_max * std::pow(r, m);
+      const double kappa = 1.0 + (cp.kappa_max - 1.0) * std::pow(r, m);
+      const double alpha = cp.alpha_max * std::pow(1.0 - r, cp.alpha_order);
+      const double bb = std::exp(-(sigma / kappa + alpha) * dt / kEps0);
+      const double cc = (sigma > 0) ? sigma / (sigma * kappa + kappa * kappa * alpha) * (bb - 1.0) : 0.0;
+      b = float(bb);
+      c = float(cc);
+      kinv = float(1.0 / kappa);
+      if (cp.match_frequency > 0) {  // Crank-Nicolson CPML matched to a steady state (boundary.h)
+        const double half = kPi * cp.match_frequency * dt;  // w dt / 2
+        const double aa = sigma / (kappa * std::cos(half)), gg = sigma / (kappa * kappa * std::cos(half));
+        const double den = kEps0 / dt + 0.5 * aa;
+        const double b1 = (kEps0 / dt - 0.5 * aa) / den, c1 = -0.5 * gg / den;
+        b = float(b1);
+        c = float(c1 * (1.0 + b1));
+        kinv = float(1.0 / kappa + c1);
+      }
+    };
+    CpmlSlab slab;
+    slab.face = f;
+    slab.axis = axis;
+    if (s == 0) {
+      slab.e_begin = 1; slab.e_end = T - 1;       // node 0 is the PEC wall, node T the interface
+      slab.h_begin = 0; slab.h_end = T - 1;
+    } else {
+      slab.e_begin = n - T + 1; slab.e_end = n - 1;
+      slab.h_begin = n - T; slab.h_end = n - 1;
+    }
+    if (cp.match_frequency > 0) {
+      const int other = 1 - s;
+      if (face[other] == BoundaryType::cpml && cpml[other].match_frequency != cp.match_frequency)
+        fail("CPML on ", face_name(f), ": match_frequency ", cp.match_frequency, " Hz differs from ",
+             cpml[other].match_frequency, " Hz on ", face_name(2 * axis + other), " (one scheme per axis)");
+      p.lagged = true;
+    }
+    for (int x = slab.e_begin; x <= slab.e_end; ++x) fill(x, p.b_e[x], p.c_e[x], p.kinv_e[x]);
+    for (int x = slab.h_begin; x <= slab.h_end; ++x) fill(x + 0.5, p.b_h[x], p.c_h[x], p.kinv_h[x]);
+    slabs.push_back(slab);
+  }
+  return p;
+}
+
 void FdtdOperator::build_cpml() {
   const YeeGrid& g = setup_.grid;
   const auto& bc = setup_.boundaries;
   const int n[3] = {g.nx, g.ny, g.nz};
   const double d[3] = {g.dx, g.dy, g.dz};
-  for (int a = 0; a < 3; ++a) {
-    CpmlProfile& p = profile_[a];
-    p.b_e.assign(n[a] + 1, 0.0f);
-    p.c_e.assign(n[a] + 1, 0.0f);
-    p.kinv_e.assign(n[a] + 1, 1.0f);
-    p.b_h.assign(n[a] + 1, 0.0f);
-    p.c_h.assign(n[a] + 1, 0.0f);
-    p.kinv_h.assign(n[a] + 1, 1.0f);
-    for (int s = 0; s < 2; ++s) {
-      const int f = 2 * a + s;
-      if (bc.face[f] != BoundaryType::cpml) continue;
-      const CpmlParameters& cp = bc.cpml[f];
-      const int T = cp.thickness;
-      const double m = cp.grading_order;
-      const double sigma_max = cp.sigma_factor * 0.8 * (m + 1.0) / (kEta0 * d[a]);
-      // depth rho in [0,1] of a position x (in cells) measured from the inner interface
-      auto rho = [&](double x) {
-        const double r = (s == 0) ? (T - x) / T : (x - (n[a] - T)) / T;
-        return std::max(0.0, std::min(1.0, r));
-      };
-      auto fill = [&](double x, float& b, float& c, float& kinv) {
-        const double r = rho(x);
-        const double sigma = sigma_max * std::pow(r, m);
-        const double kappa = 1.0 + (cp.kappa_max - 1.0) * std::pow(r, m);
-        const double alpha = cp.alpha_max * std::pow(1.0 - r, cp.alpha_order);
-        const double bb = std::exp(-(sigma / kappa + alpha) * dt_ / kEps0);
-        const double cc = (sigma > 0) ? sigma / (sigma * kappa + kappa * kappa * alpha) * (bb - 1.0) : 0.0;
-        b = float(bb);
-        c = float(cc);
-        kinv = float(1.0 / kappa);
-        if (cp.match_frequency > 0) {  // Crank-Nicolson CPML matched to a steady state (boundary.h)
-          const double half = kPi * cp.match_frequency * dt_;  // w dt / 2
-          const double aa = sigma / (kappa * std::cos(half)), gg = sigma / (kappa * kappa * std::cos(half));
-          const double den = kEps0 / dt_ + 0.5 * aa;
-          const double b1 = (kEps0 / dt_ - 0.5 * aa) / den, c1 = -0.5 * gg / den;
-          b = float(b1);
-          c = float(c1 * (1.0 + b1));
-          kinv = float(1.0 / kappa + c1);
-        }
-      };
-      CpmlSlab slab;
-      slab.face = f;
-      slab.axis = a;
-      if (s == 0) {
-        slab.e_begin = 1; slab.e_end = T - 1;       // node 0 is the PEC wall, node T the interface
-        slab.h_begin = 0; slab.h_end = T - 1;
-      } else {
-        slab.e_begin = n[a] - T + 1; slab.e_end = n[a] - 1;
-        slab.h_begin = n[a] - T; slab.h_end = n[a] - 1;
-      }
-      if (cp.match_frequency > 0) {
-        const int other = 2 * a + (1 - s);
-        if (bc.face[other] == BoundaryType::cpml && bc.cpml[other].match_frequency != cp.match_frequency)
-          fail("CPML on ", face_name(f), ": match_frequency ", cp.match_frequency, " Hz differs from ",
-               bc.cpml[other].match_frequency, " Hz on ", face_name(other), " (one scheme per axis)");
-        p.lagged = true;
-      }
-      for (int x = slab.e_begin; x <= slab.e_end; ++x) fill(x, p.b_e[x], p.c_e[x], p.kinv_e[x]);
-      for (int x = slab.h_begin; x <= slab.h_end; ++x) fill(x + 0.5, p.b_h[x], p.c_h[x], p.kinv_h[x]);
-      slabs_.push_back(slab);
-    }
-  }
+  for (int a = 0; a < 3; ++a)
+    profile_[a] = build_cpml_axis(a, n[a], d[a], dt_, {bc.face[2 * a], bc.face[2 * a + 1]},
+                                  {bc.cpml[2 * a], bc.cpml[2 * a + 1]}, slabs_);
 }
 
 void FdtdOperator::build_sources_and_probes() {

@@ -122,60 +122,11 @@ Fdtd2dOperator::Fdtd2dOperator(const Fdtd2dSetup& setup) : setup_(setup) {
       }
   }
 
-  // CPML (boundary.h; Roden & Gedney, MOTL 27(5) 2000), the profiles of fdtd_operator.cpp.
+  // CPML (boundary.h; Roden & Gedney, MOTL 27(5) 2000): the 3D operator's profiles per axis.
   const double d[2] = {g.dx, g.dy};
-  for (int a = 0; a < 2; ++a) {
-    CpmlProfile& p = profile_[a];
-    p.b_e.assign(n[a] + 1, 0.0f);
-    p.c_e.assign(n[a] + 1, 0.0f);
-    p.kinv_e.assign(n[a] + 1, 1.0f);
-    p.b_h.assign(n[a] + 1, 0.0f);
-    p.c_h.assign(n[a] + 1, 0.0f);
-    p.kinv_h.assign(n[a] + 1, 1.0f);
-    for (int side = 0; side < 2; ++side) {
-      const int f = 2 * a + side;
-      if (bc.face[f] != BoundaryType::cpml) continue;
-      const CpmlParameters& cp = bc.cpml[f];
-      const int T = cp.thickness;
-      const double m = cp.grading_order;
-      const double sigma_max = cp.sigma_factor * 0.8 * (m + 1.0) / (kEta0 * d[a]);
-      auto fill = [&](double x, float& b, float& c, float& kinv) {
-        // depth in [0, 1] from the PML's inner interface
-        const double r = std::max(0.0, std::min(1.0, side == 0 ? (T - x) / T : (x - (n[a] - T)) / T));
-        const double sigma = sigma_max * std::pow(r, m);
-        const double kappa = 1.0 + (cp.kappa_max - 1.0) * std::pow(r, m);
-        const double alpha = cp.alpha_max * std::pow(1.0 - r, cp.alpha_order);
-        const double bb = std::exp(-(sigma / kappa + alpha) * dt_ / kEps0);
-        const double cc = sigma > 0 ? sigma / (sigma * kappa + kappa * kappa * alpha) * (bb - 1.0) : 0.0;
-        b = float(bb);
-        c = float(cc);
-        kinv = float(1.0 / kappa);
-        if (cp.match_frequency > 0) {  // the Crank-Nicolson CPML of boundary.h
-          const double half = kPi * cp.match_frequency * dt_;
-          const double aa = sigma / (kappa * std::cos(half)), gg = sigma / (kappa * kappa * std::cos(half));
-          const double den = kEps0 / dt_ + 0.5 * aa;
-          const double b1 = (kEps0 / dt_ - 0.5 * aa) / den, c1 = -0.5 * gg / den;
-          b = float(b1);
-          c = float(c1 * (1.0 + b1));
-          kinv = float(1.0 / kappa + c1);
-        }
-      };
-      CpmlSlab slab;
-      slab.face = f;
-      slab.axis = a;
-      if (side == 0) {
-        slab.e_begin = 1; slab.e_end = T - 1;  // node 0: the terminating PEC; node T: the interface
-        slab.h_begin = 0; slab.h_end = T - 1;
-      } else {
-        slab.e_begin = n[a] - T + 1; slab.e_end = n[a] - 1;
-        slab.h_begin = n[a] - T; slab.h_end = n[a] - 1;
-      }
-      if (cp.match_frequency > 0) p.lagged = true;
-      for (int x = slab.e_begin; x <= slab.e_end; ++x) fill(x, p.b_e[x], p.c_e[x], p.kinv_e[x]);
-      for (int x = slab.h_begin; x <= slab.h_end; ++x) fill(x + 0.5, p.b_h[x], p.c_h[x], p.kinv_h[x]);
-      slabs_.push_back(slab);
-    }
-  }
+  for (int a = 0; a < 2; ++a)
+    profile_[a] = build_cpml_axis(a, n[a], d[a], dt_, {bc.face[2 * a], bc.face[2 * a + 1]},
+                                  {bc.cpml[2 * a], bc.cpml[2 * a + 1]}, slabs_);
 
   // Sources: line currents per unit length, J = I / (dx dy) (fdtd2d_setup.h).
   const double area = g.dx * g.dy;

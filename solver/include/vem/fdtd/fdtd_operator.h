@@ -47,6 +47,13 @@ struct CpmlProfile {
   bool lagged = false;
 };
 
+// The CPML profile of one axis and its slabs (appended to `slabs`), with the grading of boundary.h:
+// `face` and `cpml` of the axis's low and high faces (2 axis, 2 axis + 1), n cells of size d (m),
+// time step dt (s). Shared by the 3D and 2D operators. Throws vem::Error when both faces are
+// CPML with different match_frequency.
+CpmlProfile build_cpml_axis(int axis, int n, double d, double dt, const std::array<BoundaryType, 2>& face,
+                            const std::array<CpmlParameters, 2>& cpml, std::vector<CpmlSlab>& slabs);
+
 struct ResolvedSource {
   PointSource::Kind kind;
   Waveform waveform;
