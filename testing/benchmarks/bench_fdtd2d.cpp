@@ -25,7 +25,13 @@
 // the blocked kernel with indexed materials and PEC edges.
 // --sweep-indexed: only the indexed_pec part of the sweep (VEM_FDTD2D_BLOCKED_TABLE picks where the
 // blocked kernel reads the coefficient table; recorded as "blocked_table").
-// Usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--no-main]
+// The main table times the plain kernels twice: "plain" (the engine's default plain kernels) and
+// "plain 1-cell" (Fdtd2dTuning::plain_cells = 1, the one-cell kernels that were the default up to
+// issue 14's vector kernels), in the same run.
+// --variants: at 8192^2 (or max_l), vacuum_pec and indexed_cpml, TM and TE, the plain kernels'
+// variants (x cells per thread 1 / 2 / 4 with float2 / float4 accesses, ordinary or streaming
+// stores, threads per block), each its own engine, all against the copy bandwidth of this run.
+// Usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--variants] [--no-main]
 //        bench_fdtd2d profile   (a few steps of each kernel at 8192^2, for ncu)
 #include <algorithm>
 #include <chrono>
@@ -143,9 +149,13 @@ void profile() {
       if (m == Model::indexed_cpml && tb == 4) continue;
       Fdtd2dTuning t;
       t.time_block = tb;
-      auto eng = make_fdtd2d_engine(op, Backend::cuda, 0, nullptr, t);
-      eng->run(tb == 1 ? 3 : 16, {}, 100);
-      std::cout << model_name(m) << " time_block " << tb << " done\n";
+      for (int cells : {1, 0}) {  // the one-cell kernels, then the default plain kernels
+        if (tb != 1 && cells == 1) continue;
+        t.plain_cells = cells;
+        auto eng = make_fdtd2d_engine(op, Backend::cuda, 0, nullptr, t);
+        eng->run(tb == 1 ? 3 : 16, {}, 100);
+        std::cout << model_name(m) << " time_block " << tb << " plain_cells " << cells << " done\n";
+      }
     }
   }
 }
@@ -158,14 +168,14 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (argc < 2) {
-    std::cerr << "usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--no-main]\n";
+    std::cerr << "usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--variants] [--no-main]\n";
     return 2;
   }
   const std::string out_path = argv[1];
   std::string commit = "unknown";
   int max_l = 16384;
   double target_s = 0.3;
-  bool sweep = false, main_table = true, sweep_vacuum = true;
+  bool sweep = false, main_table = true, sweep_vacuum = true, variants = false;
   for (int a = 2; a < argc; ++a) {
     const std::string k = argv[a];
     auto next = [&]() -> std::string {
@@ -177,6 +187,7 @@ int main(int argc, char** argv) {
     else if (k == "--target-s") target_s = std::atof(next().c_str());
     else if (k == "--sweep") sweep = true;
     else if (k == "--no-main") main_table = false;
+    else if (k == "--variants") variants = true;
     else if (k == "--sweep-indexed") { sweep = true; sweep_vacuum = false; }
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
@@ -218,18 +229,49 @@ int main(int argc, char** argv) {
         for (int L = 1024; L <= max_l; L *= 2) {
           Fdtd2dOperator op(make_setup(L, pol, m));
           const double bpc = bytes_per_cell_step(op, m);
-          for (int tb : {1, 0}) {
+          for (int tb : {-1, 1, 0}) {  // -1: plain, one-cell kernels
             Fdtd2dTuning t;
-            t.time_block = tb;
+            t.time_block = tb < 0 ? 1 : tb;
+            if (tb < 0) t.plain_cells = 1;
             const Timing r = time_engine(op, t, target_s);
-            const std::string variant = tb == 1 ? "plain" : (m == Model::vacuum_pec ? "default (blocked)" : "default (plain: CPML)");
-            const double roof = record("main", variant, m, pol, L, t, "", r, bpc);
+            const std::string variant = tb < 0 ? "plain 1-cell" : tb == 1 ? "plain" : (m == Model::vacuum_pec ? "default (blocked)" : "default (plain: CPML)");
+            const double roof = record("main", variant, m, pol, L, t, ", \"plain_cells\": " + std::to_string(t.plain_cells), r, bpc);
             std::cout << "| " << model_name(m) << " | " << polarization_name(pol) << " | " << L << "^2 | " << variant
                       << " | " << fmt(r.mcells, 0) << " | " << fmt(12 * r.mcells / 1000, 1) << " | " << fmt(bpc, 1)
                       << " | " << fmt(roof, 0) << " | " << fmt(r.mcells / roof, 2) << " |\n";
             std::cout.flush();
           }
         }
+  }
+  if (variants) {
+    const int L = std::min(8192, max_l);
+    std::cout << "\nPlain-kernel variants at " << L << "^2 (copy bandwidth " << fmt(bw, 0)
+              << " GB/s):\n\n| model | pol | cells/thread | stores | threads | Mcells/s | of roofline |\n"
+                 "|---|---|---|---|---|---|---|\n";
+    // {cells, stores (1 ordinary, 2 streaming), block_x, block_y}; the first is the old default.
+    const int vs[][4] = {{1, 1, 128, 2}, {2, 1, 64, 4}, {2, 1, 128, 2}, {2, 2, 64, 4}, {4, 1, 32, 8}, {4, 1, 64, 4},
+                         {4, 1, 128, 2}, {4, 1, 256, 1}, {4, 1, 64, 2}, {4, 1, 128, 4}, {4, 2, 64, 4}};
+    for (Model m : {Model::vacuum_pec, Model::indexed_cpml})
+      for (Polarization2D pol : {Polarization2D::tm, Polarization2D::te}) {
+        Fdtd2dOperator op(make_setup(L, pol, m));
+        const double bpc = bytes_per_cell_step(op, m);
+        for (const auto& v : vs) {
+          Fdtd2dTuning t;
+          t.time_block = 1;
+          t.plain_cells = v[0];
+          t.plain_stores = v[1];
+          t.block_x = v[2];
+          t.block_y = v[3];
+          const Timing r = time_engine(op, t, target_s / 2);
+          const double roof = record("variants", "plain", m, pol, L, t,
+                                     ", \"plain_cells\": " + std::to_string(v[0]) + ", \"plain_stores\": \"" +
+                                         (v[1] == 2 ? "streaming" : "ordinary") + "\"", r, bpc);
+          std::cout << "| " << model_name(m) << " | " << polarization_name(pol) << " | " << v[0] << " | "
+                    << (v[1] == 2 ? "cs" : "-") << " | " << v[2] << "x" << v[3] << " | " << fmt(r.mcells, 0) << " | "
+                    << fmt(r.mcells / roof, 3) << " |\n";
+          std::cout.flush();
+        }
+      }
   }
   if (sweep) {
     const int L = std::min(8192, max_l);
@@ -246,6 +288,7 @@ int main(int argc, char** argv) {
           if (rows > 1 && sh[0] < 32) continue;
           Fdtd2dTuning t;
           t.time_block = 1;
+          t.plain_cells = 1;  // the block-shape x rows sweep of the one-cell kernels
           t.block_x = sh[0];
           t.block_y = sh[1];
           const Timing r = time_engine(op, t, target_s / 2);

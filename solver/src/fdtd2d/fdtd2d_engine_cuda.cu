@@ -2,9 +2,11 @@
 // arithmetic as the CPU engine (the library compiles CUDA with -fmad=false).
 //
 // Two ways to step (Fdtd2dTuning::time_block, results in testing/benchmarks/results/fdtd2d.md):
-//  - plain (time_block 1): one kernel for H and one for E per step (Takada et al.'s scheme), one
-//    thread per sample and `rows` consecutive y rows per thread (the y-neighbour carried in a
-//    register, the x-neighbour from L1), then the CPML slabs (one merged launch per half step),
+//  - plain (time_block 1): one kernel for H and one for E per step (Takada et al.'s scheme), either
+//    one thread per sample and `rows` consecutive y rows per thread (the y-neighbour carried in a
+//    register, the x-neighbour from L1), or 2 / 4 consecutive x samples per thread with float2 /
+//    float4 loads and stores (Fdtd2dTuning::plain_cells; more bytes in flight per thread), then
+//    the CPML slabs (one merged launch per half step),
 //    point sources, PMC/periodic ghosts and probes, all on the device; extension hooks between.
 //    On Hopper the stepping kernels use programmatic dependent launch as the 3D engine does.
 //  - temporally blocked (time_block T >= 2): each block loads a tile of the three fields (and the
@@ -17,9 +19,11 @@
 //    kBlockedMaxProbes probes, no extensions; anything else (CPML, PMC, periodic, coefficient
 //    arrays with many tuples, TF/SF, DFT monitors) steps with the plain kernels. The cell updates
 //    are the same inline functions in both paths, so both give the same fields bit for bit.
-// For benchmark sweeps only, two environment variables override the measured defaults:
-// VEM_FDTD2D_ROWS (rows per thread of the plain kernels: 1, 2 or 4) and VEM_FDTD2D_TILE
-// ("WxH": the blocked kernel's tile in cells, halo included; W a multiple of 32).
+// For benchmark sweeps and tests only, environment variables override the measured defaults:
+// VEM_FDTD2D_ROWS (rows per thread of the one-cell plain kernels: 1, 2 or 4), VEM_FDTD2D_CELLS
+// (x cells per thread of the plain kernels: 1, 2 or 4), VEM_FDTD2D_STORES (cs: streaming stores in
+// the 2- and 4-cell kernels, anything else ordinary) and VEM_FDTD2D_TILE ("WxH": the blocked
+// kernel's tile in cells, halo included; W a multiple of 32).
 // Every CUDA call and launch is checked (cuda_check.h).
 #include <cuda_runtime.h>
 
@@ -65,6 +69,11 @@ constexpr int kMaxPointUpdates = 64;
 constexpr int kBlockedSmemTableFloats = 6 * 256;
 enum BlockedTable : int { kTableConstant = 0, kTableShared = 1, kTableGlobal = 2 };
 constexpr BlockedTable kBlockedTableDefault = kTableShared;  // measured best (fdtd2d.md)
+// Plain kernels (Fdtd2dTuning::plain_cells / plain_stores automatic): cells per thread along x,
+// streaming stores, and the threads per block of the 2- and 4-cell kernels ([0]: 2, [1]: 4).
+constexpr int kPlainCellsDefault = 4;
+constexpr bool kPlainStreamingDefault = false;
+constexpr int kPlainBlockVec[2][2] = {{64, 4}, {64, 4}};
 
 struct Grid2 {
   int nx, ny;
@@ -98,16 +107,36 @@ __device__ __forceinline__ float curl_hz_te(float ex, float ex_jp, float ey, flo
 __device__ __forceinline__ float curl_ex_te(float hz, float hz_jm, float idy) { return (hz - hz_jm) * idy; }
 __device__ __forceinline__ float curl_ey_te(float hz, float hz_im, float idx) { return -((hz - hz_im) * idx); }
 
+// The material keys (index * 6) of V consecutive samples from offset o (o a multiple of V: the
+// 16-bit index array has the field layout, so 2 V bytes aligned).
+template <int V>
+__device__ __forceinline__ void index_keys(const std::uint16_t* __restrict__ index, int o, int* k) {
+  if constexpr (V == 4) {
+    const ushort4 u = __ldg(reinterpret_cast<const ushort4*>(index + o));
+    k[0] = int(u.x) * 6; k[1] = int(u.y) * 6; k[2] = int(u.z) * 6; k[3] = int(u.w) * 6;
+  } else if constexpr (V == 2) {
+    const ushort2 u = __ldg(reinterpret_cast<const ushort2*>(index + o));
+    k[0] = int(u.x) * 6; k[1] = int(u.y) * 6;
+  } else {
+    k[0] = int(__ldg(index + o)) * 6;
+  }
+}
+
 // Coefficient policies: (a, b) of slot s at layout offset o.
 struct CoefUniform {
   float a[3], b[3];
   __device__ __forceinline__ int key(int) const { return 0; }
+  template <int V> __device__ __forceinline__ void keys(int, int* k) const {
+#pragma unroll
+    for (int e = 0; e < V; ++e) k[e] = 0;
+  }
   __device__ __forceinline__ float ca(int s, int, int) const { return a[s]; }
   __device__ __forceinline__ float cb(int s, int, int) const { return b[s]; }
 };
 struct CoefConstTable {
   const std::uint16_t* __restrict__ index;
   __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 6; }
+  template <int V> __device__ __forceinline__ void keys(int o, int* k) const { index_keys<V>(index, o, k); }
   __device__ __forceinline__ float ca(int s, int, int k) const { return c_table2d[k + 2 * s]; }
   __device__ __forceinline__ float cb(int s, int, int k) const { return c_table2d[k + 2 * s + 1]; }
 };
@@ -115,12 +144,17 @@ struct CoefGlobalTable {
   const std::uint16_t* __restrict__ index;
   const float* __restrict__ table;
   __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 6; }
+  template <int V> __device__ __forceinline__ void keys(int o, int* k) const { index_keys<V>(index, o, k); }
   __device__ __forceinline__ float ca(int s, int, int k) const { return __ldg(table + k + 2 * s); }
   __device__ __forceinline__ float cb(int s, int, int k) const { return __ldg(table + k + 2 * s + 1); }
 };
 struct CoefArrays {
   const float* __restrict__ arr[6];
   __device__ __forceinline__ int key(int) const { return 0; }
+  template <int V> __device__ __forceinline__ void keys(int, int* k) const {
+#pragma unroll
+    for (int e = 0; e < V; ++e) k[e] = 0;
+  }
   __device__ __forceinline__ float ca(int s, int o, int) const { return __ldg(arr[2 * s] + o); }
   __device__ __forceinline__ float cb(int s, int o, int) const { return __ldg(arr[2 * s + 1] + o); }
 };
@@ -212,6 +246,149 @@ __global__ void update_e_plain(Fields F, Grid2 g, Coef coef) {
       if (in_range(g, 2, i, j)) Ey[o] = upd_e(coef.ca(2, o, k), coef.cb(2, o, k), Ey[o], curl_ey_te(hz, Hz[o - 1], g.idx));
       hz_m = hz;
     }
+  }
+}
+
+// Plain kernels with V = 2 or 4 consecutive x cells per thread (one row): the fields move as
+// float2 / float4 (FieldLayout2D: pitch a multiple of 32 floats, sample i = 0 of a row 32-byte
+// aligned, so a group i = V t .. V t + V - 1 is V * 4-byte aligned and, with i <= nx, inside its
+// row: the row holds i up to pitch - 9 >= V ceil((nx + 1) / V) - 1). Every group is loaded whole;
+// the update of each sample is the one-cell kernels' (same expressions, same guards), and a group
+// with a sample outside its component's range stores only the updated samples, one by one. The
+// x-neighbour beyond the group (Ez[i + V] for Hy, Hy[i - 1] for Ez, ...) is one scalar load, made
+// only where the one-cell kernel reads it. CS: streaming stores (st.global.cs).
+template <int V>
+__device__ __forceinline__ void vld(const float* p, float* v) {
+  if constexpr (V == 4) {
+    const float4 t = *reinterpret_cast<const float4*>(p);
+    v[0] = t.x; v[1] = t.y; v[2] = t.z; v[3] = t.w;
+  } else {
+    const float2 t = *reinterpret_cast<const float2*>(p);
+    v[0] = t.x; v[1] = t.y;
+  }
+}
+template <int V, bool CS>
+__device__ __forceinline__ void vst(float* p, const float* v) {
+  if constexpr (V == 4) {
+    const float4 t = make_float4(v[0], v[1], v[2], v[3]);
+    if (CS) __stcs(reinterpret_cast<float4*>(p), t); else *reinterpret_cast<float4*>(p) = t;
+  } else {
+    const float2 t = make_float2(v[0], v[1]);
+    if (CS) __stcs(reinterpret_cast<float2*>(p), t); else *reinterpret_cast<float2*>(p) = t;
+  }
+}
+// Store the samples i..i+V-1 of slot s that are in its range (the whole vector where all are).
+template <int V, bool CS>
+__device__ __forceinline__ void vstore_range(const Grid2& g, int s, int i, int j, float* p, const float* v) {
+  if (j < g.lo[s][1] || j > g.hi[s][1]) return;
+  if (i >= g.lo[s][0] && i + V - 1 <= g.hi[s][0]) {
+    vst<V, CS>(p, v);
+  } else {
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (i + e >= g.lo[s][0] && i + e <= g.hi[s][0]) p[e] = v[e];
+  }
+}
+
+template <bool TE, int V, bool CS, class Coef>
+__global__ void update_h_vec(Fields F, Grid2 g, Coef coef) {
+  pdl_begin();
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x) * V;
+  const int j = int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i > g.nx || j > g.ny) return;
+  const int p = g.pitch;
+  const int o = g.origin + i + j * p;
+  int k[V];
+  coef.template keys<V>(o, k);
+  if (!TE) {
+    const float* __restrict__ Ez = F.f[0];
+    float* __restrict__ Hx = F.f[1];
+    float* __restrict__ Hy = F.f[2];
+    float ez[V + 1], ez_jp[V], hx[V], hy[V];
+    vld<V>(Ez + o, ez);
+    if (j < g.ny) vld<V>(Ez + o + p, ez_jp);  // row ny + 1 is not in the layout
+    else
+#pragma unroll
+      for (int e = 0; e < V; ++e) ez_jp[e] = 0.0f;
+    ez[V] = in_range(g, 2, i + V - 1, j) ? Ez[o + V] : 0.0f;
+    vld<V>(Hx + o, hx);
+    vld<V>(Hy + o, hy);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (in_range(g, 1, i + e, j))
+        hx[e] = upd_h(coef.ca(1, o + e, k[e]), coef.cb(1, o + e, k[e]), hx[e], curl_hx_tm(ez[e], ez_jp[e], g.idy));
+      if (in_range(g, 2, i + e, j))
+        hy[e] = upd_h(coef.ca(2, o + e, k[e]), coef.cb(2, o + e, k[e]), hy[e], curl_hy_tm(ez[e], ez[e + 1], g.idx));
+    }
+    vstore_range<V, CS>(g, 1, i, j, Hx + o, hx);
+    vstore_range<V, CS>(g, 2, i, j, Hy + o, hy);
+  } else {
+    float* __restrict__ Hz = F.f[0];
+    const float* __restrict__ Ex = F.f[1];
+    const float* __restrict__ Ey = F.f[2];
+    float ex[V], ex_jp[V], ey[V + 1], hz[V];
+    vld<V>(Ex + o, ex);
+    if (j < g.ny) vld<V>(Ex + o + p, ex_jp);
+    else
+#pragma unroll
+      for (int e = 0; e < V; ++e) ex_jp[e] = 0.0f;
+    vld<V>(Ey + o, ey);
+    ey[V] = in_range(g, 0, i + V - 1, j) ? Ey[o + V] : 0.0f;
+    vld<V>(Hz + o, hz);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (in_range(g, 0, i + e, j))
+        hz[e] = upd_h(coef.ca(0, o + e, k[e]), coef.cb(0, o + e, k[e]), hz[e],
+                      curl_hz_te(ex[e], ex_jp[e], ey[e], ey[e + 1], g.idx, g.idy));
+    vstore_range<V, CS>(g, 0, i, j, Hz + o, hz);
+  }
+}
+
+template <bool TE, int V, bool CS, class Coef>
+__global__ void update_e_vec(Fields F, Grid2 g, Coef coef) {
+  pdl_begin();
+  const int i = int(blockIdx.x * blockDim.x + threadIdx.x) * V;
+  const int j = int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i > g.nx || j > g.ny) return;
+  const int p = g.pitch;
+  const int o = g.origin + i + j * p;
+  int k[V];
+  coef.template keys<V>(o, k);
+  if (!TE) {
+    float* __restrict__ Ez = F.f[0];
+    const float* __restrict__ Hx = F.f[1];
+    const float* __restrict__ Hy = F.f[2];
+    float hx[V], hx_m[V], hy[V + 1], ez[V];  // hy[e + 1] = Hy(i + e), hy[0] = Hy(i - 1)
+    vld<V>(Hx + o, hx);
+    vld<V>(Hx + o - p, hx_m);
+    vld<V>(Hy + o, hy + 1);
+    hy[0] = in_range(g, 0, i, j) ? Hy[o - 1] : 0.0f;
+    vld<V>(Ez + o, ez);
+#pragma unroll
+    for (int e = 0; e < V; ++e)
+      if (in_range(g, 0, i + e, j))
+        ez[e] = upd_e(coef.ca(0, o + e, k[e]), coef.cb(0, o + e, k[e]), ez[e],
+                      curl_ez_tm(hx[e], hx_m[e], hy[e + 1], hy[e], g.idx, g.idy));
+    vstore_range<V, CS>(g, 0, i, j, Ez + o, ez);
+  } else {
+    const float* __restrict__ Hz = F.f[0];
+    float* __restrict__ Ex = F.f[1];
+    float* __restrict__ Ey = F.f[2];
+    float hz[V + 1], hz_m[V], ex[V], ey[V];  // hz[e + 1] = Hz(i + e), hz[0] = Hz(i - 1)
+    vld<V>(Hz + o, hz + 1);
+    vld<V>(Hz + o - p, hz_m);
+    hz[0] = in_range(g, 2, i, j) ? Hz[o - 1] : 0.0f;
+    vld<V>(Ex + o, ex);
+    vld<V>(Ey + o, ey);
+#pragma unroll
+    for (int e = 0; e < V; ++e) {
+      if (in_range(g, 1, i + e, j))
+        ex[e] = upd_e(coef.ca(1, o + e, k[e]), coef.cb(1, o + e, k[e]), ex[e], curl_ex_te(hz[e + 1], hz_m[e], g.idy));
+      if (in_range(g, 2, i + e, j))
+        ey[e] = upd_e(coef.ca(2, o + e, k[e]), coef.cb(2, o + e, k[e]), ey[e], curl_ey_te(hz[e + 1], hz[e], g.idx));
+    }
+    vstore_range<V, CS>(g, 1, i, j, Ex + o, ex);
+    vstore_range<V, CS>(g, 2, i, j, Ey + o, ey);
   }
 }
 
@@ -595,6 +772,8 @@ class Fdtd2dEngineCuda final : public Fdtd2dEngine {
   bool pdl_ = false;
   dim3 block_;
   int rows_ = 1;
+  int cells_ = 1;          // x cells per thread of the plain kernels (1, 2, 4)
+  bool streaming_ = false;  // st.global.cs in the 2- and 4-cell kernels
   int time_block_ = 1;
   int tile_w_ = 128, tile_h_ = 32;
   int blocked_table_ = kTableConstant;  // where the blocked kernel reads an indexed model's table
@@ -653,9 +832,24 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
     if (std::sscanf(t, "%dx%d", &tile_w_, &tile_h_) != 2 || tile_w_ % 32 != 0 || tile_w_ < 64 || tile_h_ < 8)
       fail("VEM_FDTD2D_TILE = '", t, "': WxH with W a multiple of 32 (>= 64), H >= 8");
   }
-  // Plain kernels: 128 x 2 threads, one row each (fdtd2d.md: 256x1, 128x2 and 64x4 within 1 %, 32x8
-  // 2 % and Takada's 32x4 21 % slower; two or four rows per thread slower).
-  block_ = dim3(tuning.block_x > 0 ? tuning.block_x : 128, tuning.block_y > 0 ? tuning.block_y : 2, 1);
+  // Plain kernels. Cells per thread along x (VEM_FDTD2D_CELLS / VEM_FDTD2D_STORES=cs override the
+  // tuning, for tests and sweeps): default by measurement at 8192^2 (fdtd2d.md, "Plain kernels:
+  // cells per thread").
+  cells_ = tuning.plain_cells > 0 ? tuning.plain_cells : (rows_ > 1 ? 1 : kPlainCellsDefault);
+  cells_ = env_int("VEM_FDTD2D_CELLS", cells_);
+  if (cells_ != 1 && cells_ != 2 && cells_ != 4)
+    fail("Fdtd2dTuning::plain_cells = ", cells_, ": 0 (automatic), 1, 2 or 4");
+  if (tuning.plain_stores < 0 || tuning.plain_stores > 2)
+    fail("Fdtd2dTuning::plain_stores = ", tuning.plain_stores, ": 0 (automatic), 1 (ordinary) or 2 (streaming)");
+  streaming_ = tuning.plain_stores > 0 ? tuning.plain_stores == 2 : kPlainStreamingDefault;
+  if (const char* st = std::getenv("VEM_FDTD2D_STORES")) streaming_ = std::string(st) == "cs";
+  if (cells_ > 1 && rows_ != 1) fail("VEM_FDTD2D_ROWS = ", rows_, " needs the one-cell kernels (plain_cells 1)");
+  // One-cell kernels: 128 x 2 threads, one row each (fdtd2d.md: 256x1, 128x2 and 64x4 within 1 %,
+  // 32x8 2 % and Takada's 32x4 21 % slower; two or four rows per thread slower). Several cells:
+  // kPlainBlockVec threads (by measurement).
+  const int dbx = cells_ == 1 ? 128 : kPlainBlockVec[cells_ / 4][0];
+  const int dby = cells_ == 1 ? 2 : kPlainBlockVec[cells_ / 4][1];
+  block_ = dim3(tuning.block_x > 0 ? tuning.block_x : dbx, tuning.block_y > 0 ? tuning.block_y : dby, 1);
   if (block_.x * block_.y > 1024)
     fail("Fdtd2dTuning block ", block_.x, " x ", block_.y, ": at most 1024 threads");
 
@@ -917,6 +1111,22 @@ void Fdtd2dEngineCuda::push_points(bool electric, int step) {
 
 template <bool TE, class Coef>
 void Fdtd2dEngineCuda::launch_bulk(bool electric, const Coef& coef) {
+  if (cells_ > 1) {
+    const unsigned cx = block_.x * unsigned(cells_);
+    const dim3 grid((g_.nx + 1 + cx - 1) / cx, (g_.ny + 1 + block_.y - 1) / block_.y);
+    switch ((cells_ == 4 ? 4 : 0) + (streaming_ ? 2 : 0) + (electric ? 1 : 0)) {
+      case 0: launch(update_h_vec<TE, 2, false, Coef>, grid, block_, F_, g_, coef); break;
+      case 1: launch(update_e_vec<TE, 2, false, Coef>, grid, block_, F_, g_, coef); break;
+      case 2: launch(update_h_vec<TE, 2, true, Coef>, grid, block_, F_, g_, coef); break;
+      case 3: launch(update_e_vec<TE, 2, true, Coef>, grid, block_, F_, g_, coef); break;
+      case 4: launch(update_h_vec<TE, 4, false, Coef>, grid, block_, F_, g_, coef); break;
+      case 5: launch(update_e_vec<TE, 4, false, Coef>, grid, block_, F_, g_, coef); break;
+      case 6: launch(update_h_vec<TE, 4, true, Coef>, grid, block_, F_, g_, coef); break;
+      default: launch(update_e_vec<TE, 4, true, Coef>, grid, block_, F_, g_, coef); break;
+    }
+    VEM_CUDA_CHECK_LAUNCH(electric ? "update_e_vec" : "update_h_vec");
+    return;
+  }
   const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x,
                   (g_.ny + 1 + block_.y * rows_ - 1) / (block_.y * rows_));
   switch (rows_ * 2 + (electric ? 1 : 0)) {

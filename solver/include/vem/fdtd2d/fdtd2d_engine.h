@@ -31,6 +31,12 @@ struct Fdtd2dTuning {
   // blocked one does not cover them (documented in the engine). Same fields to 1e-6.
   int time_block = 0;
   enum class Coefficients { automatic, arrays, table } coefficients = Coefficients::automatic;
+  // Plain one-step kernels (CUDA): consecutive x cells per thread, with float2 / float4 loads and
+  // stores for 2 / 4. 0: automatic (by measurement, fdtd2d.md); 1: the one-cell kernels (block_y
+  // threads of VEM_FDTD2D_ROWS rows); 2 or 4. Same arithmetic, same fields bit for bit.
+  int plain_cells = 0;
+  // Stores of the 2- and 4-cell kernels: 0 automatic, 1 ordinary, 2 streaming (st.global.cs).
+  int plain_stores = 0;
 };
 
 class Fdtd2dEngine {
