@@ -31,6 +31,10 @@
 #include "vem/fdtd/fdtd_engine.h"
 #include "vem/models/head_phantom.h"
 
+#ifdef VEM_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -586,6 +590,97 @@ TEST(PluginFdtdCuda, MatchesCpuOnTheHeadPhantom)
   }
   EXPECT_EQ(std::string(gpu.fdtd->GetLastBackend()).rfind("cuda", 0), 0u) << gpu.fdtd->GetLastBackend();
   EXPECT_EQ(gpu.fdtd->GetNumberOfSolves(), 1);
+}
+
+//------------------------------------------------------------------------------
+// Soak on the GPU (issue 13): 100 executions of FDTD Solver on the CUDA backend in one process,
+// host RSS and free device memory flat (within max(1 %, 2 MiB) and 1 % after the first run), an
+// abort in the middle of run 50 leaves empty outputs and the run after it equals the first.
+namespace
+{
+double RssMiB()
+{
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line))
+  {
+    if (line.rfind("VmRSS:", 0) == 0)
+    {
+      return std::stod(line.substr(6)) / 1024.0;
+    }
+  }
+  return -1;
+}
+} // namespace
+
+TEST(PluginFdtdCuda, SoakHundredRunsMemoryFlatAndAbortRecovers)
+{
+  std::string why;
+  if (!vem::cuda_available(&why))
+  {
+    GTEST_SKIP() << "CUDA backend not tested here: " << why;
+  }
+#ifdef VEM_WITH_CUDA
+  SmallPipeline p;
+  p.fdtd->SetBackend(vtkVEMFDTDSolver::BACKEND_CUDA);
+  p.fdtd->SetNumberOfSteps(60);
+  p.fdtd->SetSnapshotInterval(60);
+  auto freeBytes = [] {
+    std::size_t f = 0, t = 0;
+    EXPECT_EQ(cudaMemGetInfo(&f, &t), cudaSuccess);
+    return double(f);
+  };
+  vtkImageData* out = p.Run();
+  ASSERT_GT(out->GetNumberOfCells(), 0);
+  const double reference = SumSquares(out->GetCellData()->GetArray("E"));
+  ASSERT_GT(reference, 0);
+  const double rss0 = RssMiB(), free0 = freeBytes();
+  double rssMax = rss0, freeMin = free0;
+
+  struct State
+  {
+    bool armed = false, asked = false;
+  } st;
+  vtkNew<vtkCallbackCommand> abortAt;
+  abortAt->SetClientData(&st);
+  abortAt->SetCallback([](vtkObject* caller, unsigned long, void* client, void* call) {
+    auto* s = static_cast<State*>(client);
+    if (s->armed && !s->asked && *static_cast<double*>(call) > 0.3)
+    {
+      s->asked = true;
+      static_cast<vtkAlgorithm*>(caller)->SetAbortExecute(1);
+    }
+  });
+  p.fdtd->AddObserver(vtkCommand::ProgressEvent, abortAt);
+  int aborted = 0;
+  for (int run = 2; run <= 100; ++run)
+  {
+    st.armed = (run == 50);
+    p.fdtd->SetAbortExecute(0);
+    p.fdtd->Modified();
+    out = p.Run();
+    if (run == 50)
+    {
+      EXPECT_TRUE(st.asked);
+      EXPECT_EQ(out->GetNumberOfCells(), 0) << "an aborted run left output";
+      EXPECT_EQ(p.fdtd->GetProbeOutput()->GetNumberOfRows(), 0);
+      ++aborted;
+      continue;
+    }
+    ASSERT_GT(out->GetNumberOfCells(), 0) << "run " << run;
+    const double ss = SumSquares(out->GetCellData()->GetArray("E"));
+    EXPECT_EQ(ss, reference) << "run " << run << " differs from the first";
+    rssMax = std::max(rssMax, RssMiB());
+    freeMin = std::min(freeMin, freeBytes());
+  }
+  EXPECT_EQ(aborted, 1);
+  EXPECT_EQ(p.fdtd->GetNumberOfSolves(), 99) << "every run but the aborted one solved again";
+  std::printf("  soak: RSS %.1f MiB after run 1, at most %.1f MiB over runs 2-100; device free %.0f MiB "
+              "after run 1, at least %.0f MiB later\n",
+    rss0, rssMax, free0 / 1048576.0, freeMin / 1048576.0);
+  EXPECT_LE(rssMax - rss0, std::max(0.01 * rss0, 2.0)) << "host memory grew";
+  EXPECT_GE(freeMin, 0.99 * free0) << "device memory was not given back";
+#endif
 }
 
 //------------------------------------------------------------------------------
