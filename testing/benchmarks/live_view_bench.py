@@ -1,5 +1,7 @@
 """The live mode's frame rate (issue 14): FDTD Live on an L x L 2D model (TM, CW point source,
 CPML), StepsPerTick steps per tick, measured three ways in one pvpython session:
+  (the filter's DisplayStride / MaximumDisplayCells as given, default automatic: a 4096^2 run shows
+  1024^2; output: the filter's LastOutputSeconds, building the displayed arrays and the probe table)
   solver:   the engine's time for the tick's steps (the filter's LastTickSeconds);
   no view:  tick + UpdatePipeline (steps and the output arrays, nothing rendered);
   view:     tick + Render of a render view colouring E_magnitude (what the GUI does per tick).
@@ -30,6 +32,9 @@ ap.add_argument("--backend", default="Auto")
 ap.add_argument("--json", default=None)
 ap.add_argument("--representation", default="Slice", help="Slice (image texture) or Surface (polygons)")
 ap.add_argument("--keep-e", type=int, default=0, help="also output the E vector (KeepE)")
+ap.add_argument("--display-stride", type=int, default=None,
+                help="FDTD Live's DisplayStride (0 = automatic, 1 = full resolution; default: the filter's)")
+ap.add_argument("--max-display-cells", type=int, default=None, help="FDTD Live's MaximumDisplayCells")
 args = ap.parse_args()
 LoadPlugin(args.plugin, remote=False, ns=globals())
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples"))
@@ -59,26 +64,33 @@ for L in args.sizes:
     live.AirPadding = 0
     live.KeepMaterials = 0
     live.KeepE = args.keep_e
+    if args.display_stride is not None:
+        live.DisplayStride = args.display_stride
+    if args.max_display_cells is not None:
+        live.MaximumDisplayCells = args.max_display_cells
     live.UpdatePipeline()
     cells = (L + 20) ** 2  # + the CPML
 
     def measure(view_or_none):
         tick(live, view_or_none)  # warm-up (first allocation of the output)
-        wall, solver = 0.0, 0.0
+        wall, solver, output = 0.0, 0.0, 0.0
         for _ in range(args.ticks):
             t = time.perf_counter()
             tick(live, view_or_none)
             wall += time.perf_counter() - t
             solver += info(live, "LastTickSeconds")
-        return wall / args.ticks, solver / args.ticks
+            output += info(live, "LastOutputSeconds")
+        return wall / args.ticks, solver / args.ticks, output / args.ticks
 
-    nv_wall, nv_solver = measure(None)
+    nv_wall, nv_solver, nv_output = measure(None)
     d = Show(live, view)
     d.Representation = args.representation
     ColorBy(d, ("CELLS", "E_magnitude"))
     ResetCamera(view)
     Render(view)
-    v_wall, v_solver = measure(view)
+    v_wall, v_solver, v_output = measure(view)
+    stride = info(live, "CurrentDisplayStride")
+    shown = live.GetDataInformation().GetNumberOfCells()
     Hide(live, view)
     r = dict(L=L, cells=cells, steps_per_tick=args.steps_per_tick, ticks=args.ticks,
              backend=live.GetPropertyValue("Backend") if False else args.backend,
@@ -88,7 +100,9 @@ for L in args.sizes:
              view_fps=1.0 / v_wall, no_view_fps=1.0 / nv_wall,
              display_cost=(v_wall - v_solver) / v_wall,
              display_cost_vs_no_view=(v_wall - nv_wall) / v_wall,
-             representation=args.representation, keep_e=args.keep_e)
+             representation=args.representation, keep_e=args.keep_e,
+             output_s_per_tick=v_output, display_stride=stride, displayed_cells=shown,
+             max_display_cells=live.MaximumDisplayCells)
     print(json.dumps(r))
     sys.stdout.flush()
     results.append(r)

@@ -19,6 +19,7 @@
 #include "vem/fdtd2d/fdtd2d_engine.h"
 #include "vem/fdtd2d/fdtd2d_transient.h"
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,31 @@ struct TransientRequest
   vem::Backend backend = vem::Backend::automatic;
   int device = 0;
 };
+
+/// The output cells a decimated display shows (FDTD Live's DisplayStride / MaximumDisplayCells):
+/// display cell (I, J, K) is output cell (cells[0][I], cells[1][J], cells[2][K]) of the full
+/// output grid (voxels + padding, x fastest). Along an axis of n output cells the display has
+/// m = ceil(n / stride) cells spanning the same length (spacing n * d / m; = stride * d when
+/// stride divides n) and display cell I samples the full cell nearest its centre,
+/// floor((I + 1/2) n / m) (= I * stride + stride / 2 when stride divides n). Point sampling, not
+/// an average: the values are the full-resolution output's values at those cells.
+struct DisplaySampling
+{
+  int stride = 1;
+  std::array<std::vector<int>, 3> cells;
+  bool Full() const;
+  long long Count() const;
+};
+
+/// The stride for `requested` (>= 1: that stride; 0: automatic, the smallest stride whose display
+/// has at most `maxCells` cells).
+int DisplayStrideFor(const RunGeometry& g, int requested, long long maxCells);
+DisplaySampling MakeDisplaySampling(const RunGeometry& g, int stride);
+/// The display image's geometry: the output's origin and bounds, the sampling's cell counts.
+void SetDisplayGeometry(vtkInformation* info, const RunGeometry& g, const DisplaySampling& s);
+void SetDisplayGeometry(vtkImageData* image, const RunGeometry& g, const DisplaySampling& s);
+/// A material array of the output grid sampled at the display cells.
+vtkSmartPointer<vtkDataArray> SampleCells(vtkDataArray* full, const RunGeometry& g, const DisplaySampling& s);
 
 class FDTDRun
 {
@@ -66,6 +92,11 @@ public:
   long long ComputationalCells() const;
   /// E (electric) or H at the output cells' centres, 3 components (x, y, z).
   std::vector<float> CellCentred(bool electric) const;
+  /// E and H (3 components, x y z) and |E| at the centres of the display cells of `s`, written to
+  /// the buffers given (nullptr: not wanted; s.Count() tuples each), multi-threaded (OpenMP),
+  /// read straight from the engine's arrays (the CPU engines' host memory; the CUDA engines' host
+  /// copies). The values equal CellCentred()'s at those cells.
+  void SampleDisplay(const DisplaySampling& s, float* e, float* h, float* magnitude) const;
   vem::ProbeRecord Probes() const;
   const vem::Waveform& Waveform() const { return this->SourceWaveform; }
   const std::vector<vtkSmartPointer<vtkDataArray>>& Materials() const { return this->MaterialArrays; }

@@ -34,6 +34,9 @@ struct vtkVEMFDTDLive::LiveInternals
 {
   vem_vtk::FDTDRun run;
   vem_vtk::TransientRequest request;
+  // The materials sampled for the display (at DisplayStride `materialsStride`; reset with the run).
+  std::vector<vtkSmartPointer<vtkDataArray>> displayMaterials;
+  int materialsStride = 0;
 };
 
 namespace
@@ -51,13 +54,12 @@ unsigned long UpstreamMTimeOf(vtkAlgorithm* self)
   return up ? vem_vtk::PipelineMTime(up) : 0;
 }
 
-vtkSmartPointer<vtkFloatArray> FloatArray(const char* name, int nc, const std::vector<float>& v)
+vtkSmartPointer<vtkFloatArray> FloatArray(const char* name, int nc, long long tuples)
 {
   vtkSmartPointer<vtkFloatArray> a = vtkSmartPointer<vtkFloatArray>::New();
   a->SetName(name);
   a->SetNumberOfComponents(nc);
-  a->SetNumberOfTuples(static_cast<vtkIdType>(v.size() / nc));
-  std::memcpy(a->GetPointer(0), v.data(), v.size() * sizeof(float));
+  a->SetNumberOfTuples(static_cast<vtkIdType>(tuples));
   return a;
 }
 } // namespace
@@ -67,6 +69,8 @@ vtkVEMFDTDLive::vtkVEMFDTDLive()
   : StepsPerTick(50)
   , MaximumSteps(0)
   , Paused(false)
+  , DisplayStride(0)
+  , MaximumDisplayCells(1048576)
   , Live(new LiveInternals)
 {
   this->SnapshotInterval = 1000000; // unused here; keeps TransientOptions' checks quiet
@@ -119,6 +123,34 @@ void vtkVEMFDTDLive::SetPaused(bool p)
   }
 }
 
+void vtkVEMFDTDLive::SetDisplayStride(int n)
+{
+  if (n != this->DisplayStride)
+  {
+    this->DisplayStride = n;
+    n >= 0 ? this->QuietModified() : this->Modified();
+  }
+}
+
+void vtkVEMFDTDLive::SetMaximumDisplayCells(int n)
+{
+  if (n != this->MaximumDisplayCells)
+  {
+    this->MaximumDisplayCells = n;
+    n >= 1 ? this->QuietModified() : this->Modified();
+  }
+}
+
+int vtkVEMFDTDLive::StrideOf(const vem_vtk::RunGeometry& g) const
+{
+  return vem_vtk::DisplayStrideFor(g, std::max(0, this->DisplayStride), std::max(1, this->MaximumDisplayCells));
+}
+
+int vtkVEMFDTDLive::GetCurrentDisplayStride() const
+{
+  return this->Live->run.Started() ? this->StrideOf(this->Live->run.Geometry()) : 0;
+}
+
 void vtkVEMFDTDLive::Reset()
 {
   this->ResetRequested = true;
@@ -166,7 +198,10 @@ int vtkVEMFDTDLive::RequestInformation(
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_STEPS());
   outInfo->Remove(vtkStreamingDemandDrivenPipeline::TIME_RANGE());
   vem_vtk::RunGeometry g;
-  this->InformationDomain(inputVector, outInfo, g);
+  if (this->InformationDomain(inputVector, outInfo, g))
+  {
+    vem_vtk::SetDisplayGeometry(outInfo, g, vem_vtk::MakeDisplaySampling(g, this->StrideOf(g)));
+  }
   return 1;
 }
 
@@ -184,6 +219,16 @@ bool vtkVEMFDTDLive::Restart(vtkImageData* input, vtkInformationVector** inputVe
     {
       vem::fail("MaximumSteps = ", this->MaximumSteps, ": must be >= 0 (0 = no limit)");
     }
+    if (this->DisplayStride < 0)
+    {
+      vem::fail("DisplayStride = ", this->DisplayStride, ": must be >= 0 (0 = automatic, 1 = every cell)");
+    }
+    if (this->MaximumDisplayCells < 1)
+    {
+      vem::fail("MaximumDisplayCells = ", this->MaximumDisplayCells, ": must be >= 1");
+    }
+    L.displayMaterials.clear();
+    L.materialsStride = 0;
     L.request = vem_vtk::TransientRequest();
     this->GetTransientRequest(L.request);
     L.request.options.stop_at_time = false;
@@ -264,28 +309,63 @@ void vtkVEMFDTDLive::FillOutputs(vtkImageData* output, vtkTable* table)
   LiveInternals& L = *this->Live;
   const vem_vtk::RunGeometry& g = L.run.Geometry();
   output->Initialize();
-  vem_vtk::SetOutputGeometry(output, g);
+  // The display grid: every stride-th cell (the full grid at stride 1).
+  const vem_vtk::DisplaySampling sampling = vem_vtk::MakeDisplaySampling(g, this->StrideOf(g));
+  vem_vtk::SetDisplayGeometry(output, g, sampling);
   vtkCellData* cd = output->GetCellData();
-  const std::vector<std::vector<float>> data =
-    vem_vtk::SnapshotArrays(L.run, this->KeepE, this->KeepH, this->KeepEMagnitude);
-  std::size_t f = 0;
+  // Only the arrays kept, written in place by one multi-threaded pass over the display cells.
+  const long long n = sampling.Count();
+  vtkSmartPointer<vtkFloatArray> e, h, mag;
   if (this->KeepE)
   {
-    cd->AddArray(FloatArray("E", 3, data[f++]));
-    cd->SetActiveVectors("E");
+    e = FloatArray("E", 3, n);
   }
   if (this->KeepH)
   {
-    cd->AddArray(FloatArray("H", 3, data[f++]));
+    h = FloatArray("H", 3, n);
   }
   if (this->KeepEMagnitude)
   {
-    cd->AddArray(FloatArray("E_magnitude", 1, data[f++]));
+    mag = FloatArray("E_magnitude", 1, n);
+  }
+  L.run.SampleDisplay(sampling, e ? e->GetPointer(0) : nullptr, h ? h->GetPointer(0) : nullptr,
+    mag ? mag->GetPointer(0) : nullptr);
+  if (e)
+  {
+    cd->AddArray(e);
+    cd->SetActiveVectors("E");
+  }
+  if (h)
+  {
+    cd->AddArray(h);
+  }
+  if (mag)
+  {
+    cd->AddArray(mag);
     cd->SetActiveScalars("E_magnitude");
   }
-  for (const auto& m : L.run.Materials())
+  if (sampling.Full())
   {
-    cd->AddArray(m);
+    for (const auto& m : L.run.Materials())
+    {
+      cd->AddArray(m);
+    }
+  }
+  else
+  {
+    if (L.materialsStride != sampling.stride)
+    {
+      L.displayMaterials.clear();
+      for (const auto& m : L.run.Materials())
+      {
+        L.displayMaterials.push_back(vem_vtk::SampleCells(m, g, sampling));
+      }
+      L.materialsStride = sampling.stride;
+    }
+    for (const auto& m : L.displayMaterials)
+    {
+      cd->AddArray(m);
+    }
   }
   const double dt = L.run.Dt(), time = L.run.Steps() * dt;
   output->GetInformation()->Set(vtkDataObject::DATA_TIME_STEP(), time);
@@ -315,6 +395,7 @@ void vtkVEMFDTDLive::PrintSelf(ostream& os, vtkIndent indent)
 {
   this->Superclass::PrintSelf(os, indent);
   os << indent << "StepsPerTick: " << this->StepsPerTick << ", MaximumSteps: " << this->MaximumSteps
-     << ", Paused: " << this->Paused << ", step " << this->GetCurrentStep() << ", resets "
+     << ", Paused: " << this->Paused << ", DisplayStride: " << this->DisplayStride
+     << ", MaximumDisplayCells: " << this->MaximumDisplayCells << ", step " << this->GetCurrentStep() << ", resets "
      << this->NumberOfResets << "\n";
 }

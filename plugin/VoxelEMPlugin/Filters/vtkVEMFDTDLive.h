@@ -19,6 +19,9 @@
  *
  * Output port 0: vtkImageData on the voxels + padding (a flat input gives a flat output), cell
  * arrays "E", "E_magnitude" (and "H" with KeepH) at the cell centres as FDTD Solver's, materials,
+ * decimated for display when the grid is large (DisplayStride, MaximumDisplayCells: the solver
+ * keeps its full resolution; the image shows every stride-th cell, point-sampled, with the same
+ * bounds; vem_vtk::DisplaySampling says which cells). FDTD Solver gives the full-resolution fields.
  * field data "step", "time_E", "time_H", "time_step_dt", "backend"; DATA_TIME_STEP = time of E.
  * Output port 1: the probe table from step 1 to now (FDTD Solver's columns).
  * Errors are reported once (one vtkErrorMacro) with empty outputs; the run does not tick again
@@ -50,6 +53,16 @@ public:
   void SetPaused(bool p);
   vtkGetMacro(Paused, bool);
   vtkBooleanMacro(Paused, bool);
+  /// Display decimation (does not restart the run): 0 = automatic (the smallest stride whose
+  /// image has at most MaximumDisplayCells cells), n >= 1 = every n-th cell along each axis
+  /// (1 = full resolution).
+  void SetDisplayStride(int n);
+  vtkGetMacro(DisplayStride, int);
+  /// The automatic stride's limit (cells of the displayed image, >= 1; default 1048576 = 1024^2).
+  void SetMaximumDisplayCells(int n);
+  vtkGetMacro(MaximumDisplayCells, int);
+  /// The stride in use (information).
+  int GetCurrentDisplayStride() const;
   ///@}
 
   /// Back to step 0 (same model, rebuilt at the next update).
@@ -85,6 +98,8 @@ protected:
   int StepsPerTick;
   int MaximumSteps;
   bool Paused;
+  int DisplayStride;
+  int MaximumDisplayCells;
 
 private:
   vtkVEMFDTDLive(const vtkVEMFDTDLive&) = delete;
@@ -93,6 +108,7 @@ private:
   void QuietModified(); // a modification that keeps the run
   bool Restart(vtkImageData* input, vtkInformationVector** inputVector);
   void FillOutputs(vtkImageData* output, vtkTable* table);
+  int StrideOf(const vem_vtk::RunGeometry& g) const;
 
   bool Quiet = false;
   bool ConfigChanged = true;
