@@ -2,7 +2,7 @@
 # One call on the GPU machine: build VoxelEM with CUDA (sm_90), run the whole GoogleTest suite
 # (the CUDA tests run there instead of skipping), then the benchmarks. Logs and JSON go to $OUT
 # (the device tool brings them back); copy the JSON to testing/benchmarks/results/ and commit.
-# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|fdtd2d|profile|sanitize] [args...]
+# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|fdtd2d|profile|sanitize|faults] [args...]
 #   tests [ctest args]  the whole suite (or e.g. -R 'FdtdFdfdHead|FdtdSphereRcsFine'); the JUnit XML
 #                       ctest_junit.xml carries each test's RecordProperty values (merged from
 #                       GoogleTest's own XML files, which ctest's JUnit output leaves out)
@@ -17,7 +17,11 @@
 #                       programs named; each run is cut at VEM_SANITIZE_TIMEOUT s (default 60) and
 #                       recorded as clean / errors / timed out -> sanitize.{json,md,log};
 #                       VEM_SANITIZE_TOOLS picks the tools (default all four); racecheck
-#                       instruments the kernels with shared memory (VEM_RACECHECK_KERNELS)
+#                       instruments the kernels with shared memory (VEM_RACECHECK_KERNELS);
+#                       VEM_TEST_SMALL_GRIDS=1 (the default here) shrinks the heavy tests;
+#                       VEM_SANITIZE_JOBS runs that many (tool, program) jobs at once
+#   faults              the GPU out-of-memory test and the carried plugin test's CUDA soak
+#                       (VEM_PLUGIN_TEST_DIR) -> faults.log; `faults,sanitize` does both
 # VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
 set -uo pipefail
 OUT=${OUT:-/tmp/vem-device-out}
@@ -132,9 +136,28 @@ if want fdtd2d; then
     grep -E "update_|step_blocked|cpml_all|duration|dram__" "$OUT/ncu_fdtd2d.txt" | head -120
   fi
 fi
-if [ "$WHAT" = sanitize ]; then
+if want faults; then
+  # GPU faults (issue 13): the out-of-memory tests (a grid larger than the GPU's free memory is
+  # refused with the bytes needed and free, then a grid that fits runs and the memory comes back),
+  # then the CUDA soak of the carried plugin test (100 FDTD Solver executions, host RSS and free
+  # device memory flat, an abort in run 50) from $VEM_PLUGIN_TEST_DIR (default .carry/plugin-test,
+  # scripts/collect_plugin_test.sh) -> faults.log. Run alone on the GPU (before sanitize's jobs).
+  OMP_NUM_THREADS=4 ./$BUILD/testing/test_fdtd_bad_input --gtest_filter='*LargerThanGpuMemory*' \
+    > "$OUT/faults.log" 2>&1 || rc=1
+  PT=${VEM_PLUGIN_TEST_DIR:-.carry/plugin-test}
+  if [ -x "$PT/test_plugin_filters" ]; then
+    LD_LIBRARY_PATH=$PWD/$PT/lib:${LD_LIBRARY_PATH:-} OMP_NUM_THREADS=4 \
+      "$PT/test_plugin_filters" --gtest_filter='*Soak*' >> "$OUT/faults.log" 2>&1 || rc=1
+  else
+    echo "device_check: no $PT/test_plugin_filters (scripts/collect_plugin_test.sh); soak not run" | tee -a "$OUT/faults.log"
+  fi
+  grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]|soak:|bytes|free" "$OUT/faults.log" | tail -30
+fi
+if want sanitize; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   LIMIT=${VEM_SANITIZE_TIMEOUT:-60}
+  # The heavy CUDA tests run their small grids (testing/unit/test_support.h) unless told otherwise.
+  export VEM_TEST_SMALL_GRIDS=${VEM_TEST_SMALL_GRIDS:-1}
   # The project's kernels with __shared__ memory (grep __shared__ solver/src): the 3D and 2D DFT
   # steady-state windows, the 2D temporally blocked step, the FDFD reductions.
   RACE_KERNELS=${VEM_RACECHECK_KERNELS:-dft_window|dft2d_window|step_blocked|reduce_kernel}
@@ -146,43 +169,57 @@ if [ "$WHAT" = sanitize ]; then
   if [ ${#PROGRAMS[@]} -eq 0 ]; then
     mapfile -t PROGRAMS < <(ls $BUILD/testing/test_* | xargs -n1 basename)
   fi
+  # One job per (tool, program) with CUDA tests; VEM_SANITIZE_JOBS of them at a time (default 1;
+  # more share the GPU and the CPU cores, so their times are longer than alone).
+  SAN=$(mktemp -d)
+  export CS LIMIT RACE_KERNELS BUILD SAN
+  : > "$SAN/jobs"
+  for tool in ${VEM_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
+    for prog in "${PROGRAMS[@]}"; do
+      n=$("$BUILD/testing/$prog" --gtest_list_tests --gtest_filter='*cuda*:*Cuda*:*CUDA*' 2>/dev/null | grep -c '^  ')
+      [ "$n" -gt 0 ] && echo "$tool $prog $n" >> "$SAN/jobs"
+    done
+  done
+  sanitize_one() {
+    local tool=$1 prog=$2 n=$3 log="$SAN/$1.$2.log" t0 code sec result filter=()
+    # racecheck looks for hazards on shared memory only, so it instruments only the kernels that
+    # use shared memory (VEM_RACECHECK_KERNELS, a regex; "all" instruments every kernel).
+    if [ "$tool" = racecheck ] && [ "$RACE_KERNELS" != all ]; then
+      filter=(--kernel-name "regex=$RACE_KERNELS")
+    fi
+    echo "=== $tool $prog ($n CUDA tests, VEM_TEST_SMALL_GRIDS=$VEM_TEST_SMALL_GRIDS)" > "$log"
+    t0=$(date +%s.%N)
+    OMP_NUM_THREADS=${VEM_SANITIZE_OMP:-4} timeout "$LIMIT" "$CS" --tool "$tool" "${filter[@]}" \
+      --error-exitcode 99 --print-limit 20 "$BUILD/testing/$prog" --gtest_filter='*cuda*:*Cuda*:*CUDA*' >> "$log" 2>&1
+    code=$?
+    sec=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
+    case $code in
+      0) result=clean ;;
+      99) result=errors ;;
+      124) result="timed out (${LIMIT} s)" ;;
+      *) result="test failure (exit $code)" ;;
+    esac
+    printf '%s\t%s\n' "$result" "$sec" > "$SAN/$tool.$prog.result"
+  }
+  export -f sanitize_one
+  xargs -P "${VEM_SANITIZE_JOBS:-1}" -L 1 bash -c 'sanitize_one "$@"' _ < "$SAN/jobs"
   : > "$OUT/sanitize.log"
   echo '[' > "$OUT/sanitize.json"
   first=1
   printf '| tool | test program | CUDA tests | result | s |\n|---|---|---|---|---|\n' > "$OUT/sanitize.md"
-  for tool in ${VEM_SANITIZE_TOOLS:-memcheck racecheck synccheck initcheck}; do
-    for prog in "${PROGRAMS[@]}"; do
-      bin=$BUILD/testing/$prog
-      n=$("$bin" --gtest_list_tests --gtest_filter='*cuda*:*Cuda*:*CUDA*' 2>/dev/null | grep -c '^  ')
-      [ "$n" -gt 0 ] || continue
-      t0=$(date +%s.%N)
-      echo "=== $tool $prog ($n CUDA tests)" >> "$OUT/sanitize.log"
-      # racecheck looks for hazards on shared memory only, so it instruments only the kernels that
-      # use shared memory (VEM_RACECHECK_KERNELS, a regex; "all" instruments every kernel): the
-      # others run at full speed and the whole CUDA suite of a program finishes.
-      filter=()
-      if [ "$tool" = racecheck ] && [ "$RACE_KERNELS" != all ]; then
-        filter=(--kernel-name "regex=$RACE_KERNELS")
-      fi
-      OMP_NUM_THREADS=4 timeout "$LIMIT" "$CS" --tool "$tool" "${filter[@]}" --error-exitcode 99 --print-limit 20 \
-        "$bin" --gtest_filter='*cuda*:*Cuda*:*CUDA*' >> "$OUT/sanitize.log" 2>&1
-      code=$?
-      sec=$(awk "BEGIN { print $(date +%s.%N) - $t0 }")
-      case $code in
-        0) result=clean ;;
-        99) result=errors; rc=1 ;;
-        124) result="timed out (${LIMIT} s)" ;;
-        *) result="test failure (exit $code)"; rc=1 ;;
-      esac
-      errors=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize.log" | tail -1 | tr -d '=')
-      printf '| %s | %s | %d | %s | %.0f |\n' "$tool" "$prog" "$n" "$result" "$sec" >> "$OUT/sanitize.md"
-      [ $first = 1 ] || echo ',' >> "$OUT/sanitize.json"
-      first=0
-      printf '{"tool": "%s", "program": "%s", "cuda_tests": %d, "result": "%s", "seconds": %.1f, "summary": "%s"}' \
-        "$tool" "$prog" "$n" "$result" "$sec" "$errors" >> "$OUT/sanitize.json"
-    done
-  done
+  while read -r tool prog n; do
+    cat "$SAN/$tool.$prog.log" >> "$OUT/sanitize.log"
+    IFS=$'\t' read -r result sec < "$SAN/$tool.$prog.result" || { result="not run"; sec=0; }
+    case $result in clean|timed*) ;; *) rc=1 ;; esac
+    errors=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$SAN/$tool.$prog.log" | tail -1 | tr -d '=' | sed 's/"//g')
+    printf '| %s | %s | %d | %s | %.0f |\n' "$tool" "$prog" "$n" "$result" "$sec" >> "$OUT/sanitize.md"
+    [ $first = 1 ] || echo ',' >> "$OUT/sanitize.json"
+    first=0
+    printf '{"tool": "%s", "program": "%s", "cuda_tests": %d, "result": "%s", "seconds": %.1f, "summary": "%s", "small_grids": "%s", "jobs": %d}' \
+      "$tool" "$prog" "$n" "$result" "$sec" "$errors" "$VEM_TEST_SMALL_GRIDS" "${VEM_SANITIZE_JOBS:-1}" >> "$OUT/sanitize.json"
+  done < "$SAN/jobs"
   echo ']' >> "$OUT/sanitize.json"
+  rm -rf "$SAN"
   cat "$OUT/sanitize.md"
 fi
 if [ "$WHAT" = profile ]; then

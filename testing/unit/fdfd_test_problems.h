@@ -18,11 +18,13 @@ namespace vem_test {
 // The paper's dielectric sphere (a = 7.2 cm) on a coarse 2 cm grid: 16^3 cells plus a 6-cell
 // SC-PML (28^3), 1 GHz, eps_r 4 with a lossy cap (eps_r 2, 0.05 S/m) for x > 3 cm, an oblique
 // incident wave (theta 0.3, phi 0.2 rad). average_at_edges: the E samples average the
-// permittivity of the cells around their edge (else staircase).
-inline vem::FdfdProblem coarse_sphere_problem(bool average_at_edges) {
+// permittivity of the cells around their edge (else staircase). inner < 16 shrinks the cube and
+// the sphere together (radius and cap scaled by inner / 16, same cells; the compute-sanitizer runs).
+inline vem::FdfdProblem coarse_sphere_problem(bool average_at_edges, int inner = 16, int pml = 6) {
   using namespace vem;
-  const double h = 0.02;
-  const int pml = 6, n = 16 + 2 * pml;
+  const double h = 0.02, scale = inner / 16.0;
+  const double radius = 0.072 * scale, cap = 0.03 * scale;
+  const int n = inner + 2 * pml;
   FdfdProblem p;
   p.grid = {n, n, n, h, h, h};
   p.frequency = 1e9;
@@ -36,8 +38,8 @@ inline vem::FdfdProblem coarse_sphere_problem(bool average_at_edges) {
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < n; ++i) {
         const double x = (i + 0.5) * h - c, y = (j + 0.5) * h - c, z = (k + 0.5) * h - c;
-        if (x * x + y * y + z * z < 0.072 * 0.072)
-          p.material_index[i + n * (j + std::int64_t(n) * k)] = x > 0.03 ? 2 : 1;
+        if (x * x + y * y + z * z < radius * radius)
+          p.material_index[i + n * (j + std::int64_t(n) * k)] = x > cap ? 2 : 1;
       }
   p.incident.theta = 0.3;
   p.incident.phi = 0.2;

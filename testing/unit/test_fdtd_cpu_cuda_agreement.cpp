@@ -3,6 +3,10 @@
 // magnetic), CPML on some faces, PEC / PMC / periodic on others, several sources of every kind.
 // Both engines run float32; differences come from rounding order (FMA contraction on the GPU)
 // only, which stays near 1e-6 for this stable, lossy problem.
+// With VEM_TEST_SMALL_GRIDS=1 (compute-sanitizer runs, test_support.h) the domain is 33 x 25 x 23
+// (same faces, CPML thickness, sources and probes at proportional places, 3^3-cell palette blocks
+// so that the packed table still has more tuples than constant memory holds) and every run takes
+// 30 % of the steps: the same kernels and launch variants, the same 1e-5 / bit-for-bit limits.
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -14,6 +18,22 @@
 using namespace vem;
 
 namespace {
+
+using vem_test::small_or;
+
+// Steps of a run: `normal`, or 30 % of it on the small grid.
+int steps(int normal) { return small_or(normal, (3 * normal) / 10); }
+
+// The small grid has fewer cells than 65536, so a coefficient-array model with every cell its own
+// values (palette 0) would fit the packed table: there the engines are told to read the arrays,
+// the path they take by themselves at the normal size.
+EngineTuning::Coefficients coefficients_for(MaterialMode mode, int palette,
+                                            EngineTuning::Coefficients asked) {
+  if (vem_test::small_grids() && mode == MaterialMode::coefficient_array && palette == 0 &&
+      asked == EngineTuning::Coefficients::automatic)
+    return EngineTuning::Coefficients::arrays;
+  return asked;
+}
 
 struct Case {
   MaterialMode mode;
@@ -31,7 +51,7 @@ struct Case {
 // random values, more than 65536 distinct tuples, so the engines read the arrays.
 FdtdSetup make_setup(MaterialMode mode, unsigned seed, int palette = 0) {
   FdtdSetup s;
-  s.grid = {97, 61, 43, 1.0e-3, 1.3e-3, 0.8e-3};
+  s.grid = small_or(YeeGrid{97, 61, 43, 1.0e-3, 1.3e-3, 0.8e-3}, YeeGrid{33, 25, 23, 1.0e-3, 1.3e-3, 0.8e-3});
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::periodic,
                        BoundaryType::periodic, BoundaryType::pec, BoundaryType::cpml};
   s.boundaries.face[4] = BoundaryType::pec;
@@ -62,7 +82,7 @@ FdtdSetup make_setup(MaterialMode mode, unsigned seed, int palette = 0) {
     s.medium.eps_r.assign(3, std::vector<float>(n));
     s.medium.sigma_e.assign(1, std::vector<float>(n));
     s.medium.mu_r.assign(1, std::vector<float>(n));
-    // palette > 0: constant over blocks of 6^3 cells, like a segmented model.
+    // palette > 0: constant over blocks of 6^3 cells (3^3 on the small grid), like a segmented model.
     std::uniform_int_distribution<int> pick(0, std::max(palette, 1) - 1);
     const YeeGrid& g = s.grid;
     auto fill = [&](std::vector<float>& arr, double lo, double span) {
@@ -70,13 +90,14 @@ FdtdSetup make_setup(MaterialMode mode, unsigned seed, int palette = 0) {
         for (auto& v : arr) v = float(lo + span * u(rng));
         return;
       }
-      const int bx = (g.nx + 5) / 6, by = (g.ny + 5) / 6, bz = (g.nz + 5) / 6;
+      const int b = small_or(6, 3);
+      const int bx = (g.nx + b - 1) / b, by = (g.ny + b - 1) / b, bz = (g.nz + b - 1) / b;
       std::vector<float> block(std::size_t(bx) * by * bz);
       for (auto& v : block) v = float(lo + span * pick(rng) / double(palette));
       for (int k = 0; k < g.nz; ++k)
         for (int j = 0; j < g.ny; ++j)
           for (int i = 0; i < g.nx; ++i)
-            arr[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = block[i / 6 + bx * (j / 6 + by * (k / 6))];
+            arr[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = block[i / b + bx * (j / b + by * (k / b))];
     };
     for (auto& arr : s.medium.eps_r) fill(arr, 1.0, 60.0);
     fill(s.medium.sigma_e[0], 0.0, 2.0);
@@ -84,13 +105,16 @@ FdtdSetup make_setup(MaterialMode mode, unsigned seed, int palette = 0) {
     s.medium.average_at_edges = palette > 0;
   }
   const Waveform w = Waveform::differentiated_gaussian_for_bandwidth(40e9);
-  PointSource j1; j1.i = 40; j1.j = 30; j1.k = 20; j1.direction = {0.2, 0.3, 1.0}; j1.waveform = w;
-  PointSource m1; m1.kind = PointSource::Kind::magnetic_current; m1.i = 60; m1.j = 10; m1.k = 30;
-  m1.direction = {1, 0, 0}; m1.amplitude = 377.0; m1.waveform = w;
-  PointSource h1; h1.kind = PointSource::Kind::hard_e; h1.i = 20; h1.j = 0; h1.k = 10;
+  const bool small = vem_test::small_grids();
+  PointSource j1; j1.i = small ? 14 : 40; j1.j = small ? 12 : 30; j1.k = small ? 9 : 20;
+  j1.direction = {0.2, 0.3, 1.0}; j1.waveform = w;
+  PointSource m1; m1.kind = PointSource::Kind::magnetic_current; m1.i = small ? 21 : 60; m1.j = small ? 4 : 10;
+  m1.k = small ? 14 : 30; m1.direction = {1, 0, 0}; m1.amplitude = 377.0; m1.waveform = w;
+  PointSource h1; h1.kind = PointSource::Kind::hard_e; h1.i = small ? 7 : 20; h1.j = 0; h1.k = small ? 5 : 10;
   h1.direction = {0, 1, 0}; h1.amplitude = 1e-3; h1.waveform = Waveform::modulated_gaussian(20e9, 20e9);
   s.sources = {j1, m1, h1};
-  s.probes = {{"ez", Component::Ez, 50, 30, 20}, {"hy", Component::Hy, 10, 5, 40}};
+  s.probes = small ? std::vector<Probe>{{"ez", Component::Ez, 17, 12, 9}, {"hy", Component::Hy, 4, 2, 20}}
+                   : std::vector<Probe>{{"ez", Component::Ez, 50, 30, 20}, {"hy", Component::Hy, 10, 5, 40}};
   return s;
 }
 
@@ -113,13 +137,14 @@ TEST_P(CpuCudaAgreement, FieldsAgreeAfter1000Steps) {
   const FdtdOperator op(make_setup(c.mode, 1234, c.palette));
   auto cpu = make_engine(op, Backend::cpu);
   EngineTuning tuning;
-  tuning.coefficients = c.coefficients;
+  tuning.coefficients = coefficients_for(c.mode, c.palette, c.coefficients);
   tuning.table = c.table;
   tuning.z_chunk = c.z_chunk;
   tuning.cpml = c.cpml;
   auto gpu = make_engine(op, Backend::cuda, 0, nullptr, tuning);
-  ASSERT_EQ(cpu->run(1000), 1000);
-  ASSERT_EQ(gpu->run(1000), 1000);
+  const int n = steps(1000);
+  ASSERT_EQ(cpu->run(n), n);
+  ASSERT_EQ(gpu->run(n), n);
   for (int ci = 0; ci < 6; ++ci) {
     const Component comp = Component(ci);
     const auto a = gpu->field(comp), b = cpu->field(comp);
@@ -174,8 +199,9 @@ TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
     EngineTuning per_axis;
     per_axis.cpml = CL::per_axis;
     per_axis.launch = KL::plain;
+    per_axis.coefficients = coefficients_for(mode, 0, per_axis.coefficients);
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, per_axis);
-    ASSERT_EQ(ref->run(500), 500);
+    ASSERT_EQ(ref->run(steps(500)), steps(500));
     // Also the programmatic dependent launch of the stepping kernels (EngineTuning::launch).
     const std::pair<CL, KL> variants[] = {{CL::merged, KL::plain}, {CL::merged, KL::programmatic},
                                           {CL::per_axis, KL::programmatic}};
@@ -183,8 +209,9 @@ TEST(CpuCudaAgreementCpml, LaunchLayoutsAreBitwiseEqual) {
       EngineTuning t;
       t.cpml = layout;
       t.launch = launch;
+      t.coefficients = coefficients_for(mode, 0, t.coefficients);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
-      ASSERT_EQ(eng->run(500), 500);
+      ASSERT_EQ(eng->run(steps(500)), steps(500));
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
         std::size_t differ = 0;
@@ -211,8 +238,8 @@ TEST(CpuCudaAgreementPacked, PackedTableIsBitwiseEqualToArrays) {
     table.coefficients = EngineTuning::Coefficients::table;
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, arrays);
     auto eng = make_engine(op, Backend::cuda, 0, nullptr, table);
-    ASSERT_EQ(ref->run(300), 300);
-    ASSERT_EQ(eng->run(300), 300);
+    ASSERT_EQ(ref->run(steps(300)), steps(300));
+    ASSERT_EQ(eng->run(steps(300)), steps(300));
     for (int ci = 0; ci < 6; ++ci) {
       const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
       std::size_t differ = 0;
@@ -238,8 +265,8 @@ TEST(CpuCudaAgreementPmc, PmcFacesAgree) {
   const FdtdOperator op(s);
   auto cpu = make_engine(op, Backend::cpu);
   auto gpu = make_engine(op, Backend::cuda);
-  cpu->run(500);
-  gpu->run(500);
+  cpu->run(steps(500));
+  gpu->run(steps(500));
   for (int ci = 0; ci < 6; ++ci)
     EXPECT_LT(rel_l2(gpu->field(Component(ci)), cpu->field(Component(ci))), 1e-5) << ci;
 }

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,19 @@ namespace vem_test {
     if ((b) == vem::Backend::cuda && !vem::cuda_available(&vem_why_))                  \
       GTEST_SKIP() << "CUDA backend not tested here: " << vem_why_;                    \
   } while (0)
+
+// VEM_TEST_SMALL_GRIDS=1 (set by `scripts/device_check.sh ... sanitize`): the heavy CUDA tests
+// run smaller grids / fewer steps / fewer iterations, through the same kernels and code paths, so
+// that compute-sanitizer (which instruments every access of every kernel) finishes. Normal runs
+// (unset, empty or 0) are unchanged. Use: vem_test::small_or(normal, small).
+inline bool small_grids() {
+  const char* v = std::getenv("VEM_TEST_SMALL_GRIDS");
+  return v != nullptr && *v != '\0' && std::string(v) != "0";
+}
+template <class T>
+T small_or(T normal, T small) {
+  return small_grids() ? small : normal;
+}
 
 inline std::string backend_param_name(const testing::TestParamInfo<vem::Backend>& info) {
   return vem::backend_name(info.param);
