@@ -31,9 +31,12 @@
 // --variants: at 8192^2 (or max_l), vacuum_pec and indexed_cpml, TM and TE, the plain kernels'
 // variants (x cells per thread 1 / 2 / 4 with float2 / float4 accesses, ordinary or streaming
 // stores, threads per block), each its own engine, all against the copy bandwidth of this run.
-// Usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--variants] [--no-main]
+// --variants-l L: at L^2 instead. --variants-indexed: indexed_cpml only, fewer variants (for
+// comparing the coefficient table's location, VEM_FDTD2D_PLAIN_TABLE=constant|global).
+// Usage: bench_fdtd2d <out.json> [--commit id] [--max-l L] [--target-s s] [--sweep] [--sweep-indexed] [--variants] [--variants-indexed] [--variants-l L] [--no-main]
 //        bench_fdtd2d profile   (a few steps of each kernel at 8192^2, for ncu)
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -175,7 +178,8 @@ int main(int argc, char** argv) {
   std::string commit = "unknown";
   int max_l = 16384;
   double target_s = 0.3;
-  bool sweep = false, main_table = true, sweep_vacuum = true, variants = false;
+  bool sweep = false, main_table = true, sweep_vacuum = true, variants = false, variants_indexed_only = false;
+  int variants_l = 0;
   for (int a = 2; a < argc; ++a) {
     const std::string k = argv[a];
     auto next = [&]() -> std::string {
@@ -188,6 +192,8 @@ int main(int argc, char** argv) {
     else if (k == "--sweep") sweep = true;
     else if (k == "--no-main") main_table = false;
     else if (k == "--variants") variants = true;
+    else if (k == "--variants-l") variants_l = std::atoi(next().c_str());
+    else if (k == "--variants-indexed") { variants = true; variants_indexed_only = true; }
     else if (k == "--sweep-indexed") { sweep = true; sweep_vacuum = false; }
     else { std::cerr << "unknown option " << k << "\n"; return 2; }
   }
@@ -244,15 +250,24 @@ int main(int argc, char** argv) {
         }
   }
   if (variants) {
-    const int L = std::min(8192, max_l);
-    std::cout << "\nPlain-kernel variants at " << L << "^2 (copy bandwidth " << fmt(bw, 0)
+    const int L = variants_l > 0 ? variants_l : std::min(8192, max_l);
+    const char* ptab = std::getenv("VEM_FDTD2D_PLAIN_TABLE");
+    std::cout << "\nPlain-kernel variants at " << L << "^2, VEM_FDTD2D_PLAIN_TABLE " << (ptab ? ptab : "unset")
+              << " (copy bandwidth " << fmt(bw, 0)
               << " GB/s):\n\n| model | pol | cells/thread | stores | threads | Mcells/s | of roofline |\n"
                  "|---|---|---|---|---|---|---|\n";
     // {cells, stores (1 ordinary, 2 streaming), block_x, block_y}; the first is the old default.
-    const int vs[][4] = {{1, 1, 128, 2}, {2, 1, 64, 4}, {2, 1, 128, 2}, {2, 2, 64, 4}, {4, 1, 32, 8}, {4, 1, 64, 4},
-                         {4, 1, 128, 2}, {4, 1, 256, 1}, {4, 1, 64, 2}, {4, 1, 128, 4}, {4, 2, 64, 4}};
+    const int all[][4] = {{1, 1, 128, 2}, {2, 1, 64, 4}, {2, 1, 128, 2}, {2, 2, 64, 4}, {4, 1, 32, 8}, {4, 1, 64, 4},
+                          {4, 1, 128, 2}, {4, 1, 256, 1}, {4, 1, 64, 2}, {4, 1, 128, 4}, {4, 2, 64, 4}};
+    // --variants-indexed: indexed_cpml only, the 2- and 4-cell kernels' best blocks (coefficient
+    // table location from VEM_FDTD2D_PLAIN_TABLE, recorded as "plain_table").
+    const int few[][4] = {{1, 1, 128, 2}, {2, 1, 128, 2}, {4, 1, 128, 2}, {4, 1, 256, 1}};
+    std::vector<std::array<int, 4>> vs;
+    if (variants_indexed_only) for (const auto& v : few) vs.push_back({v[0], v[1], v[2], v[3]});
+    else for (const auto& v : all) vs.push_back({v[0], v[1], v[2], v[3]});
     for (Model m : {Model::vacuum_pec, Model::indexed_cpml})
       for (Polarization2D pol : {Polarization2D::tm, Polarization2D::te}) {
+        if (variants_indexed_only && m != Model::indexed_cpml) continue;
         Fdtd2dOperator op(make_setup(L, pol, m));
         const double bpc = bytes_per_cell_step(op, m);
         for (const auto& v : vs) {
@@ -265,7 +280,8 @@ int main(int argc, char** argv) {
           const Timing r = time_engine(op, t, target_s / 2);
           const double roof = record("variants", "plain", m, pol, L, t,
                                      ", \"plain_cells\": " + std::to_string(v[0]) + ", \"plain_stores\": \"" +
-                                         (v[1] == 2 ? "streaming" : "ordinary") + "\"", r, bpc);
+                                         (v[1] == 2 ? "streaming" : "ordinary") + "\", \"plain_table\": \"" +
+                                         (ptab ? ptab : "default") + "\"", r, bpc);
           std::cout << "| " << model_name(m) << " | " << polarization_name(pol) << " | " << v[0] << " | "
                     << (v[1] == 2 ? "cs" : "-") << " | " << v[2] << "x" << v[3] << " | " << fmt(r.mcells, 0) << " | "
                     << fmt(r.mcells / roof, 3) << " |\n";

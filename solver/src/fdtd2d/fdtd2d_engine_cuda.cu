@@ -22,7 +22,8 @@
 // For benchmark sweeps and tests only, environment variables override the measured defaults:
 // VEM_FDTD2D_ROWS (rows per thread of the one-cell plain kernels: 1, 2 or 4), VEM_FDTD2D_CELLS
 // (x cells per thread of the plain kernels: 1, 2 or 4), VEM_FDTD2D_STORES (cs: streaming stores in
-// the 2- and 4-cell kernels, anything else ordinary) and VEM_FDTD2D_TILE ("WxH": the blocked
+// the 2- and 4-cell kernels, anything else ordinary), VEM_FDTD2D_PLAIN_TABLE (constant | global: where
+// the 2- and 4-cell kernels read a material table that fits constant memory) and VEM_FDTD2D_TILE ("WxH": the blocked
 // kernel's tile in cells, halo included; W a multiple of 32).
 // Every CUDA call and launch is checked (cuda_check.h).
 #include <cuda_runtime.h>
@@ -73,7 +74,8 @@ constexpr BlockedTable kBlockedTableDefault = kTableShared;  // measured best (f
 // streaming stores, and the threads per block of the 2- and 4-cell kernels ([0]: 2, [1]: 4).
 constexpr int kPlainCellsDefault = 4;
 constexpr bool kPlainStreamingDefault = false;
-constexpr int kPlainBlockVec[2][2] = {{64, 4}, {64, 4}};
+constexpr int kPlainBlockVec[2][2] = {{128, 2}, {256, 1}};
+constexpr bool kPlainTableGlobalDefault = true;
 
 struct Grid2 {
   int nx, ny;
@@ -774,6 +776,7 @@ class Fdtd2dEngineCuda final : public Fdtd2dEngine {
   int rows_ = 1;
   int cells_ = 1;          // x cells per thread of the plain kernels (1, 2, 4)
   bool streaming_ = false;  // st.global.cs in the 2- and 4-cell kernels
+  bool plain_table_global_ = false;  // const_table models: the plain kernels read table_ (L1), not constant memory
   int time_block_ = 1;
   int tile_w_ = 128, tile_h_ = 32;
   int blocked_table_ = kTableConstant;  // where the blocked kernel reads an indexed model's table
@@ -962,7 +965,13 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
     index_.allocate(L.size, "material index array");
     index_.upload(index.data(), L.size);
   }
-  if (coef_kind_ == CoefKind::global_table || (coef_kind_ == CoefKind::const_table && blocked_table_ == kTableGlobal)) {
+  // The 2- and 4-cell plain kernels read a table that fits constant memory from global memory
+  // (through L1) by default: a warp's 4-cell groups span 4x the materials of a one-cell warp row and
+  // divergent constant-memory reads serialize (VEM_FDTD2D_PLAIN_TABLE=constant|global overrides).
+  plain_table_global_ = cells_ > 1 && kPlainTableGlobalDefault;
+  if (const char* t = std::getenv("VEM_FDTD2D_PLAIN_TABLE")) plain_table_global_ = cells_ > 1 && std::string(t) == "global";
+  if (coef_kind_ == CoefKind::global_table ||
+      (coef_kind_ == CoefKind::const_table && (blocked_table_ == kTableGlobal || plain_table_global_))) {
     table_.allocate(table.size(), "material coefficient table");
     table_.upload(table.data(), table.size());
   }
@@ -1287,7 +1296,10 @@ void Fdtd2dEngineCuda::do_steps(int n) {
   } else {
     switch (coef_kind_) {
       case CoefKind::uniform: run_plain(uniform_, steps_, n); break;
-      case CoefKind::const_table: run_plain(CoefConstTable{index_.ptr}, steps_, n); break;
+      case CoefKind::const_table:
+        if (plain_table_global_) run_plain(CoefGlobalTable{index_.ptr, table_.ptr}, steps_, n);
+        else run_plain(CoefConstTable{index_.ptr}, steps_, n);
+        break;
       case CoefKind::global_table: run_plain(CoefGlobalTable{index_.ptr, table_.ptr}, steps_, n); break;
       case CoefKind::arrays: {
         CoefArrays c;
