@@ -75,7 +75,7 @@ constexpr BlockedTable kBlockedTableDefault = kTableShared;  // measured best (f
 constexpr int kPlainCellsDefault = 4;
 constexpr bool kPlainStreamingDefault = false;
 constexpr int kPlainBlockVec[2][2] = {{128, 2}, {256, 1}};
-constexpr bool kPlainTableGlobalDefault = true;
+constexpr bool kPlainTableGlobalDefault = false;  // constant: 0.97 vs 0.93 at 8192^2 (fdtd2d.md)
 
 struct Grid2 {
   int nx, ny;
@@ -965,9 +965,11 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
     index_.allocate(L.size, "material index array");
     index_.upload(index.data(), L.size);
   }
-  // The 2- and 4-cell plain kernels read a table that fits constant memory from global memory
-  // (through L1) by default: a warp's 4-cell groups span 4x the materials of a one-cell warp row and
-  // divergent constant-memory reads serialize (VEM_FDTD2D_PLAIN_TABLE=constant|global overrides).
+  // Where the 2- and 4-cell plain kernels read a material table that fits constant memory: constant
+  // memory by default (kPlainTableGlobalDefault), or global memory through L1
+  // (VEM_FDTD2D_PLAIN_TABLE=global). A warp's 4-cell groups span 4x the materials of a one-cell
+  // warp row and divergent constant reads serialize; L1 is faster where the fields sit in L2
+  // (1024^2) but slower at 8192^2 (fdtd2d.md, a470155).
   plain_table_global_ = cells_ > 1 && kPlainTableGlobalDefault;
   if (const char* t = std::getenv("VEM_FDTD2D_PLAIN_TABLE")) plain_table_global_ = cells_ > 1 && std::string(t) == "global";
   if (coef_kind_ == CoefKind::global_table ||
