@@ -29,6 +29,7 @@
 
 #include "fdtd/engine_common.h"
 #include "core/cuda_check.h"
+#include "core/device_array.h"
 #include "vem/core/error.h"
 #include "vem/core/gpu_availability.h"
 #include "vem/fdtd/fdtd_engine.h"
@@ -360,34 +361,6 @@ __global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const 
   if (t < count) out[t] = F.f[field[t]][offset[t]];
 }
 
-// RAII device buffer.
-template <class T>
-struct DeviceArray {
-  T* ptr = nullptr;
-  std::size_t count = 0;
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { if (ptr) cudaFree(ptr); }
-  void allocate(std::size_t n, const char* what) {
-    if (ptr) { cudaFree(ptr); ptr = nullptr; }
-    count = n;
-    if (n == 0) return;
-    const cudaError_t e = cudaMalloc(&ptr, n * sizeof(T));
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      std::size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
-      ptr = nullptr;
-      fail("CUDA out of memory allocating ", what, ": ", n * sizeof(T), " bytes requested, ",
-           free_b, " bytes free of ", total_b, " (", cudaGetErrorString(e), ")");
-    }
-  }
-  void upload(const T* host, std::size_t n) {
-    VEM_CUDA_CHECK(cudaMemcpy(ptr, host, n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  void zero() { if (count) VEM_CUDA_CHECK(cudaMemset(ptr, 0, count * sizeof(T))); }
-};
 
 }  // namespace
 

@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/cuda_check.h"
+#include "core/device_array.h"
 #include "fdtd2d/fdtd2d_engine_cuda.h"
 #include "vem/core/error.h"
 #include "vem/fdtd2d/fdtd2d_engine.h"
@@ -688,33 +689,6 @@ __global__ void __launch_bounds__(512) step_blocked(const __grid_constant__ Bloc
   }
 }
 
-template <class T>
-struct DeviceArray {
-  T* ptr = nullptr;
-  std::size_t count = 0;
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { if (ptr) cudaFree(ptr); }
-  void allocate(std::size_t n, const char* what) {
-    if (ptr) { cudaFree(ptr); ptr = nullptr; }
-    count = n;
-    if (n == 0) return;
-    const cudaError_t e = cudaMalloc(&ptr, n * sizeof(T));
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      std::size_t free_b = 0, total_b = 0;
-      cudaMemGetInfo(&free_b, &total_b);
-      ptr = nullptr;
-      fail("CUDA out of memory allocating the 2D engine's ", what, ": ", n * sizeof(T), " bytes needed, ",
-           free_b, " bytes free of ", total_b, " (", cudaGetErrorString(e), ")");
-    }
-  }
-  void upload(const T* host, std::size_t n) {
-    if (n) VEM_CUDA_CHECK(cudaMemcpy(ptr, host, n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  void zero() { if (count) VEM_CUDA_CHECK(cudaMemset(ptr, 0, count * sizeof(T))); }
-};
 
 int env_int(const char* name, int fallback) {
   const char* v = std::getenv(name);
