@@ -30,8 +30,6 @@ class SchemeWalls : public ::testing::TestWithParam<Backend> {};
 
 TEST_P(SchemeWalls, StandingWaveBetweenWallsHasTheLatticeFrequency) {
   VEM_REQUIRE_BACKEND(GetParam());
-  if (GetParam() == Backend::cuda)
-    GTEST_SKIP() << "the CUDA engine steps only the yee scheme so far (issue 15); it refuses the others";
   const int N = 20, m = 2;  // 20 cells per wavelength
   const double h = 1e-3;
   for (BoundaryType wall : {BoundaryType::pec, BoundaryType::pmc})
@@ -73,8 +71,6 @@ TEST_P(SchemeWalls, StandingWaveBetweenWallsHasTheLatticeFrequency) {
 
 TEST_P(SchemeWalls, BoundedFor1e5StepsAt099OfTheLimit) {
   VEM_REQUIRE_BACKEND(GetParam());
-  if (GetParam() == Backend::cuda)
-    GTEST_SKIP() << "the CUDA engine steps only the yee scheme so far (issue 15); it refuses the others";
   for (Scheme sc : kSchemes) {
     FdtdSetup s;
     s.grid.nx = 4; s.grid.ny = 4; s.grid.nz = 3;

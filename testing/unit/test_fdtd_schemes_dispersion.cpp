@@ -96,8 +96,6 @@ class SchemeDispersion : public ::testing::TestWithParam<Backend> {};
 
 TEST_P(SchemeDispersion, PhaseVelocityMatchesOwnRelation) {
   VEM_REQUIRE_BACKEND(GetParam());
-  if (GetParam() == Backend::cuda)
-    GTEST_SKIP() << "the CUDA engine steps only the yee scheme so far (issue 15); it refuses the others";
   struct Case { const char* name; int n[3]; int m[3]; double e[3]; };
   const double r2 = std::sqrt(0.5);
   const Case cases[] = {
@@ -123,8 +121,6 @@ TEST_P(SchemeDispersion, PhaseVelocityMatchesOwnRelation) {
 
 TEST_P(SchemeDispersion, AccumulatedPhaseErrorTable) {
   VEM_REQUIRE_BACKEND(GetParam());
-  if (GetParam() == Backend::cuda)
-    GTEST_SKIP() << "the CUDA engine steps only the yee scheme so far (issue 15); it refuses the others";
   const int distances[] = {10, 100, 1000};
   std::ostringstream md;
   md << "| scheme | S = c dt / h | cells / wavelength | phase error after 10 wavelengths (rad) "

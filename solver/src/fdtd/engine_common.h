@@ -33,6 +33,24 @@ struct CoefficientTable {
 CoefficientTable coefficient_table_for(const FdtdOperator& op, EngineTuning::Coefficients choice,
                                        bool table_by_default);
 
+// The wide stencil of the high-order schemes (vem/fdtd/schemes/fdtd_scheme.h), resolved once for
+// both engines. Every stencil point is resolved through per-component, per-axis tables over the
+// extended index range -kReach..n+kReach: offset part (index times the layout stride of that axis)
+// and sign (periodic wrap, PEC/PMC images; PEC also behind a CPML), so no ghost beyond the
+// layout's one is read. Terms: the stencil's (hi, lo) sample pairs along the derivative axis with
+// their transverse offsets (tb along axis a+1, td along a+2) and weights; [0] the backward
+// difference (E update from H), [1] the forward one (H update from E). Unsupported faces (subdomain)
+// and grids too thin for the images are refused with the scheme's name.
+struct HighOrderStencil {
+  static constexpr int kReach = 3;
+  static constexpr int kMaxTerms = 18;  // 2 offsets x (1 centre + 4 axis + 4 diagonal neighbours)
+  struct Resolve { std::vector<std::int64_t> off; std::vector<float> sign; };
+  struct Term { int hi, lo, tb, td; float w; };
+  Resolve res[6][3];
+  std::vector<Term> terms[2];
+};
+HighOrderStencil build_high_order_stencil(const FdtdOperator& op);
+
 // Dense psi box of a CPML slab: along the slab axis the E- or H-type node range of the slab,
 // N+1 samples across; x fastest.
 struct PsiBox {

@@ -38,9 +38,10 @@ class FdtdEngineCpu final : public FdtdEngine {
   // offset part and sign (periodic wrap, PEC/PMC images), so no ghost beyond the layout's one
   // is read. Terms: the stencil's (hi, lo) sample pairs along the derivative axis with their
   // transverse offsets and weights.
-  static constexpr int kReach = 3;
-  struct Resolve { std::vector<std::int64_t> off; std::vector<float> sign; };
-  struct Term { int hi, lo, tb, td; float w; };
+  // (tables built by build_high_order_stencil, engine_common.h, shared with the CUDA engine)
+  static constexpr int kReach = HighOrderStencil::kReach;
+  using Resolve = HighOrderStencil::Resolve;
+  using Term = HighOrderStencil::Term;
   void build_high_order();
   float ho_diff(int f, int a, bool forward, const int idx[3]) const;
   template <class Coef> void bulk_ho(bool electric, int c, const Coef& coef);

@@ -13,7 +13,9 @@
 //    their packed table (FdtdOperator::coefficient_index, EngineTuning::coefficients);
 //  - on Hopper the stepping kernels use programmatic dependent launch (pdl_begin below,
 //    EngineTuning::launch): the next kernel is scheduled while the previous one drains;
-//  - CPML corrections run only over the CPML slabs (cost proportional to their volume).
+//  - CPML corrections run only over the CPML slabs (cost proportional to their volume);
+//  - the high-order schemes (fv24, fv24_wb, s22) take a separate kernel path (update_ho_bulk,
+//    ho_cpml_slab below), so the Yee kernels are unchanged.
 // Every launch is checked (cuda_check.h).
 #include <cuda_runtime.h>
 
@@ -362,6 +364,144 @@ __global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const 
 }
 
 
+// High-order schemes (fv24, fv24_wb, s22; vem/fdtd/schemes/fdtd_scheme.h) -------------------
+// A separate kernel path: the Yee kernels above are untouched. The stencil is the CPU engine's,
+// resolved by the same tables (build_high_order_stencil, engine_common.h): for every component
+// and axis an offset and a sign per index -kReach..n+kReach, which apply the periodic wrap and
+// the PEC/PMC images (PEC behind a CPML) exactly as the CPU engine does, with the same terms in
+// the same order. Halo: plain loads through L1 (the read-only path, __ldg), no shared memory:
+// the field read by a kernel is never written by it (E kernels read H, H kernels read E), the
+// 18-term stencil's neighbours of a 3D block largely hit in L1/L2, and the resolve tables
+// (a few KB) stay in L1. One thread per sample; a 3D block (EngineTuning::ho_block_*).
+struct HoTerms {
+  int count;
+  int hi[HighOrderStencil::kMaxTerms], lo[HighOrderStencil::kMaxTerms];
+  int tb[HighOrderStencil::kMaxTerms], td[HighOrderStencil::kMaxTerms];
+  float w[HighOrderStencil::kMaxTerms];
+};
+struct HoParams {
+  const int* __restrict__ off;     // resolve offsets, all (component, axis) tables one after the other
+  const float* __restrict__ sign;  // resolve signs, same indexing
+  int base[6][3];                  // first entry of each table (index -kReach)
+  HoTerms terms[2];                // [0] backward (E from H), [1] forward (H from E)
+};
+
+// D_A F (unscaled by 1/h) of source component SRC at sample (i, j, k); FW: forward difference.
+template <int SRC, int A, bool FW>
+__device__ __forceinline__ float ho_diff(const float* __restrict__ F, const HoParams& p, int origin,
+                                         int i, int j, int k) {
+  constexpr int B = (A + 1) % 3, D = (A + 2) % 3;
+  constexpr int R = HighOrderStencil::kReach;
+  const int idx[3] = {i, j, k};
+  const int* o0 = p.off + p.base[SRC][0] + R;
+  const int* o1 = p.off + p.base[SRC][1] + R;
+  const int* o2 = p.off + p.base[SRC][2] + R;
+  const float* s0 = p.sign + p.base[SRC][0] + R;
+  const float* s1 = p.sign + p.base[SRC][1] + R;
+  const float* s2 = p.sign + p.base[SRC][2] + R;
+  const HoTerms& T = p.terms[FW ? 1 : 0];
+  float sum = 0.0f;
+  // Unrolled to the maximum so every term's fields are compile-time offsets into the kernel's
+  // parameter space (no local copy of HoParams).
+#pragma unroll
+  for (int t = 0; t < HighOrderStencil::kMaxTerms; ++t) {
+    if (t >= T.count) break;
+    int hi[3], lo[3];
+    hi[A] = idx[A] + T.hi[t];
+    lo[A] = idx[A] + T.lo[t];
+    hi[B] = lo[B] = idx[B] + T.tb[t];
+    hi[D] = lo[D] = idx[D] + T.td[t];
+    float vh = __ldg(s0 + hi[0]) * __ldg(s1 + hi[1]) * __ldg(s2 + hi[2]);
+    float vl = __ldg(s0 + lo[0]) * __ldg(s1 + lo[1]) * __ldg(s2 + lo[2]);
+    if (vh != 0.0f) vh *= __ldg(F + origin + __ldg(o0 + hi[0]) + __ldg(o1 + hi[1]) + __ldg(o2 + hi[2]));
+    if (vl != 0.0f) vl *= __ldg(F + origin + __ldg(o0 + lo[0]) + __ldg(o1 + lo[1]) + __ldg(o2 + lo[2]));
+    sum += T.w[t] * (vh - vl);
+  }
+  return sum;
+}
+
+// Bulk update of component C (0..2) of E (ELECTRIC) or H with D_a in place of the Yee differences:
+//   E_c <- ca E_c + cb [D_{c+1} H_{c+2} - D_{c+2} H_{c+1}],  H_c <- da H_c - db [D_{c+1} E_{c+2} - D_{c+2} E_{c+1}]
+template <bool ELECTRIC, int C, class Coef>
+__device__ __forceinline__ void ho_update(const FieldPtrs& F, const GridParams& g, const HoParams& p,
+                                          const Coef& coef, const FusedSource& src, int i, int j, int k) {
+  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
+  constexpr int SELF = ELECTRIC ? C : 3 + C, OTHER = ELECTRIC ? 3 : 0;
+  if (!in(i, g.lo[SELF][0], g.hi[SELF][0]) || !in(j, g.lo[SELF][1], g.hi[SELF][1]) ||
+      !in(k, g.lo[SELF][2], g.hi[SELF][2]))
+    return;
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const float curl = ho_diff<OTHER + D, B, !ELECTRIC>(F.f[OTHER + D], p, g.origin, i, j, k) * g.inv_d[B] -
+                     ho_diff<OTHER + B, D, !ELECTRIC>(F.f[OTHER + B], p, g.origin, i, j, k) * g.inv_d[D];
+  const int key = coef.key(o);
+  float* U = F.f[SELF];
+  if (ELECTRIC) {
+    float jc = 0.0f;
+    if (src.s[0]) {
+      const float2 v = src.s[C][o];
+      jc = v.x * src.cr - v.y * src.ci;
+    }
+    U[o] = coef.a(SELF, o, key) * U[o] + coef.b(SELF, o, key) * curl - jc;
+  } else {
+    U[o] = coef.a(SELF, o, key) * U[o] - coef.b(SELF, o, key) * curl;
+  }
+}
+
+template <bool ELECTRIC, class Coef>
+__global__ void update_ho_bulk(FieldPtrs F, GridParams g, HoParams p, Coef coef, FusedSource src) {
+  pdl_begin();
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const int k = blockIdx.z * blockDim.z + threadIdx.z;
+  if (i > g.nx || j > g.ny || k > g.nz) return;
+  ho_update<ELECTRIC, 0>(F, g, p, coef, src, i, j, k);
+  ho_update<ELECTRIC, 1>(F, g, p, coef, src, i, j, k);
+  ho_update<ELECTRIC, 2>(F, g, p, coef, src, i, j, k);
+}
+
+// CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
+// per psi sample, both components of the slab; the slabs are launched one after the other in the
+// CPU engine's order (op.cpml_slabs()), so samples on the edges where slabs overlap receive the
+// same corrections in the same order.
+template <int A, bool ELECTRIC, int Q, class Coef>
+__device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
+                                                  const SlabParams& s, const Coef& coef, int i, int j, int k,
+                                                  int t, float b, float c, float km1) {
+  // E: q = 0 updates E_{a+2} from H_{a+1} (+), q = 1 E_{a+1} from H_{a+2} (-).
+  // H: q = 0 updates H_{a+1} from E_{a+2} (+), q = 1 H_{a+2} from E_{a+1} (-).
+  constexpr int COMP = ELECTRIC ? (Q == 0 ? (A + 2) % 3 : (A + 1) % 3) : 3 + (Q == 0 ? (A + 1) % 3 : (A + 2) % 3);
+  constexpr int SRC = ELECTRIC ? 3 + (Q == 0 ? (A + 1) % 3 : (A + 2) % 3) : (Q == 0 ? (A + 2) % 3 : (A + 1) % 3);
+  const float sign = Q == 0 ? 1.0f : -1.0f;
+  if (!in(i, g.lo[COMP][0], g.hi[COMP][0]) || !in(j, g.lo[COMP][1], g.hi[COMP][1]) ||
+      !in(k, g.lo[COMP][2], g.hi[COMP][2]))
+    return;
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const float dF = ho_diff<SRC, A, !ELECTRIC>(F.f[SRC], p, g.origin, i, j, k) * s.inv_d;
+  const float old = s.psi[Q][t];
+  const float np = b * old + c * dF;
+  s.psi[Q][t] = np;
+  const int key = coef.key(o);
+  F.f[COMP][o] += sign * coef.b(COMP, o, key) * (km1 * dF + (s.lagged ? old : np));
+}
+
+template <int A, bool ELECTRIC, class Coef>
+__global__ void ho_cpml_slab(FieldPtrs F, GridParams g, HoParams p, SlabParams s, Coef coef) {
+  pdl_begin();
+  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  const long long total = (long long)s.d[0] * s.d[1] * s.d[2];
+  if (u >= total) return;
+  const int li = int(u % s.d[0]);
+  const long long r = u / s.d[0];
+  const int lj = int(r % s.d[1]), lk = int(r / s.d[1]);
+  const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
+  const int x = A == 0 ? i : (A == 1 ? j : k);
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+  const int t = int(u);
+  ho_cpml_component<A, ELECTRIC, 0>(F, g, p, s, coef, i, j, k, t, b, c, km1);
+  ho_cpml_component<A, ELECTRIC, 1>(F, g, p, s, coef, i, j, k, t, b, c, km1);
+}
+
+
 }  // namespace
 
 class FdtdEngineCuda final : public FdtdEngine {
@@ -415,6 +555,13 @@ class FdtdEngineCuda final : public FdtdEngine {
   AxisProfile profile_[3];
   struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
+  // High-order schemes: resolve tables and terms on the device, the bulk kernels' block.
+  bool high_order_ = false;
+  HoParams ho_{};
+  DeviceArray<int> ho_off_;
+  DeviceArray<float> ho_sign_;
+  dim3 ho_block_;
+  template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
   // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
   void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
@@ -441,9 +588,9 @@ class FdtdEngineCuda final : public FdtdEngine {
 
 FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
     : FdtdEngine(op), device_(device) {
-  if (op.scheme().scheme != Scheme::yee)
-    fail("scheme ", scheme_name(op.scheme().scheme),
-         ": the CUDA engine steps only the yee scheme so far; use Backend::cpu");
+  if (op.scheme().scheme == Scheme::s44)
+    fail("scheme s44: the CUDA engine does not step the fourth-order backward time differences "
+         "yet; use Backend::cpu");
   int count = 0;
   VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count)
@@ -581,6 +728,41 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   chunk_ = tuning.z_chunk > 0 ? tuning.z_chunk : 1;
   if (block_.x % 32 != 0 || block_.x * block_.y > 1024)
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
+  if (op.scheme().scheme != Scheme::yee) {
+    high_order_ = true;
+    ho_block_ = dim3(tuning.ho_block_x > 0 ? tuning.ho_block_x : 32, tuning.ho_block_y > 0 ? tuning.ho_block_y : 4,
+                     tuning.ho_block_z > 0 ? tuning.ho_block_z : 2);
+    if (tuning.ho_block_x < 0 || tuning.ho_block_y < 0 || tuning.ho_block_z < 0 || ho_block_.z > 64 ||
+        ho_block_.x * ho_block_.y * ho_block_.z > 1024)
+      fail("CUDA high-order block shape ", tuning.ho_block_x, " x ", tuning.ho_block_y, " x ", tuning.ho_block_z,
+           " is invalid (each >= 0, z at most 64, at most 1024 threads)");
+    const HighOrderStencil hs = build_high_order_stencil(op);
+    std::vector<int> off;
+    std::vector<float> sign;
+    for (int c = 0; c < 6; ++c)
+      for (int a = 0; a < 3; ++a) {
+        ho_.base[c][a] = int(off.size());
+        for (std::int64_t v : hs.res[c][a].off) off.push_back(int(v));
+        sign.insert(sign.end(), hs.res[c][a].sign.begin(), hs.res[c][a].sign.end());
+      }
+    ho_off_.allocate(off.size(), "high-order stencil tables");
+    ho_off_.upload(off.data(), off.size());
+    ho_sign_.allocate(sign.size(), "high-order stencil tables");
+    ho_sign_.upload(sign.data(), sign.size());
+    ho_.off = ho_off_.ptr;
+    ho_.sign = ho_sign_.ptr;
+    for (int fw = 0; fw < 2; ++fw) {
+      const auto& ts = hs.terms[fw];
+      if (ts.size() > std::size_t(HighOrderStencil::kMaxTerms))
+        fail("scheme ", scheme_name(op.scheme().scheme), ": ", ts.size(), " stencil terms, more than the ",
+             HighOrderStencil::kMaxTerms, " the CUDA kernels hold");
+      HoTerms& d = ho_.terms[fw];
+      d.count = int(ts.size());
+      for (std::size_t q = 0; q < ts.size(); ++q) {
+        d.hi[q] = ts[q].hi; d.lo[q] = ts[q].lo; d.tb[q] = ts[q].tb; d.td[q] = ts[q].td; d.w[q] = ts[q].w;
+      }
+    }
+  }
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -628,6 +810,26 @@ void FdtdEngineCuda::launch_cpml(const Coef& coef) {
   }
 }
 
+template <bool ELECTRIC, class Coef>
+void FdtdEngineCuda::launch_ho(const Coef& coef) {
+  const dim3 grid((g_.nx + 1 + ho_block_.x - 1) / ho_block_.x, (g_.ny + 1 + ho_block_.y - 1) / ho_block_.y,
+                  (g_.nz + 1 + ho_block_.z - 1) / ho_block_.z);
+  launch(update_ho_bulk<ELECTRIC, Coef>, grid, ho_block_, F_, g_, ho_, coef, fused_);
+  VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
+  for (const auto& st : slabs_) {
+    const SlabParams& sp = ELECTRIC ? st->e : st->h;
+    const std::int64_t cells = ELECTRIC ? st->ne : st->nh;
+    if (cells == 0) continue;
+    const dim3 g1(unsigned((cells + 127) / 128)), b1(128);
+    switch (st->axis) {
+      case 0: launch(ho_cpml_slab<0, ELECTRIC, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
+      case 1: launch(ho_cpml_slab<1, ELECTRIC, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
+      default: launch(ho_cpml_slab<2, ELECTRIC, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
+    }
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_cpml_slab (E)" : "ho_cpml_slab (H)");
+  }
+}
+
 template <class Coef>
 void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y,
@@ -635,9 +837,13 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
 
-  launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_);
-  VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
-  launch_cpml<false>(coef);
+  if (high_order_) {
+    launch_ho<false>(coef);
+  } else {
+    launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_);
+    VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
+    launch_cpml<false>(coef);
+  }
   push_point_updates(false, step);
   run_hooks(HookPoint::after_h, step);
   for (int a = 0; a < 3; ++a) {
@@ -652,9 +858,13 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   exchange_halo(false);
 
-  launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_);
-  VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
-  launch_cpml<true>(coef);
+  if (high_order_) {
+    launch_ho<true>(coef);
+  } else {
+    launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_);
+    VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
+    launch_cpml<true>(coef);
+  }
   push_point_updates(true, step);
   run_hooks(HookPoint::after_e, step);
   for (int a = 0; a < 3; ++a) {

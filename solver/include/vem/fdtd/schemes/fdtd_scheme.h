@@ -65,7 +65,8 @@
 // S = courant_factor * S_max(weights(S)) (scheme_design). Non-cubic cells: refused for the
 // high-order schemes (the conditions above assume dx = dy = dz).
 //
-// Boundaries (implemented by the CPU engine, fdtd_engine_cpu.cpp): a wide stencil reaches 2
+// Boundaries (both engines, from one set of resolve tables: build_high_order_stencil in
+// solver/src/fdtd/engine_common.cpp, used by fdtd_engine_cpu.cpp and fdtd_engine_cuda.cu): a wide stencil reaches 2
 // samples beyond the sample's own cell, which the layout's single ghost layer does not hold.
 // The engine does not store more ghosts; it resolves every stencil point outside the domain to
 // a sample inside it: periodic axes wrap; PEC faces (and the PEC that terminates a CPML) mirror

@@ -1,0 +1,152 @@
+// Issue 15: the CUDA engine's high-order kernels (fv24, fv24_wb, s22) compute the CPU engine's
+// function. One set-up with every boundary rule of the wide stencil at once: CPML on x-low, x-high
+// and z-high (the CPML stretches the wide derivative; PEC images behind it), periodic y (wrap),
+// PEC z-low (images); random lossy, magnetic materials per cell (indexed table of 40, and the same
+// as coefficient arrays), a soft electric-current point source, a magnetic-current source and
+// probes. After 400 steps every component must agree to max |CUDA - CPU| / max |CPU| <= 1e-5
+// (both float32; the difference is rounding order / FMA contraction only), and the probe series
+// to the same bound. The high-order block shape (EngineTuning::ho_block_*) does not change the
+// arithmetic of a sample: two shapes must give the same fields bit for bit.
+#include <algorithm>
+#include <cmath>
+#include <iostream>
+#include <random>
+
+#include "test_support.h"
+#include "vem/fdtd/fdtd_engine.h"
+
+using namespace vem;
+
+namespace {
+
+FdtdSetup make_setup(Scheme scheme, MaterialMode mode) {
+  FdtdSetup s;
+  s.grid = YeeGrid{37, 29, 31, 1e-3, 1e-3, 1e-3};
+  s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::periodic,
+                       BoundaryType::periodic, BoundaryType::pec, BoundaryType::cpml};
+  for (auto& c : s.boundaries.cpml) c.thickness = 8;
+  s.scheme = scheme;
+  std::mt19937 rng(151);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const std::int64_t n = s.grid.cell_count();
+  if (mode == MaterialMode::indexed) {
+    s.material_mode = MaterialMode::indexed;
+    for (int m = 0; m < 40; ++m) {
+      Material mat;
+      mat.name = "random " + std::to_string(m);
+      for (int a = 0; a < 3; ++a) {
+        mat.eps_r[a] = 1.0 + 10.0 * u(rng);
+        mat.sigma_e[a] = 0.5 * u(rng);
+        mat.mu_r[a] = 1.0 + u(rng);
+        mat.sigma_m[a] = 20.0 * u(rng);
+      }
+      s.materials.push_back(mat);
+    }
+    s.material_index.resize(n);
+    std::uniform_int_distribution<int> pick(0, 39);
+    for (auto& v : s.material_index) v = std::uint16_t(pick(rng));
+  } else {
+    s.material_mode = MaterialMode::coefficient_array;
+    s.medium.eps_r.assign(1, std::vector<float>(n));
+    s.medium.sigma_e.assign(1, std::vector<float>(n));
+    for (auto& v : s.medium.eps_r[0]) v = float(1.0 + 10.0 * u(rng));
+    for (auto& v : s.medium.sigma_e[0]) v = float(0.5 * u(rng));
+  }
+  const Waveform w = Waveform::differentiated_gaussian_for_bandwidth(40e9);
+  PointSource j1; j1.i = 18; j1.j = 14; j1.k = 12; j1.direction = {0.2, 0.3, 1.0}; j1.waveform = w;
+  PointSource m1; m1.kind = PointSource::Kind::magnetic_current; m1.i = 9; m1.j = 3; m1.k = 20;
+  m1.direction = {1, 0, 0}; m1.amplitude = 377.0; m1.waveform = w;
+  s.sources = {j1, m1};
+  // Probes inside a CPML slab, next to the PEC wall, on the periodic seam and in the bulk.
+  s.probes = {{"ez", Component::Ez, 25, 14, 15}, {"hy", Component::Hy, 3, 10, 27},
+              {"ex", Component::Ex, 20, 0, 1}, {"hz", Component::Hz, 30, 28, 5}};
+  return s;
+}
+
+double max_abs(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double m = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
+  return m;
+}
+
+struct Case {
+  Scheme scheme;
+  MaterialMode mode;
+  const char* name;
+};
+
+class SchemeCpuCudaAgreement : public testing::TestWithParam<Case> {};
+
+TEST_P(SchemeCpuCudaAgreement, FieldsAndProbesAgree) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const Case c = GetParam();
+  const FdtdOperator op(make_setup(c.scheme, c.mode));
+  auto cpu = make_engine(op, Backend::cpu);
+  auto gpu = make_engine(op, Backend::cuda);
+  const int n = 400;
+  ASSERT_EQ(cpu->run(n), n);
+  ASSERT_EQ(gpu->run(n), n);
+  for (int ci = 0; ci < 6; ++ci) {
+    const Component comp = Component(ci);
+    const auto a = gpu->field(comp), b = cpu->field(comp);
+    const double ref = max_abs(b), e = max_diff(a, b) / ref;
+    std::cout << c.name << " " << component_name(comp) << " max|CUDA - CPU| / max|CPU| = " << e
+              << " (max|CPU| = " << ref << ")\n";
+    EXPECT_GT(ref, 0.0) << component_name(comp) << " is identically zero: the test would be vacuous";
+    EXPECT_LE(e, 1e-5) << component_name(comp);
+  }
+  const auto pa = gpu->probes(), pb = cpu->probes();
+  ASSERT_EQ(pa.values.size(), pb.values.size());
+  for (std::size_t p = 0; p < pa.values.size(); ++p) {
+    const double ref = max_abs(pb.values[p]);
+    EXPECT_GT(ref, 0.0) << "probe " << p;
+    EXPECT_LE(max_diff(pa.values[p], pb.values[p]) / ref, 1e-5) << "probe " << p;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Schemes, SchemeCpuCudaAgreement,
+    testing::Values(Case{Scheme::fv24, MaterialMode::indexed, "fv24_indexed"},
+                    Case{Scheme::fv24_wb, MaterialMode::indexed, "fv24_wb_indexed"},
+                    Case{Scheme::s22, MaterialMode::indexed, "s22_indexed"},
+                    Case{Scheme::fv24, MaterialMode::coefficient_array, "fv24_arrays"},
+                    Case{Scheme::s22, MaterialMode::coefficient_array, "s22_arrays"}),
+    [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
+TEST(SchemeCudaBlock, BlockShapeDoesNotChangeTheFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const FdtdOperator op(make_setup(Scheme::fv24, MaterialMode::indexed));
+  EngineTuning t1, t2;
+  t2.ho_block_x = 64; t2.ho_block_y = 2; t2.ho_block_z = 1;
+  auto e1 = make_engine(op, Backend::cuda, 0, nullptr, t1);
+  auto e2 = make_engine(op, Backend::cuda, 0, nullptr, t2);
+  ASSERT_EQ(e1->run(200), 200);
+  ASSERT_EQ(e2->run(200), 200);
+  for (int ci = 0; ci < 6; ++ci) {
+    const auto a = e1->field(Component(ci)), b = e2->field(Component(ci));
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+    EXPECT_EQ(differ, 0u) << component_name(Component(ci));
+    EXPECT_GT(max_abs(a), 0.0);
+  }
+}
+
+TEST(SchemeCudaBlock, BadBlockShapeIsRefusedWithItsValue) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const FdtdOperator op(make_setup(Scheme::fv24, MaterialMode::indexed));
+  EngineTuning t;
+  t.ho_block_x = 64; t.ho_block_y = 8; t.ho_block_z = 4;  // 2048 threads
+  try {
+    make_engine(op, Backend::cuda, 0, nullptr, t);
+    FAIL() << "a 2048-thread block was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("64 x 8 x 4"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
