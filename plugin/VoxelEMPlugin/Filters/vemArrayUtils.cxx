@@ -356,6 +356,12 @@ void RequestWholeInput(vtkInformation* inInfo)
   inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::EXACT_EXTENT(), 1);
+  // On several ranks (pvbatch / pvserver) the executive would otherwise translate this rank's
+  // piece number into a piece of the input's extent and override the whole extent asked above:
+  // every rank then solved a different part of the model. Piece 0 of 1 is the whole image.
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);
   inInfo->Remove(vtkStreamingDemandDrivenPipeline::UPDATE_TIME_STEP());
 }
 

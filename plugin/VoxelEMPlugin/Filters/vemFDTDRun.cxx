@@ -16,10 +16,15 @@
 #include "vem/fdtd2d/extensions/tfsf2d.h"
 #include "vem/fdtd2d/fdtd2d_engine.h"
 #include "vem/fdtd2d/fdtd2d_operator.h"
+#ifdef VEM_WITH_MPI
+#include "vem/fdtd/distributed/distributed_fdtd.h"
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <string>
 
 namespace vem_vtk
 {
@@ -31,9 +36,34 @@ struct FDTDRun::Engines
   std::unique_ptr<vem::FdtdOperator> op3;
   std::unique_ptr<vem::FdtdEngine> engine3;
   std::unique_ptr<vem::TfsfSource> tfsf3;
+#ifdef VEM_WITH_MPI
+  std::unique_ptr<vem::DistributedFdtd> dist; // a distributed 3D run (engine3, op3 then empty)
+#endif
   std::unique_ptr<vem::Fdtd2dOperator> op2;
   std::unique_ptr<vem::Fdtd2dEngine> engine2;
   std::unique_ptr<vem::Tfsf2dSource> tfsf2;
+
+  // The 3D engine stepping this rank's grid (the whole grid, or the rank's piece).
+  vem::FdtdEngine* Engine3() const
+  {
+#ifdef VEM_WITH_MPI
+    if (this->dist)
+    {
+      return &this->dist->engine();
+    }
+#endif
+    return this->engine3.get();
+  }
+  double Dt3() const
+  {
+#ifdef VEM_WITH_MPI
+    if (this->dist)
+    {
+      return this->dist->dt();
+    }
+#endif
+    return this->op3->dt();
+  }
 };
 
 FDTDRun::FDTDRun() = default;
@@ -48,17 +78,21 @@ void FDTDRun::Clear()
   {
     this->E->tfsf3.reset();
     this->E->engine3.reset();
+#ifdef VEM_WITH_MPI
+    this->E->dist.reset();
+#endif
     this->E->tfsf2.reset();
     this->E->engine2.reset();
   }
   this->E.reset();
   this->MaterialArrays.clear();
   this->BackendName.clear();
+  this->DecompositionText.clear();
 }
 
 bool FDTDRun::Started() const
 {
-  return this->E && (this->E->engine3 || this->E->engine2);
+  return this->E && (this->E->Engine3() || this->E->engine2);
 }
 
 void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData* input,
@@ -80,6 +114,13 @@ void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
     const vem::VoxelDomain& d = this->Geom.domain;
     const vem::TransientExcitation x = vem::add_transient_excitation(model.setup, d, r.options);
     this->SourceWaveform = x.waveform;
+    if (r.parallel.distributed)
+    {
+      this->StartDistributed(*e, model, x.plane_wave, r, warnings);
+      this->MaterialArrays = model.materials;
+      this->E = std::move(e);
+      return;
+    }
     e->op3.reset(new vem::FdtdOperator(model.setup));
     e->engine3 = vem::make_engine(*e->op3, r.backend, r.device, &warning);
     if (x.plane_wave)
@@ -132,6 +173,80 @@ void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
   this->E = std::move(e);
 }
 
+namespace
+{
+// The cells of a cell array of the whole output grid that lie in the piece (x fastest).
+vtkSmartPointer<vtkDataArray> CropToPiece(vtkDataArray* full, const RunGeometry& g)
+{
+  const std::array<int, 3> n = g.OutputCells();
+  const vem::VoxelDomain& d = g.domain;
+  vtkSmartPointer<vtkDataArray> a = vtkSmartPointer<vtkDataArray>::Take(full->NewInstance());
+  a->SetName(full->GetName());
+  a->SetNumberOfComponents(full->GetNumberOfComponents());
+  a->SetNumberOfTuples(g.OutputCellCount());
+  vtkIdType o = 0;
+  for (int k = 0; k < n[2]; ++k)
+  {
+    for (int j = 0; j < n[1]; ++j)
+    {
+      for (int i = 0; i < n[0]; ++i, ++o)
+      {
+        const vtkIdType src = (g.piece_lo[0] + i) +
+          static_cast<vtkIdType>(d.n_out[0]) * ((g.piece_lo[1] + j) + static_cast<vtkIdType>(d.n_out[1]) * (g.piece_lo[2] + k));
+        a->SetTuple(o, src, full);
+      }
+    }
+  }
+  return a;
+}
+} // namespace
+
+void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, bool planeWave,
+  const TransientRequest& r, std::vector<std::string>& warnings)
+{
+#ifdef VEM_WITH_MPI
+  if (planeWave)
+  {
+    vem::fail("plane-wave (TF/SF) illumination is not distributed yet (", r.parallel.Describe(),
+      "): run the plane wave on one rank, or use a point source or the dipole");
+  }
+  vem::DistributedOptions o;
+  o.backend = r.backend;
+  // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1: every rank on device 0).
+  o.device_index = -1;
+  if (const char* env = std::getenv("VEM_GPUS_PER_NODE"))
+  {
+    o.devices_per_node = std::max(1, std::atoi(env));
+  }
+  const MPI_Comm comm = *static_cast<const MPI_Comm*>(r.parallel.comm.get());
+  e.dist.reset(new vem::DistributedFdtd(comm, model.setup, o));
+  const vem::Decomposition& dec = e.dist->decomposition();
+  const std::array<int, 3> lo = e.dist->piece_lo(), cells = dec.piece_cells(e.dist->rank());
+  const vem::VoxelDomain& d = this->Geom.domain;
+  const int pml[3] = { d.pml[0], d.pml[2], d.pml[4] };
+  for (int a = 0; a < 3; ++a)
+  {
+    // Output cells are computational cells pml[a] .. pml[a] + n_out[a] - 1.
+    const int first = std::max(lo[a], pml[a]) - pml[a];
+    const int end = std::min(lo[a] + cells[a], pml[a] + d.n_out[a]) - pml[a];
+    this->Geom.piece_lo[a] = std::max(0, std::min(first, d.n_out[a]));
+    this->Geom.piece_cells[a] = std::max(0, end - first);
+  }
+  this->PieceCellLo = lo;
+  for (auto& m : model.materials)
+  {
+    m = CropToPiece(m, this->Geom);
+  }
+  this->BackendName = e.dist->engine().backend() + " on " + std::to_string(e.dist->size()) + " ranks";
+  this->DecompositionText = dec.describe();
+  (void)warnings;
+#else
+  (void)e, (void)model, (void)planeWave, (void)r, (void)warnings;
+  vem::fail("this VoxelEM plugin was built without MPI (VEM_ENABLE_MPI=OFF or no VTK::ParallelMPI): ",
+    "it cannot split a model over ", r.parallel.size, " ranks");
+#endif
+}
+
 int FDTDRun::Advance(int steps, const std::function<bool(int)>& callback, int interval)
 {
   if (!this->Started() || steps <= 0)
@@ -139,6 +254,12 @@ int FDTDRun::Advance(int steps, const std::function<bool(int)>& callback, int in
     return 0;
   }
   const vem::StepCallback cb = [&](int done, int) { return !callback || callback(done); };
+#ifdef VEM_WITH_MPI
+  if (this->E->dist)
+  {
+    return this->E->dist->run(steps, cb, interval);
+  }
+#endif
   return this->E->engine3 ? this->E->engine3->run(steps, cb, interval)
                           : this->E->engine2->run(steps, cb, interval);
 }
@@ -149,8 +270,8 @@ int FDTDRun::Steps() const
   {
     return 0;
   }
-  return this->E->engine3 ? this->E->engine3->steps_completed()
-                          : this->E->engine2->steps_completed();
+  return this->E->Engine3() ? this->E->Engine3()->steps_completed()
+                            : this->E->engine2->steps_completed();
 }
 
 double FDTDRun::Dt() const
@@ -159,7 +280,7 @@ double FDTDRun::Dt() const
   {
     return this->Geom.domain.dt;
   }
-  return this->E->engine3 ? this->E->op3->dt() : this->E->op2->dt();
+  return this->E->Engine3() ? this->E->Dt3() : this->E->op2->dt();
 }
 
 double FDTDRun::FieldEnergy() const
@@ -168,6 +289,15 @@ double FDTDRun::FieldEnergy() const
   {
     return 0.0;
   }
+#ifdef VEM_WITH_MPI
+  if (this->E->dist)
+  {
+    // Collective: the pieces' energies summed over the ranks.
+    double local = this->E->dist->engine().field_energy(), sum = 0.0;
+    MPI_Allreduce(&local, &sum, 1, MPI_DOUBLE, MPI_SUM, this->E->dist->comm());
+    return sum;
+  }
+#endif
   return this->E->engine3 ? this->E->engine3->field_energy() : this->E->engine2->field_energy();
 }
 
@@ -187,12 +317,20 @@ std::vector<float> FDTDRun::CellCentred(bool electric) const
   {
     return vem::cell_centred_2d(*this->E->engine2, this->Geom.Domain2D(), electric);
   }
-  std::vector<float> v(static_cast<std::size_t>(3 * d.out_cells()), 0.0f);
+  const std::array<int, 3> n = this->Geom.OutputCells();
+  std::vector<float> v(static_cast<std::size_t>(3 * this->Geom.OutputCellCount()), 0.0f);
+  const vem::FdtdEngine& engine = *this->E->Engine3();
+  // The output cells in the engine's grid: after the CPML cells, or (a piece) where the rank's
+  // output cells start in its piece of the computational grid.
+  std::array<int, 3> first{ d.pml[0], d.pml[2], d.pml[4] };
+  for (int a = 0; a < 3 && this->Geom.IsPiece(); ++a)
+  {
+    first[a] += this->Geom.piece_lo[a] - this->PieceCellLo[a];
+  }
   for (int c = 0; c < 3; ++c)
   {
     const vem::Component comp = static_cast<vem::Component>((electric ? 0 : 3) + c);
-    vem::cell_centred(d.grid(), this->E->engine3->field(comp), comp,
-      { d.pml[0], d.pml[2], d.pml[4] }, d.n_out, v.data(), 3, c);
+    vem::cell_centred(engine.op().grid(), engine.field(comp), comp, first, n, v.data(), 3, c);
   }
   return v;
 }
@@ -412,6 +550,10 @@ void FDTDRun::SampleDisplay(const DisplaySampling& s, float* e, float* h, float*
   }
   else if (this->Started())
   {
+    if (this->Geom.IsPiece())
+    {
+      vem::fail("the decimated display of a distributed run is not supported (FDTD Live runs on one rank)");
+    }
     const vem::FdtdEngine& engine = *this->E->engine3;
     const std::int64_t NX = d.n_total[0] + 1, NY = d.n_total[1] + 1;
     const std::int64_t st[3] = { 1, NX, NX * NY };
@@ -503,6 +645,12 @@ vem::ProbeRecord FDTDRun::Probes() const
   {
     return vem::ProbeRecord();
   }
+#ifdef VEM_WITH_MPI
+  if (this->E->dist)
+  {
+    return this->E->dist->probes(); // collective: every rank gets every probe
+  }
+#endif
   return this->E->engine3 ? this->E->engine3->probes() : this->E->engine2->probes();
 }
 

@@ -7,6 +7,7 @@
 #define vemFDTDRun_h
 
 #include "vemArrayUtils.h"
+#include "vemParallel.h"
 #include "vemVoxelModel.h"
 
 #include "vtkDataArray.h"
@@ -38,6 +39,10 @@ struct TransientRequest
   vem::Transient2dOptions options2d;
   vem::Backend backend = vem::Backend::automatic;
   int device = 0;
+  /// Several ranks (pvbatch / pvserver under MPI): a 3D model is stepped by vem::DistributedFdtd,
+  /// one piece per rank, and each rank's outputs are its piece (RunGeometry::piece_*). Serial by
+  /// default (FDTD Live and 2D runs stay serial).
+  ParallelContext parallel;
 };
 
 /// The output cells a decimated display shows (FDTD Live's DisplayStride / MaximumDisplayCells):
@@ -90,7 +95,10 @@ public:
   double FieldEnergy() const;
   const std::string& Backend() const { return this->BackendName; }
   long long ComputationalCells() const;
-  /// E (electric) or H at the output cells' centres, 3 components (x, y, z).
+  /// The distributed run's description ("2 x 1 x 2 (x cuts ...)") or "" for a serial run.
+  const std::string& Decomposition() const { return this->DecompositionText; }
+  /// E (electric) or H at the output cells' centres, 3 components (x, y, z): the rank's piece of
+  /// the output grid in a distributed run (RunGeometry::OutputCells).
   std::vector<float> CellCentred(bool electric) const;
   /// E and H (3 components, x y z) and |E| at the centres of the display cells of `s`, written to
   /// the buffers given (nullptr: not wanted; s.Count() tuples each), multi-threaded (OpenMP),
@@ -105,9 +113,13 @@ public:
 
 private:
   struct Engines;
+  void StartDistributed(Engines& e, VoxelModel& model, bool planeWave, const TransientRequest& r,
+    std::vector<std::string>& warnings);
+  std::array<int, 3> PieceCellLo{ 0, 0, 0 }; // first computational cell of this rank's piece
   std::unique_ptr<Engines> E;
   RunGeometry Geom;
   std::string BackendName;
+  std::string DecompositionText;
   vem::Waveform SourceWaveform;
   std::vector<vtkSmartPointer<vtkDataArray>> MaterialArrays;
 };

@@ -56,6 +56,12 @@ void FillSnapshotImage(vtkImageData* output, const SnapshotStore& store, double 
   const vem::VoxelDomain& d = geometry.domain;
   output->Initialize();
   SetOutputGeometry(output, geometry);
+  if (geometry.IsPiece())
+  {
+    int ext[6];
+    geometry.PieceExtent(ext);
+    output->SetExtent(ext);
+  }
   int snap = store.Size() - 1;
   if (std::isfinite(t))
   {
@@ -80,7 +86,7 @@ void FillSnapshotImage(vtkImageData* output, const SnapshotStore& store, double 
     vtkNew<vtkFloatArray> a;
     a->SetName(fields[f].name.c_str());
     a->SetNumberOfComponents(fields[f].components);
-    a->SetNumberOfTuples(d.out_cells());
+    a->SetNumberOfTuples(geometry.OutputCellCount());
     store.Read(snap, f, a->GetPointer(0));
     cd->AddArray(a);
   }

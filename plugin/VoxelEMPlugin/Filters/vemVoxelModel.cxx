@@ -55,6 +55,31 @@ RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const 
   return g;
 }
 
+std::array<int, 3> RunGeometry::OutputCells() const
+{
+  if (this->IsPiece())
+  {
+    return this->piece_cells;
+  }
+  return { this->domain.n_out[0], this->domain.n_out[1], this->domain.n_out[2] };
+}
+
+long long RunGeometry::OutputCellCount() const
+{
+  const std::array<int, 3> n = this->OutputCells();
+  return static_cast<long long>(n[0]) * n[1] * n[2];
+}
+
+void RunGeometry::PieceExtent(int ext[6]) const
+{
+  const std::array<int, 3> n = this->OutputCells();
+  for (int a = 0; a < 3; ++a)
+  {
+    ext[2 * a] = this->IsPiece() ? this->piece_lo[a] : 0;
+    ext[2 * a + 1] = ext[2 * a] + n[a];
+  }
+}
+
 void SetOutputGeometry(vtkInformation* info, const RunGeometry& g)
 {
   SetOutputGeometry(info, g.domain);

@@ -15,6 +15,7 @@
 
 #include "vemArrayUtils.h"
 
+#include <array>
 #include <functional>
 #include <string>
 #include <vector>
@@ -54,6 +55,17 @@ struct RunGeometry
   vem::VoxelDomain domain; // 2D: one cell along the normal (periodic faces), dt of the 2D grid
   int normal = -1;
   bool flat = false;
+  /// A distributed run (FDTD Solver on several ParaView ranks): this rank's piece of the output
+  /// grid, in output cells (first cell and cell count per axis); the whole output grid when
+  /// piece_cells[0] < 0. The output image of the rank has the piece's extent within the whole one.
+  std::array<int, 3> piece_lo{ 0, 0, 0 };
+  std::array<int, 3> piece_cells{ -1, -1, -1 };
+  bool IsPiece() const { return this->piece_cells[0] >= 0; }
+  /// The output cells of this rank (x y z): the piece, or the whole output grid.
+  std::array<int, 3> OutputCells() const;
+  long long OutputCellCount() const;
+  /// The piece's image extent (points) in the whole output extent.
+  void PieceExtent(int ext[6]) const;
   bool Is2D() const { return this->normal >= 0; }
   vem::VoxelDomain2D Domain2D() const { return { this->domain, vem::Plane2D::for_normal(this->normal) }; }
 };

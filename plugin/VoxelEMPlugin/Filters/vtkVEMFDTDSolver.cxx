@@ -2,6 +2,7 @@
 
 #include "vemArrayUtils.h"
 #include "vemFDTDRun.h"
+#include "vemParallel.h"
 #include "vemSnapshotStore.h"
 #include "vemTransientOutputs.h"
 #include "vemVoxelModel.h"
@@ -138,6 +139,12 @@ int vtkVEMFDTDSolver::RequestInformation(
       static_cast<int>(times.size()));
     const double range[2] = { times.front(), times.back() };
     outInfo->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
+    // Distributed: each rank produces its own piece of the output (its part of the grid), not
+    // the whole extent.
+    if (vem_vtk::GlobalParallelContext().distributed && !g.Is2D())
+    {
+      outInfo->Set(vtkAlgorithm::CAN_PRODUCE_SUB_EXTENT(), 1);
+    }
   }
   catch (const vem::Error&)
   {
@@ -189,7 +196,17 @@ int vtkVEMFDTDSolver::RequestData(
     output->Initialize();
     return 0;
   }
-  table->ShallowCopy(in.probes);
+  // A distributed run's probe table is the same on every rank (gathered by the solver); only rank
+  // 0 outputs it, so that ParaView's gathered views and parallel writers show each row once.
+  const vem_vtk::ParallelContext ranks = vem_vtk::GlobalParallelContext();
+  if (in.geometry.IsPiece() && ranks.rank != 0)
+  {
+    table->Initialize();
+  }
+  else
+  {
+    table->ShallowCopy(in.probes);
+  }
   return 1;
 }
 
@@ -232,6 +249,8 @@ void vtkVEMFDTDSolver::GetTransientRequest(vem_vtk::TransientRequest& r)
   r.model.keep_materials = this->KeepMaterials;
   r.backend = this->GetEngineBackend();
   r.device = this->DeviceIndex;
+  // On several ParaView ranks (pvbatch / pvserver under mpirun) a 3D model is split over them.
+  r.parallel = vem_vtk::GlobalParallelContext();
 }
 
 bool vtkVEMFDTDSolver::StartRun(vem_vtk::FDTDRun& run, vtkImageData* input,
@@ -269,7 +288,6 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   this->StartRun(run, input, inputVector, r);
   in.geometry = run.Geometry();
   in.materials = run.Materials();
-  const vem::VoxelDomain& d = in.geometry.domain;
   in.snapshot_steps = r.options.snapshot_steps(run.Dt());
   const int steps = in.snapshot_steps.back();
 
@@ -286,7 +304,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   const std::string spill =
     this->SpillToDisk ? (this->SpillDirectory.empty() ? "auto" : this->SpillDirectory) : "";
   in.store.Reset(
-    d.out_cells(), fields, static_cast<long long>(this->MemoryBudgetMB * 1048576.0), spill);
+    in.geometry.OutputCellCount(), fields, static_cast<long long>(this->MemoryBudgetMB * 1048576.0), spill);
   in.store.CheckCapacity(static_cast<int>(in.snapshot_steps.size()));
 
   // Time stepping, snapshot by snapshot.
