@@ -40,33 +40,6 @@ std::array<double, 2> angles_of(const std::array<double, 3>& d) {
   return {std::acos(std::clamp(d[2] / r, -1.0, 1.0)), std::atan2(d[1], d[0])};
 }
 
-// The conductivity (S/m) each E sample is updated with, recovered from the operator's own
-// coefficients (material.h: ca = (1 - l)/(1 + l), cb = (dt/eps)/(1 + l), l = sigma dt/(2 eps)),
-// so SAR uses exactly the losses the engine applies, whatever the material mode. Compact layout.
-std::array<std::vector<float>, 3> edge_conductivity(const FdtdOperator& op) {
-  const YeeGrid& g = op.grid();
-  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1);
-  std::array<std::vector<float>, 3> out;
-  const int n[3] = {g.nx, g.ny, g.nz};
-  for (int a = 0; a < 3; ++a) {
-    out[a].assign(sxy * (g.nz + 1), 0.0f);
-    const Component c = static_cast<Component>(a);
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int k = 0; k <= g.nz; ++k)
-      for (int j = 0; j <= g.ny; ++j)
-        for (int i = 0; i <= g.nx; ++i) {
-          const int idx[3] = {i, j, k};
-          if (idx[a] >= n[a]) continue;  // no sample
-          const auto cf = op.coefficients_at(c, i, j, k);
-          const double ca = cf[0], cb = cf[1];
-          if (!(cb > 0) || !(ca > -1)) continue;
-          const double l = (1.0 - ca) / (1.0 + ca);
-          out[a][i + sx * j + sxy * k] = float(std::max(0.0, 2.0 * l / (cb * (1.0 + l))));
-        }
-  }
-  return out;
-}
-
 // A monitored slab of the near-to-far box face (axis a, node plane p): the tangential E and H
 // components over sample indices [p-1, p+1] along a and the box range +-1 across.
 struct NtffFace {

@@ -12,8 +12,19 @@ namespace {
 
 constexpr const char* kPrefix = "distributed FDTD: ";
 
-// Gathers each rank's box of `k` floats per sample into the global box `global` (x fastest) on
-// `root`. Ranks whose box is empty send nothing.
+SampleBox intersect(const SampleBox& a, const SampleBox& b) {
+  SampleBox r;
+  for (int q = 0; q < 3; ++q) {
+    r.lo[q] = std::max(a.lo[q], b.lo[q]);
+    r.hi[q] = std::min(a.hi[q], b.hi[q]);
+  }
+  return r;
+}
+
+}  // namespace
+
+namespace distributed_detail {
+
 std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& values,
                                 int k, const SampleBox& global) {
   int rank = 0, size = 1;
@@ -58,16 +69,56 @@ std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, 
   return out;
 }
 
-SampleBox intersect(const SampleBox& a, const SampleBox& b) {
-  SampleBox r;
-  for (int q = 0; q < 3; ++q) {
-    r.lo[q] = std::max(a.lo[q], b.lo[q]);
-    r.hi[q] = std::min(a.hi[q], b.hi[q]);
+std::vector<float> scatter_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& all,
+                                 int k, const SampleBox& global) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int box[6];
+  for (int a = 0; a < 3; ++a) { box[a] = mine.lo[a]; box[3 + a] = mine.hi[a]; }
+  std::vector<int> boxes(rank == root ? 6 * size : 0);
+  MPI_Gather(box, 6, MPI_INT, boxes.data(), 6, MPI_INT, root, comm);
+  std::vector<int> counts(rank == root ? size : 0), displs(rank == root ? size : 0);
+  std::vector<float> packed;
+  if (rank == root) {
+    if (all.size() != std::size_t(global.count()) * k)
+      fail(kPrefix, "scatter of ", all.size(), " values; the global box holds ", global.count() * k);
+    long long total = 0;
+    for (int r = 0; r < size; ++r) {
+      SampleBox b;
+      for (int a = 0; a < 3; ++a) { b.lo[a] = boxes[6 * r + a]; b.hi[a] = boxes[6 * r + 3 + a]; }
+      displs[r] = int(total);
+      counts[r] = int(b.empty() ? 0 : b.count() * k);
+      total += counts[r];
+    }
+    if (total > INT_MAX) fail(kPrefix, "scatter of ", total, " values exceeds the 2^31 limit of one MPI message");
+    packed.resize(std::size_t(total));
+    const auto gd = global.dims();
+    for (int r = 0; r < size; ++r) {
+      if (counts[r] == 0) continue;
+      SampleBox b;
+      for (int a = 0; a < 3; ++a) { b.lo[a] = boxes[6 * r + a]; b.hi[a] = boxes[6 * r + 3 + a]; }
+      const auto d = b.dims();
+      float* dst = packed.data() + displs[r];
+      for (int z = 0; z < d[2]; ++z)
+        for (int y = 0; y < d[1]; ++y) {
+          const std::size_t to = std::size_t(d[0]) * (y + std::size_t(d[1]) * z) * k;
+          const std::size_t from = (std::size_t(b.lo[0] - global.lo[0]) +
+                                    std::size_t(gd[0]) * ((b.lo[1] - global.lo[1] + y) +
+                                                          std::size_t(gd[1]) * (b.lo[2] - global.lo[2] + z))) * k;
+          std::copy_n(all.begin() + from, std::size_t(d[0]) * k, dst + to);
+        }
+    }
   }
-  return r;
+  std::vector<float> out(mine.empty() ? 0 : std::size_t(mine.count()) * k);
+  MPI_Scatterv(packed.data(), counts.data(), displs.data(), MPI_FLOAT, out.data(), int(out.size()), MPI_FLOAT, root,
+               comm);
+  return out;
 }
 
-}  // namespace
+}  // namespace distributed_detail
+
+using distributed_detail::gather_boxes;
 
 DistributedFdtd::DistributedFdtd(MPI_Comm comm, const FdtdSetup& global, const DistributedOptions& options) {
   int initialized = 0;

@@ -157,4 +157,15 @@ class DistributedDftMonitor {
   int checks_ = 0;
 };
 
+// Internal helpers shared by the distributed extensions (distributed_extensions.h). Collective.
+namespace distributed_detail {
+// Gathers each rank's box `mine` of `k` floats per sample (x fastest) into the global box
+// `global` (x fastest) on `root`; empty elsewhere. Ranks whose box is empty send nothing.
+std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& values,
+                                int k, const SampleBox& global);
+// The inverse: `all` (global box on `root`, ignored elsewhere) cut into each rank's box `mine`.
+std::vector<float> scatter_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& all,
+                                 int k, const SampleBox& global);
+}  // namespace distributed_detail
+
 }  // namespace vem

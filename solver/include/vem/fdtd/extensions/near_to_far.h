@@ -27,6 +27,10 @@
 
 namespace vem {
 
+// Gauss-Legendre nodes x and weights w on [-1, 1] (the quadrature in cos(theta) of
+// scattering_cross_section).
+void gauss_legendre(int n, std::vector<double>& x, std::vector<double>& w);
+
 struct NtffBox {
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};  // node indices
 };
@@ -45,6 +49,21 @@ class NearToFarTransform {
   using Sampler = std::function<std::complex<double>(Component, int, int, int)>;
   NearToFarTransform(const YeeGrid& grid, double frequency, const Sampler& sample, const NtffBox& box,
                      const std::array<double, 3>& phase_origin);
+  // Only the patches `keep` accepts: keep(a, q, u, v) for the cell face of the box face on node
+  // plane q of axis a at cell indices u along b = a+1, v along c = a+2 (cyclic). A distributed run
+  // (issue 17) gives each rank its own patches; the sums below are then that rank's part of the
+  // surface integrals, reduced over ranks (distributed_extensions.h). The sampler is asked only
+  // for the samples of kept patches.
+  using PatchFilter = std::function<bool(int axis, int q, int u, int v)>;
+  NearToFarTransform(const YeeGrid& grid, double frequency, const Sampler& sample, const NtffBox& box,
+                     const std::array<double, 3>& phase_origin, const PatchFilter& keep);
+
+  // The radiation vectors (N_x, N_y, N_z, L_x, L_y, L_z) of the patches held, towards (theta, phi).
+  std::array<std::complex<double>, 6> radiation_vectors(double theta, double phi) const;
+  // (F_theta, F_phi) from radiation vectors (summed over the whole surface) at wavenumber k.
+  static std::array<std::complex<double>, 2> pattern_from(const std::array<std::complex<double>, 6>& nl, double k,
+                                                          double theta, double phi);
+  double wavenumber() const { return k_; }
 
   // Far-zone pattern (F_theta, F_phi) in V (E = e^{-jkr}/r F).
   std::array<std::complex<double>, 2> pattern(double theta, double phi) const;

@@ -68,6 +68,12 @@ std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vect
 std::vector<float> fdfd_absorbed_power_density(const FdfdOperator& op, const std::vector<std::complex<double>>& e_total,
                                                const std::vector<float>& density);
 
+// The conductivity (S/m) each E sample of `op` is updated with, recovered from the operator's own
+// coefficients (material.h: ca = (1 - l)/(1 + l), cb = (dt/eps)/(1 + l), l = sigma dt/(2 eps)),
+// so SAR uses exactly the losses the engine applies, whatever the material mode. Compact layout
+// of FdtdEngine::field() per component (Ex, Ey, Ez); 0 where a component has no sample.
+std::array<std::vector<float>, 3> edge_conductivity(const FdtdOperator& op);
+
 // |E|^2 at cell centres from Yee-staggered phasors in the compact layout of FdtdEngine::field
 // ((nx+1)(ny+1)(nz+1), e.g. DftMonitor::phasor): |Ex|^2 averaged over the cell's four x edges,
 // likewise y and z, summed.

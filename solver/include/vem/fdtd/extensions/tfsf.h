@@ -48,6 +48,18 @@ struct TfsfBox {
   std::array<int, 3> lo{0, 0, 0}, hi{0, 0, 0};  // node indices of the total-field box faces
 };
 
+// The grid a TF/SF box is given in when the engine steps only a piece of it (distributed runs,
+// issue 17): the global grid and boundaries, and the global index of the piece's sample 0
+// (global index = local index + offset). The 1D auxiliary grid, its origin and the correction
+// coefficients are computed from the global grid, so every piece holds the same 1D grid as the
+// single-domain run (same arithmetic: bit for bit); the piece corrects the targets its engine
+// updates (FdtdOperator::range_lo/hi of the piece).
+struct TfsfFrame {
+  YeeGrid grid;
+  BoundarySpec boundaries;
+  std::array<int, 3> offset{0, 0, 0};
+};
+
 // The total-field box `margin` cells inside the CPML on every face (inside the grid edge on
 // faces without CPML). Throws vem::Error when the grid is too small for it.
 TfsfBox automatic_tfsf_box(const YeeGrid& grid, const BoundarySpec& boundaries, int margin);
@@ -57,6 +69,8 @@ class TfsfSource final : public EngineExtension {
   // Attaches itself to `engine` (detached in the destructor); attach before stepping starts.
   // Throws vem::Error for a box too close to the CPML / grid edge, a bad direction or frequency.
   TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box);
+  // The same on an engine stepping a piece of `frame.grid` (box in global node indices).
+  TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box, const TfsfFrame& frame);
   ~TfsfSource() override;
   TfsfSource(const TfsfSource&) = delete;
   TfsfSource& operator=(const TfsfSource&) = delete;

@@ -15,7 +15,8 @@ std::array<cd, 3> cross(const std::array<double, 3>& a, const std::array<cd, 3>&
   return {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
 }
 
-// Gauss-Legendre nodes and weights on [-1, 1].
+}  // namespace
+
 void gauss_legendre(int n, std::vector<double>& x, std::vector<double>& w) {
   x.assign(n, 0.0);
   w.assign(n, 0.0);
@@ -40,8 +41,6 @@ void gauss_legendre(int n, std::vector<double>& x, std::vector<double>& w) {
   }
 }
 
-}  // namespace
-
 namespace {
 
 std::int64_t checked_cells(const YeeGrid& g, std::size_t ne, std::size_t nh) {
@@ -65,7 +64,12 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency,
           box, origin) {}
 
 NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const Sampler& sample,
-                                       const NtffBox& box, const std::array<double, 3>& origin) {
+                                       const NtffBox& box, const std::array<double, 3>& origin)
+    : NearToFarTransform(g, frequency, sample, box, origin, PatchFilter()) {}
+
+NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const Sampler& sample,
+                                       const NtffBox& box, const std::array<double, 3>& origin,
+                                       const PatchFilter& keep) {
   g.validate();
   if (!std::isfinite(frequency) || frequency <= 0)
     fail("near-to-far: frequency = ", frequency, " Hz must be > 0");
@@ -85,6 +89,7 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const
       nrm[a] = side == 0 ? -1.0 : 1.0;
       for (int v = box.lo[c]; v < box.hi[c]; ++v)
         for (int u = box.lo[b]; u < box.hi[b]; ++u) {
+          if (keep && !keep(a, q, u, v)) continue;
           int p[3];
           auto idx = [&](int pa, int pb, int pc, int comp) {
             p[a] = pa;
@@ -120,24 +125,34 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const
   }
 }
 
-std::array<cd, 2> NearToFarTransform::pattern(double theta, double phi) const {
+std::array<cd, 6> NearToFarTransform::radiation_vectors(double theta, double phi) const {
   const double st = std::sin(theta), ct = std::cos(theta), sp = std::sin(phi), cp = std::cos(phi);
   const double rh[3] = {st * cp, st * sp, ct};
-  cd nv[3] = {0, 0, 0}, lv[3] = {0, 0, 0};
+  std::array<cd, 6> nl{0, 0, 0, 0, 0, 0};
   for (const Patch& p : patch_) {
     const cd ph = std::polar(1.0, k_ * (rh[0] * p.r[0] + rh[1] * p.r[1] + rh[2] * p.r[2]));
     for (int i = 0; i < 3; ++i) {
-      nv[i] += p.j[i] * ph;
-      lv[i] += p.m[i] * ph;
+      nl[i] += p.j[i] * ph;
+      nl[3 + i] += p.m[i] * ph;
     }
   }
+  return nl;
+}
+
+std::array<cd, 2> NearToFarTransform::pattern(double theta, double phi) const {
+  return pattern_from(radiation_vectors(theta, phi), k_, theta, phi);
+}
+
+std::array<cd, 2> NearToFarTransform::pattern_from(const std::array<cd, 6>& nl, double k, double theta, double phi) {
+  const double st = std::sin(theta), ct = std::cos(theta), sp = std::sin(phi), cp = std::cos(phi);
+  const cd nv[3] = {nl[0], nl[1], nl[2]}, lv[3] = {nl[3], nl[4], nl[5]};
   const double th[3] = {ct * cp, ct * sp, -st};
   const double ps[3] = {-sp, cp, 0.0};
   const cd n_th = nv[0] * th[0] + nv[1] * th[1] + nv[2] * th[2];
   const cd n_ph = nv[0] * ps[0] + nv[1] * ps[1] + nv[2] * ps[2];
   const cd l_th = lv[0] * th[0] + lv[1] * th[1] + lv[2] * th[2];
   const cd l_ph = lv[0] * ps[0] + lv[1] * ps[1] + lv[2] * ps[2];
-  const cd jk(0.0, k_);
+  const cd jk(0.0, k);
   return {-jk / (4.0 * kPi) * (l_ph + kEta0 * n_th), jk / (4.0 * kPi) * (l_th - kEta0 * n_ph)};
 }
 

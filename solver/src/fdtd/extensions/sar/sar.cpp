@@ -353,4 +353,29 @@ AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backe
   return std::move(spatial_average_sar(in, std::vector<double>{target_mass_kg}, backend).front());
 }
 
+// Moved from fdtd_harmonic.cpp (issue 17: the distributed SAR needs it per piece); see sar.h.
+std::array<std::vector<float>, 3> edge_conductivity(const FdtdOperator& op) {
+  const YeeGrid& g = op.grid();
+  const std::size_t sx = g.nx + 1, sxy = sx * (g.ny + 1);
+  std::array<std::vector<float>, 3> out;
+  const int n[3] = {g.nx, g.ny, g.nz};
+  for (int a = 0; a < 3; ++a) {
+    out[a].assign(sxy * (g.nz + 1), 0.0f);
+    const Component c = static_cast<Component>(a);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int k = 0; k <= g.nz; ++k)
+      for (int j = 0; j <= g.ny; ++j)
+        for (int i = 0; i <= g.nx; ++i) {
+          const int idx[3] = {i, j, k};
+          if (idx[a] >= n[a]) continue;  // no sample
+          const auto cf = op.coefficients_at(c, i, j, k);
+          const double ca = cf[0], cb = cf[1];
+          if (!(cb > 0) || !(ca > -1)) continue;
+          const double l = (1.0 - ca) / (1.0 + ca);
+          out[a][i + sx * j + sxy * k] = float(std::max(0.0, 2.0 * l / (cb * (1.0 + l))));
+        }
+  }
+  return out;
+}
+
 }  // namespace vem

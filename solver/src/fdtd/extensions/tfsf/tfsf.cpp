@@ -57,13 +57,28 @@ TfsfBox automatic_tfsf_box(const YeeGrid& g, const BoundarySpec& bs, int margin)
   return box;
 }
 
+namespace {
+TfsfFrame own_frame(const FdtdEngine& engine) {
+  TfsfFrame f;
+  f.grid = engine.op().grid();
+  f.boundaries = engine.op().setup().boundaries;
+  return f;
+}
+}  // namespace
+
 TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box)
+    : TfsfSource(engine, wave, box, own_frame(engine)) {}
+
+TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box, const TfsfFrame& frame)
     : engine_(&engine), wave_(wave) {
   const FdtdOperator& op = engine.op();
   if (op.scheme().scheme != Scheme::yee)
     fail("TFSF plane wave with scheme ", scheme_name(op.scheme().scheme),
          ": not supported yet (the surface corrections and the 1D auxiliary grid are Yee's); use scheme yee");
-  const YeeGrid& g = op.grid();
+  // Everything geometric in the global frame (global indices); the piece's operator only decides
+  // which targets this engine updates and supplies their coefficients and layout offsets.
+  const YeeGrid& g = frame.grid;
+  const std::array<int, 3> off = frame.offset;
   const int n[3] = {g.nx, g.ny, g.nz};
   const double d[3] = {g.dx, g.dy, g.dz};
   const double dt = op.dt();
@@ -75,7 +90,15 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
   if (!(f0 > 0))
     fail("TFSF plane wave: no design frequency (set PlaneWave::design_frequency for a waveform "
          "without f0)");
-  const auto& bc = op.setup().boundaries;
+  const auto& bc = frame.boundaries;
+  {
+    const YeeGrid& lg = op.grid();
+    if (std::fabs(lg.dx - g.dx) > 1e-12 * g.dx || std::fabs(lg.dy - g.dy) > 1e-12 * g.dy ||
+        std::fabs(lg.dz - g.dz) > 1e-12 * g.dz || off[0] < 0 || off[1] < 0 || off[2] < 0 ||
+        off[0] + lg.nx > g.nx || off[1] + lg.ny > g.ny || off[2] + lg.nz > g.nz)
+      fail("TFSF: the engine's grid (", lg.nx, " x ", lg.ny, " x ", lg.nz, " cells at offset ", off[0], ", ", off[1],
+           ", ", off[2], ") is not a piece of the frame's grid (", g.nx, " x ", g.ny, " x ", g.nz, " cells)");
+  }
   for (int a = 0; a < 3; ++a) {
     const int lo_min = 2 + bc.cpml_cells(2 * a), hi_max = n[a] - 2 - bc.cpml_cells(2 * a + 1);
     if (box.lo[a] >= box.hi[a] || box.lo[a] < lo_min || box.hi[a] > hi_max)
@@ -149,10 +172,14 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     for (idx[2] = box.lo[2] - 1; idx[2] <= box.hi[2] + 1; ++idx[2])
       for (idx[1] = box.lo[1] - 1; idx[1] <= box.hi[1] + 1; ++idx[1])
         for (idx[0] = box.lo[0] - 1; idx[0] <= box.hi[0] + 1; ++idx[0]) {
-          bool in_range = true;
-          for (int a = 0; a < 3; ++a)
-            in_range = in_range && idx[a] >= op.range_lo(cc, a) && idx[a] <= op.range_hi(cc, a);
-          if (!in_range) continue;
+          // Every target lies in the global update range (the box is >= 2 cells inside the grid
+          // edge, so 1 <= idx <= N - 1); `local`: this engine updates it (its piece's range).
+          int li[3];
+          bool local = true;
+          for (int a = 0; a < 3; ++a) {
+            li[a] = idx[a] - off[a];
+            local = local && li[a] >= op.range_lo(cc, a) && li[a] <= op.range_hi(cc, a);
+          }
           const bool t_in = inside(c6, idx);
           // neighbours (component, index shift along b or d, weight)
           struct Nb { int comp; int shift_axis; int shift; double wgt; };
@@ -168,7 +195,11 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
             nb[2] = {b, dd, 1, -1.0 / d[dd]};
             nb[3] = {b, dd, 0, 1.0 / d[dd]};
           }
-          const auto ab = op.coefficients_at(cc, idx[0], idx[1], idx[2]);
+          std::array<float, 2> ab{0.0f, 0.0f};
+          if (local) {
+            const std::array<float, 2> c2 = op.coefficients_at(cc, li[0], li[1], li[2]);
+            ab = c2;
+          }
           const double factor = electric ? ab[1] : -ab[1];
           bool checked_vacuum = false;
           for (const Nb& m : nb) {
@@ -176,7 +207,7 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
             j[m.shift_axis] += m.shift;
             const bool n_in = inside(m.comp, j);
             if (n_in == t_in) continue;
-            if (!checked_vacuum) {  // the incident wave is a vacuum plane wave
+            if (local && !checked_vacuum) {  // the incident wave is a vacuum plane wave
               const UpdateCoefficients v = electric ? electric_coefficients(1.0, 0.0, dt)
                                                     : magnetic_coefficients(1.0, 0.0, dt);
               if (std::fabs(ab[0] - v.ca) > 1e-6 * std::fabs(v.ca) || std::fabs(ab[1] - v.cb) > 1e-6 * std::fabs(v.cb))
@@ -189,8 +220,9 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
             const double sign = t_in ? 1.0 : -1.0;
             const auto r = g.position(Component(m.comp), j[0], j[1], j[2]);
             const double xi = k_[0] * r[0] + k_[1] * r[1] + k_[2] * r[2] - ref_;
-            raw.push_back({c6, op.layout().at(idx[0], idx[1], idx[2]),
-                           float(sign * factor * m.wgt * proj) * amp, xi, !electric});
+            if (local)
+              raw.push_back({c6, op.layout().at(li[0], li[1], li[2]),
+                             float(sign * factor * m.wgt * proj) * amp, xi, !electric});
             xi_min = std::min(xi_min, xi);
             xi_max = std::max(xi_max, xi);
           }

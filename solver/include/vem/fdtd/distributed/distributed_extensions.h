@@ -1,0 +1,151 @@
+// The steady-state extensions over a distributed run (issue 17): a TF/SF plane wave, the
+// near-to-far transform and SAR with IEC/IEEE 62704-1 1 g / 10 g averaging, each equal to the
+// single-domain result. VTK-free; every member marked "collective" must be called by all ranks of
+// the run's communicator in the same order; errors on one rank end the call on every rank with
+// the message (DistributedFdtd::collective).
+//
+// TF/SF (DistributedTfsfSource): every rank holds the same 1D auxiliary grid as the single-domain
+// source (computed from the global grid and box: identical arithmetic) and corrects the targets
+// its engine updates (tfsf.h TfsfFrame). The corrections run before the halo exchange, so the
+// neighbours receive corrected planes. Fields equal the single-domain run bit for bit (CPU).
+//
+// Near-to-far (DistributedNearToFar): the six face slabs of the Huygens box are DFT-monitored per
+// piece (DistributedDftMonitor: each rank the samples it owns, bit for bit the single-domain
+// accumulators). For a transform every rank receives the complete slabs of one frequency (4
+// components x 3 node planes per face: O(N^2) values, not O(N^3)) and keeps only the patches
+// (cell faces of the box) whose sample (q, u, v) it owns (decomposition.h). The radiation
+// vectors N, L of each rank's part are summed over ranks (MPI_Reduce to rank 0 and MPI_Bcast: the
+// same bits everywhere), so patterns, RCS,
+// scattering cross-section and the power through the box are identical on every rank and equal
+// to the single-domain values up to the summation order (measured ~1e-15 relative; tests: 1e-9).
+//
+// SAR (distributed_sar): the E phasors of a whole-grid DistributedDftMonitor, the conductivity
+// each E sample is updated with (from every piece's operator) and the density (each rank its
+// piece's cells) are gathered on one rank, which runs the single-domain SAR code unchanged
+// (sar.h: absorbed power density, local SAR, whole-body SAR, 1 g / 10 g averaging); the summary
+// is broadcast and the per-cell arrays are scattered back to the pieces. Results equal the
+// single-domain run bit for bit. Cost: the gathering rank holds, per cell, the phasors (3 x 8 B),
+// edge conductivities (3 x 4 B), density, power density and local SAR (3 x 4 B), the averaging
+// tables (3 x 8 B) and the averaged outputs (2 x 9 B): ~90 B/cell (0.9 GB for 10 M cells), so
+// it suits models whose SAR arrays fit one host; the averaging cubes of a halo exchange (cube
+// half-width cells around each piece) would remove that limit and are not done.
+#pragma once
+
+#include <array>
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vem/fdtd/distributed/distributed_fdtd.h"
+#include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/fdtd/extensions/sar.h"
+#include "vem/fdtd/extensions/tfsf.h"
+
+namespace vem {
+
+// ---- TF/SF plane wave ----------------------------------------------------------------------
+class DistributedTfsfSource {
+ public:
+  // Collective. `box` in global node indices (automatic_tfsf_box() of the global grid and
+  // boundaries, or given). Attach before stepping starts, like TfsfSource.
+  DistributedTfsfSource(DistributedFdtd& run, const PlaneWave& wave, const TfsfBox& box);
+  ~DistributedTfsfSource();
+  DistributedTfsfSource(const DistributedTfsfSource&) = delete;
+  DistributedTfsfSource& operator=(const DistributedTfsfSource&) = delete;
+
+  // This rank's source: k_hat(), e_hat(), h_hat(), delay(), alpha() are those of the global
+  // source (identical on every rank); corrected_samples() counts this rank's targets.
+  const TfsfSource& local() const { return *source_; }
+
+ private:
+  std::unique_ptr<TfsfSource> source_;
+};
+
+// ---- near-to-far transform -----------------------------------------------------------------
+class DistributedFarField {
+ public:
+  // Collective: the far-zone patterns (F_theta, F_phi) for the directions (theta, phi), identical
+  // on every rank (one reduction of 6 complex values per direction, all directions at once).
+  // Holds the run's communicator: use it while the DistributedFdtd lives.
+  std::vector<std::array<std::complex<double>, 2>> patterns(const std::vector<std::array<double, 2>>& dirs) const;
+  // Collective: bistatic RCS (m^2) for the directions; incident amplitude |E0| (V/m).
+  std::vector<double> rcs(const std::vector<std::array<double, 2>>& dirs, double incident_amplitude = 1.0) const;
+  // Collective: the scattering cross-section (m^2), same quadrature as NearToFarTransform's.
+  double scattering_cross_section(int n_theta = 24, int n_phi = 48, double incident_amplitude = 1.0) const;
+  // Collective: net power (W) out through the box.
+  double power_out() const;
+  std::size_t local_patches() const { return local_->patches(); }
+  const NearToFarTransform& local() const { return *local_; }
+
+ private:
+  friend class DistributedNearToFar;
+  DistributedFarField(MPI_Comm comm, std::unique_ptr<NearToFarTransform> local);
+  MPI_Comm comm_;
+  std::shared_ptr<NearToFarTransform> local_;
+};
+
+class DistributedNearToFar {
+ public:
+  // Collective: DFT monitors on the six face slabs of `box` (global node indices, as
+  // NearToFarTransform's: 1 <= lo < hi <= N - 1), tangential E and H, every `sample_interval`
+  // steps (the slabs of fdtd_harmonic.h: node planes p-1..p+1 across the face, the box +-1 along it).
+  DistributedNearToFar(DistributedFdtd& run, const std::vector<double>& frequencies_hz, const NtffBox& box,
+                       int sample_interval = 1);
+  ~DistributedNearToFar();
+
+  // Collective: each slab's steady-state check (DistributedDftMonitor); the result with the
+  // largest relative change.
+  SteadyStateCheck check_steady_state();
+
+  // Collective: the transform at frequency `freq_index` from the slabs' last-window phasors
+  // (phasor = true; needs two checks) or accumulated spectra, multiplied by `scale` (e.g. the
+  // normalization of fdtd_harmonic.h), phases relative to `phase_origin` (m).
+  DistributedFarField transform(int freq_index, bool phasor, std::complex<double> scale,
+                                const std::array<double, 3>& phase_origin) const;
+  const NtffBox& box() const { return box_; }
+
+ private:
+  struct Face;
+  DistributedFdtd& run_;
+  NtffBox box_;
+  std::vector<double> freqs_;
+  std::vector<std::unique_ptr<Face>> faces_;
+};
+
+// ---- SAR -----------------------------------------------------------------------------------
+struct DistributedSarOptions {
+  bool averaged = true;             // 1 g and 10 g averages (cubic cells; skipped with a warning otherwise)
+  Backend backend = Backend::cpu;   // of the averaging on the gathering rank (sar.h)
+  int root = 0;                     // the gathering rank
+  bool scatter_fields = true;       // false: only the summary (no per-cell arrays on the pieces)
+};
+
+// Summary identical on every rank; per-cell arrays (when scattered) are this rank's piece cells
+// (DistributedFdtd::piece_lo(), decomposition piece_cells(), x fastest).
+struct DistributedSar {
+  bool has_sar = false;             // false: no tissue (density < kMinTissueDensity everywhere)
+  double whole_body_sar = 0;        // W/kg
+  double absorbed_power = 0;        // W, in the tissue voxels
+  double peak_local_sar = 0;        // W/kg
+  std::array<int, 3> peak_local_voxel{-1, -1, -1};  // global cell indices
+  // Scalars (target_mass_kg, peak, peak_voxel in global cells, peak_side_m, valid, assigned,
+  // unassigned) on every rank; sar / status / side_m hold this rank's cells.
+  bool has_averaged = false;
+  AveragedSar sar_1g, sar_10g;
+  std::vector<float> local_sar;     // W/kg, this rank's cells
+  std::string warning;
+};
+
+// Collective. `e` monitors Ex, Ey, Ez over the whole grid; its phasors (phasor = true) or
+// spectra at `freq_index`, times `scale`, are the E field (V/m, peak). `density_piece`: kg/m^3
+// for this rank's piece cells (x fastest). Throws vem::Error on every rank for a monitor that
+// does not cover the grid, a density of the wrong size, ...
+DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor& e, int freq_index, bool phasor,
+                               std::complex<double> scale, const std::vector<float>& density_piece,
+                               const DistributedSarOptions& options = {});
+
+// This rank's piece of a global per-cell array (x fastest), e.g. a density known on every rank.
+std::vector<float> piece_of_cells(const DistributedFdtd& run, const std::vector<float>& global_cells);
+
+}  // namespace vem
