@@ -35,13 +35,16 @@ struct Args {
   int steps = 200, cpml = 10;
   std::string backend = "cpu", json;
   bool benchmark = false;
+  bool check = false;
 };
 
 [[noreturn]] void usage(int rank, int code) {
   if (rank == 0)
     std::printf(
         "usage: mpirun -np N vem_fdtd_mpi [--grid NX NY NZ] [--ranks PX PY PZ] [--cell m] [--steps S]\n"
-        "                                [--cpml T] [--backend cpu|cuda|auto] [--benchmark] [--json FILE]\n"
+        "                                [--cpml T] [--backend cpu|cuda|auto] [--benchmark] [--check] [--json FILE]\n"
+        "  --check: rank 0 also runs the whole grid as one domain (same backend) and compares the six\n"
+        "           field components and the probe with the distributed run's, sample by sample.\n"
         "  --ranks 0 0 0 (default) chooses the decomposition with the fewest halo values.\n");
   MPI_Finalize();
   std::exit(code);
@@ -65,6 +68,7 @@ Args parse(int argc, char** argv, int rank) {
     else if (s == "--backend") { need(1); a.backend = argv[++q]; }
     else if (s == "--json") { need(1); a.json = argv[++q]; }
     else if (s == "--benchmark") a.benchmark = true;
+    else if (s == "--check") a.check = true;
     else if (s == "--help" || s == "-h") usage(rank, 0);
     else {
       if (rank == 0) std::fprintf(stderr, "vem_fdtd_mpi: unknown argument '%s'\n", s.c_str());
@@ -166,8 +170,51 @@ int main(int argc, char** argv) {
       eng->run(a.steps);
       t_alone = max_over_ranks(MPI_Wtime() - t1, MPI_COMM_WORLD);
     }
+    // --check: the distributed fields against one domain stepped on rank 0 (same steps, same backend).
+    double check_max_diff = -1, check_max_field = 0;
+    long long check_differing = 0, check_samples = 0;
+    double check_probe_diff = -1;
+    if (a.check) {
+      std::vector<std::vector<float>> dist(6);
+      for (int c = 0; c < 6; ++c) dist[c] = run.gather_field(static_cast<Component>(c), 0);
+      std::string error;
+      if (rank == 0) {
+        try {
+          FdtdOperator op(setup);
+          auto one = make_engine(op, opt.backend);
+          one->run(5 + a.steps);
+          check_max_diff = 0;
+          for (int c = 0; c < 6; ++c) {
+            const std::vector<float> ref = one->field(static_cast<Component>(c));
+            if (ref.size() != dist[c].size()) fail("--check: gathered size ", dist[c].size(), " != ", ref.size());
+            for (std::size_t q = 0; q < ref.size(); ++q) {
+              check_max_field = std::max(check_max_field, double(std::fabs(ref[q])));
+              const double d = std::fabs(double(ref[q]) - double(dist[c][q]));
+              check_max_diff = std::max(check_max_diff, d);
+              if (std::memcmp(&ref[q], &dist[c][q], sizeof(float)) != 0) ++check_differing;
+            }
+            check_samples += static_cast<long long>(ref.size());
+          }
+          const ProbeRecord one_probes = one->probes();
+          const auto& pv = one_probes.values[0];
+          check_probe_diff = 0;
+          for (std::size_t q = 0; q < pv.size() && q < pr.values[0].size(); ++q)
+            check_probe_diff = std::max(check_probe_diff, double(std::fabs(pv[q] - pr.values[0][q])));
+        } catch (const std::exception& e) {
+          error = e.what();
+        }
+      }
+      int bad = error.empty() ? 0 : 1;
+      MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
+      if (bad) fail(error.empty() ? std::string("--check failed on rank 0") : error);
+    }
     if (rank == 0) {
       const double per_step = t_run / a.steps;
+      if (a.check)
+        std::printf("  check against one domain (%s): %lld of %lld samples differ in their bits, max |diff| %.3g "
+                    "(max |field| %.3g), probe max |diff| %.3g\n",
+                    run.engine().backend().c_str(), check_differing, check_samples, check_max_diff, check_max_field,
+                    check_probe_diff);
       std::printf("  time per step %.3f ms, %.1f Mcells/s (all ranks)\n", 1e3 * per_step, cells / per_step / 1e6);
       std::printf("  halo: %lld values per step (model), %.0f bytes per step sent by all ranks (%lld per exchange call"
                   " on rank 0), %.3f ms per step inside the exchange (slowest rank)\n",
@@ -189,6 +236,10 @@ int main(int argc, char** argv) {
            << ", \"halo_bytes_per_step\": " << double(bytes_all) / a.steps
            << ", \"seconds_per_step_in_exchange\": " << t_halo / a.steps;
         if (a.benchmark) js << ", \"seconds_per_step_without_exchange\": " << t_alone / a.steps;
+        if (a.check)
+          js << ", \"check_samples\": " << check_samples << ", \"check_samples_differing\": " << check_differing
+             << ", \"check_max_abs_diff\": " << check_max_diff << ", \"check_max_abs_field\": " << check_max_field
+             << ", \"check_probe_max_abs_diff\": " << check_probe_diff;
         js << "}\n";
       }
     }
