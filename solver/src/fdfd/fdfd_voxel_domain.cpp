@@ -16,6 +16,7 @@ void FdfdVoxelOptions::validate() const {
          " cells: must be >= 0");
   if (air_padding < 0)
     fail("FdfdVoxelOptions::air_padding (AirPadding) = ", air_padding, " cells: must be >= 0");
+  if (subpixel_smoothing) subpixel.validate("FdfdVoxelOptions::subpixel (SubpixelSmoothing)");
 }
 
 FdfdProblem FdfdVoxelDomain::problem() const {
@@ -71,6 +72,15 @@ FdfdLabelCells FdfdVoxelDomain::set_label_materials(FdfdProblem& p,
     c.sigma_e[t] = static_cast<float>(p.materials[m].sigma_e[0]);
     c.label[t] = labels[static_cast<std::size_t>(v)];
     c.density[t] = static_cast<float>(density[m]);
+  }
+  if (options.subpixel_smoothing) {
+    std::vector<std::uint16_t> per_voxel(static_cast<std::size_t>(nv));
+    for (std::int64_t v = 0; v < nv; ++v)
+      per_voxel[static_cast<std::size_t>(v)] = to_material[labels[static_cast<std::size_t>(v)]];
+    SubpixelOptions so = options.subpixel;
+    if (so.frequency == 0) so.frequency = options.frequency;
+    p.material_mode = MaterialMode::coefficient_array;
+    p.medium = subpixel_label_medium(*this, per_voxel, p.materials, so);
   }
   return c;
 }

@@ -25,6 +25,7 @@ void VoxelDomainOptions::validate() const {
     if (boundaries[2 * a] == BoundaryType::subdomain || boundaries[2 * a + 1] == BoundaryType::subdomain)
       fail("VoxelDomainOptions::boundaries: a voxel model's outer faces cannot be subdomain faces");
   }
+  if (subpixel_smoothing) subpixel.validate("VoxelDomainOptions::subpixel (SubpixelSmoothing)");
 }
 
 BoundarySpec VoxelDomainOptions::boundary_spec() const {
@@ -84,6 +85,33 @@ void VoxelDomain::crop_to_output(const std::vector<float>& total, float* dst, in
         const std::int64_t t = (I + pml[0]) + n_total[0] * ((J + pml[2]) + std::int64_t(n_total[1]) * (K + pml[4]));
         dst[components * o + comp] = total[std::size_t(t)];
       }
+}
+
+void VoxelDomain::set_label_materials(FdtdSetup& s, const std::vector<std::uint16_t>& labels,
+                                      const LabelProperties& props) const {
+  if (props.labels.size() + 1 > 65536)
+    fail("FDTD voxel model: too many distinct labels (", props.labels.size(),
+         "); at most 65535 (16-bit material indices, 0 is vacuum)");
+  if (std::int64_t(labels.size()) != voxel_count())
+    fail("FDTD voxel model: ", labels.size(), " labels for ", voxel_count(), " voxels");
+  s.grid = grid();
+  s.materials = {Material::vacuum()};
+  std::vector<std::uint16_t> to_material(65536, 0);  // labels without properties: vacuum
+  for (std::size_t q = 0; q < props.labels.size(); ++q) {
+    s.materials.push_back(Material::isotropic(props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
+    to_material[static_cast<std::size_t>(props.labels[q]) & 0xffff] = static_cast<std::uint16_t>(q + 1);
+  }
+  std::vector<std::uint16_t> per_voxel(labels.size());
+  for (std::size_t v = 0; v < labels.size(); ++v) per_voxel[v] = to_material[labels[v]];
+  if (options.subpixel_smoothing) {
+    s.material_mode = MaterialMode::coefficient_array;
+    s.medium = subpixel_label_medium(*this, per_voxel, s.materials, options.subpixel);
+    s.material_index.clear();
+    return;
+  }
+  s.material_mode = MaterialMode::indexed;
+  s.material_index.assign(std::size_t(total_cells()), 0);
+  for (std::size_t v = 0; v < per_voxel.size(); ++v) s.material_index[std::size_t(total_index(std::int64_t(v)))] = per_voxel[v];
 }
 
 }  // namespace vem

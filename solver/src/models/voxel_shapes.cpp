@@ -71,4 +71,43 @@ std::vector<float> sphere_volume_fraction(const YeeGrid& g, const std::array<dou
   return frac;
 }
 
+SphereGeometry::SphereGeometry(const std::array<double, 3>& centre, double radius, int inside, int outside)
+    : c_(centre), r_(radius), in_(inside), out_(outside) {
+  if (!(radius > 0) || !std::isfinite(radius)) fail("SphereGeometry: radius ", radius, " m must be finite and > 0");
+  for (int a = 0; a < 3; ++a)
+    if (!std::isfinite(centre[a])) fail("SphereGeometry: centre ", "xyz"[a], " = ", centre[a], " m must be finite");
+}
+
+int SphereGeometry::material_at(const std::array<double, 3>& p) const {
+  const double x = p[0] - c_[0], y = p[1] - c_[1], z = p[2] - c_[2];
+  return x * x + y * y + z * z < r_ * r_ ? in_ : out_;
+}
+
+bool SphereGeometry::uniform_in(const std::array<double, 3>& lo, const std::array<double, 3>& hi, int& material) const {
+  double near2 = 0, far2 = 0;
+  for (int a = 0; a < 3; ++a) {
+    const double q = std::clamp(c_[a], lo[a], hi[a]) - c_[a];
+    near2 += q * q;
+    const double f = std::max(std::fabs(lo[a] - c_[a]), std::fabs(hi[a] - c_[a]));
+    far2 += f * f;
+  }
+  if (near2 >= r_ * r_) {
+    material = out_;
+    return true;
+  }
+  if (far2 < r_ * r_) {
+    material = in_;
+    return true;
+  }
+  return false;
+}
+
+bool SphereGeometry::normal_at(const std::array<double, 3>& p, std::array<double, 3>& n) const {
+  const double x = p[0] - c_[0], y = p[1] - c_[1], z = p[2] - c_[2];
+  const double r = std::sqrt(x * x + y * y + z * z);
+  if (!(r > 1e-12 * r_)) return false;
+  n = {x / r, y / r, z / r};
+  return true;
+}
+
 }  // namespace vem

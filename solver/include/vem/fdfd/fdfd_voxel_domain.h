@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "vem/core/subpixel_smoothing.h"
 #include "vem/core/voxel_placement.h"
 #include "vem/fdfd/fdfd_problem.h"
 #include "vem/fdtd/extensions/near_to_far.h"  // NtffBox
@@ -31,6 +32,12 @@ struct FdfdVoxelOptions {
   PlaneWave incident;        // radians (IncidentTheta, IncidentPhi, Polarization: degrees there)
   int pml_thickness = 10;    // SC-PML cells per face (PMLThickness), >= 0; 0 = bare PEC wall
   int air_padding = 8;       // vacuum cells per face, voxels to PML (AirPadding), >= 0
+  // Subpixel smoothing of the permittivity at material interfaces (core/subpixel_smoothing.h, the
+  // same implementation as the FDTD voxel domain): set_label_materials then gives each E sample
+  // the anisotropic average over its dual cell (coefficient_array mode). Off by default.
+  // subpixel.frequency 0 means `frequency` (the conductivity averaged as a complex permittivity).
+  bool subpixel_smoothing = false;
+  SubpixelOptions subpixel;
 
   // Throws vem::Error naming the option (FdfdVoxelOptions::member (Property)), its value and the
   // limit; the angles as PlaneWave::validate.
@@ -59,7 +66,9 @@ struct FdfdVoxelDomain : VoxelPlacement {  // voxels, padding and PML cells: vox
   // Indexed materials from per-voxel labels (voxel order) and their properties (TissueTable::
   // lookup): material 0 is vacuum (padding and PML), material q + 1 is props.labels[q]. Sets
   // p.material_mode, p.materials and p.material_index (p.average_at_edges is the caller's).
-  // Labels without properties become vacuum. Throws vem::Error for more than 65535 distinct
+  // Labels without properties become vacuum. With options.subpixel_smoothing: p.material_mode =
+  // coefficient_array and p.medium the smoothed per-sample medium (subpixel_label_medium; the
+  // returned cells and p.material_index stay per cell, the staircase). Throws vem::Error for more than 65535 distinct
   // labels or a label count other than the voxel count.
   FdfdLabelCells set_label_materials(FdfdProblem& p, const std::vector<std::uint16_t>& labels,
                                      const LabelProperties& props) const;

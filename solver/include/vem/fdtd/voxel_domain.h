@@ -13,9 +13,12 @@
 #include <string>
 #include <vector>
 
+#include "vem/core/subpixel_smoothing.h"
 #include "vem/core/voxel_placement.h"
 #include "vem/core/yee_grid.h"
 #include "vem/fdtd/boundary.h"
+#include "vem/fdtd/fdtd_setup.h"
+#include "vem/models/tissue_properties.h"  // LabelProperties
 
 namespace vem {
 
@@ -25,6 +28,11 @@ struct VoxelDomainOptions {
   int cpml_thickness = 10;       // cells (CPMLThickness), 1..1000
   int air_padding = 8;           // cells of vacuum per non-periodic face (AirPadding), >= 0
   double courant_factor = 0.99;  // dt / Courant limit (CourantFactor), (0, 1]
+  // Subpixel smoothing of the permittivity at material interfaces (core/subpixel_smoothing.h):
+  // set_label_materials gives each E sample the anisotropic average over its dual cell (Meep's
+  // scheme, diagonal) in coefficient-array mode instead of its cell's material. Off by default.
+  bool subpixel_smoothing = false;
+  SubpixelOptions subpixel;  // supersampling; frequency for the conductivity (0: volume mean)
 
   // Throws vem::Error naming the option, its value and the limit.
   void validate() const;
@@ -45,6 +53,13 @@ struct VoxelDomain : VoxelPlacement {  // voxels, padding and CPML cells: voxel_
   // Output-grid copy (CPML cells dropped) of a computational-grid array, into component `comp` of
   // `components`-component tuples at dst.
   void crop_to_output(const std::vector<float>& total, float* dst, int components, int comp) const;
+  // Materials from per-voxel labels (voxel order) and their properties (TissueTable::lookup) into
+  // s.grid (= grid()), s.materials (0 vacuum, q + 1 = props.labels[q]; labels without properties
+  // are vacuum) and either s.material_index (indexed, the staircase) or, with
+  // options.subpixel_smoothing, s.medium (coefficient_array, the smoothed per-sample medium of
+  // subpixel_label_medium, shared with the FDFD voxel domain). Throws vem::Error for a label count
+  // other than the voxel count or more than 65535 distinct labels.
+  void set_label_materials(FdtdSetup& s, const std::vector<std::uint16_t>& labels, const LabelProperties& props) const;
 };
 
 // The domain of `voxels` cells of `spacing` (m, > 0) with voxel (0,0,0) at `voxel_origin`.

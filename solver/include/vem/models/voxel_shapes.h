@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "vem/core/subpixel_smoothing.h"
 #include "vem/core/yee_grid.h"
 
 namespace vem {
@@ -23,5 +24,22 @@ std::int64_t paint_sphere(const YeeGrid& grid, const std::array<double, 3>& cent
 // eps_out) fraction keeps the object's volume (its polarizability) on coarse grids.
 std::vector<float> sphere_volume_fraction(const YeeGrid& grid, const std::array<double, 3>& centre, double radius,
                                           int samples = 8);
+
+// The sphere as an analytic sub-voxel geometry for subpixel smoothing (subpixel_smoothing.h):
+// `inside` material within `radius` of `centre`, `outside` elsewhere; exact membership, exact
+// box tests (nearest / farthest point of a box) and the radial normal. For
+// subpixel_smoothed_medium(grid, materials, SphereGeometry(...), options).
+class SphereGeometry final : public SubpixelGeometry {
+ public:
+  SphereGeometry(const std::array<double, 3>& centre, double radius, int inside, int outside = 0);
+  int material_at(const std::array<double, 3>& p) const override;
+  bool uniform_in(const std::array<double, 3>& lo, const std::array<double, 3>& hi, int& material) const override;
+  bool normal_at(const std::array<double, 3>& p, std::array<double, 3>& n) const override;
+
+ private:
+  std::array<double, 3> c_;
+  double r_;
+  int in_, out_;
+};
 
 }  // namespace vem

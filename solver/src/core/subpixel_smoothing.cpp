@@ -1,0 +1,247 @@
+// Subpixel smoothing of the permittivity (subpixel_smoothing.h).
+#include "vem/core/subpixel_smoothing.h"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <utility>
+
+#include "vem/core/error.h"
+
+namespace vem {
+
+void SubpixelOptions::validate(const char* owner) const {
+  if (samples < 2 || samples > 64)
+    fail(owner, "::samples = ", samples, ": the supersampling points per axis of a dual cell must be in 2..64");
+  if (!std::isfinite(frequency) || frequency < 0)
+    fail(owner, "::frequency = ", frequency,
+         " Hz: must be finite and >= 0 (0: conductivity averaged by volume; > 0: complex averaging at that frequency)");
+}
+
+LabelGeometry::LabelGeometry(const VoxelPlacement& placement, const std::vector<std::uint16_t>& material_per_voxel,
+                             int outside)
+    : n_(placement.voxels), h_(placement.spacing), origin_(placement.voxel_origin), m_(material_per_voxel),
+      outside_(outside) {
+  if (std::int64_t(m_.size()) != placement.voxel_count())
+    fail("subpixel smoothing: ", m_.size(), " voxel materials for ", placement.voxel_count(), " voxels");
+}
+
+int LabelGeometry::voxel(long i, long j, long k) const {
+  if (i < 0 || j < 0 || k < 0 || i >= n_[0] || j >= n_[1] || k >= n_[2]) return outside_;
+  return m_[std::size_t(i + long(n_[0]) * (j + long(n_[1]) * k))];
+}
+
+int LabelGeometry::material_at(const std::array<double, 3>& p) const {
+  // Trilinear weights of the 8 voxel centres around p; the material with the largest summed weight.
+  long i0[3];
+  double t[3];
+  for (int a = 0; a < 3; ++a) {
+    const double u = (p[a] - origin_[a]) / h_[a] - 0.5;
+    const double f = std::floor(u);
+    i0[a] = long(f);
+    t[a] = u - f;
+  }
+  int mat[8];
+  double w[8];
+  int distinct = 0;
+  for (int q = 0; q < 8; ++q) {
+    const int m = voxel(i0[0] + (q & 1), i0[1] + ((q >> 1) & 1), i0[2] + ((q >> 2) & 1));
+    const double wq = ((q & 1) ? t[0] : 1 - t[0]) * (((q >> 1) & 1) ? t[1] : 1 - t[1]) * (((q >> 2) & 1) ? t[2] : 1 - t[2]);
+    int s = 0;
+    while (s < distinct && mat[s] != m) ++s;
+    if (s == distinct) {
+      mat[distinct] = m;
+      w[distinct++] = 0;
+    }
+    w[s] += wq;
+  }
+  int best = 0;
+  for (int s = 1; s < distinct; ++s)
+    if (w[s] > w[best] || (w[s] == w[best] && mat[s] > mat[best])) best = s;
+  return mat[best];
+}
+
+bool LabelGeometry::uniform_in(const std::array<double, 3>& lo, const std::array<double, 3>& hi, int& material) const {
+  long a0[3], a1[3];
+  for (int a = 0; a < 3; ++a) {
+    a0[a] = long(std::floor((lo[a] - origin_[a]) / h_[a] - 0.5));
+    a1[a] = long(std::floor((hi[a] - origin_[a]) / h_[a] - 0.5)) + 1;
+    // Entirely outside the voxels along this axis: the outside material.
+    if (a1[a] < 0 || a0[a] >= n_[a]) {
+      material = outside_;
+      return true;
+    }
+    a0[a] = std::max(a0[a], -1L);
+    a1[a] = std::min(a1[a], long(n_[a]));
+  }
+  material = voxel(a0[0], a0[1], a0[2]);
+  for (long k = a0[2]; k <= a1[2]; ++k)
+    for (long j = a0[1]; j <= a1[1]; ++j)
+      for (long i = a0[0]; i <= a1[0]; ++i)
+        if (voxel(i, j, k) != material) return false;
+  return true;
+}
+
+namespace {
+
+using cplx = std::complex<double>;
+
+}  // namespace
+
+PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Material>& materials,
+                                       const SubpixelGeometry& geo, const SubpixelOptions& o, SubpixelStats* stats) {
+  o.validate();
+  g.validate();
+  if (materials.empty()) fail("subpixel smoothing: the materials table is empty");
+  bool magnetic = false;
+  for (std::size_t m = 0; m < materials.size(); ++m) {
+    validate_material(materials[m], m);
+    for (int a = 0; a < 3; ++a) magnetic = magnetic || materials[m].mu_r[a] != 1.0 || materials[m].sigma_m[a] != 0.0;
+  }
+  const int nmat = int(materials.size());
+  const double w = 2 * kPi * o.frequency;
+  auto eps_of = [&](int m, int c) -> cplx {
+    if (m < 0 || m >= nmat) fail("subpixel smoothing: material index ", m, " outside the table of ", nmat);
+    const Material& mt = materials[std::size_t(m)];
+    return w > 0 ? cplx(mt.eps_r[c], -mt.sigma_e[c] / (w * kEps0)) : cplx(mt.eps_r[c], 0.0);
+  };
+  const std::size_t cells = std::size_t(g.cell_count());
+  PerCellMedium md;
+  md.average_at_edges = false;
+  md.eps_r.assign(3, std::vector<float>(cells, 1.0f));
+  md.sigma_e.assign(3, std::vector<float>(cells, 0.0f));
+  if (magnetic) {
+    md.mu_r.assign(3, std::vector<float>(cells, 1.0f));
+    md.sigma_m.assign(3, std::vector<float>(cells, 0.0f));
+  }
+  const std::array<double, 3> d = g.d();
+  const int S = o.samples;
+  std::int64_t n_iface = 0, n_ana = 0, n_mom = 0, n_none = 0;
+  bool bad = false;
+  int bad_index = 0;
+#pragma omp parallel for schedule(dynamic, 1) reduction(+ : n_iface, n_ana, n_mom, n_none)
+  for (int k = 0; k < g.nz; ++k) {
+    std::vector<std::pair<int, int>> count;  // (material, supersamples)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        const std::size_t cell = std::size_t(i) + std::size_t(g.nx) * (std::size_t(j) + std::size_t(g.ny) * k);
+        if (magnetic) {
+          for (int c = 0; c < 3; ++c) {
+            const int m = geo.material_at(g.position(Component(3 + c), i, j, k));
+            if (m < 0 || m >= nmat) {
+#pragma omp critical
+              { bad = true; bad_index = m; }
+              continue;
+            }
+            md.mu_r[c][cell] = float(materials[std::size_t(m)].mu_r[c]);
+            md.sigma_m[c][cell] = float(materials[std::size_t(m)].sigma_m[c]);
+          }
+        }
+        for (int c = 0; c < 3; ++c) {
+          const std::array<double, 3> p = g.position(Component(c), i, j, k);
+          std::array<double, 3> lo, hi;
+          for (int a = 0; a < 3; ++a) {
+            lo[a] = p[a] - 0.5 * d[a];
+            hi[a] = p[a] + 0.5 * d[a];
+          }
+          int m0 = 0;
+          bool uniform = geo.uniform_in(lo, hi, m0);
+          count.clear();
+          std::array<double, 3> moment{0, 0, 0};
+          if (!uniform) {
+            for (int sz = 0; sz < S; ++sz)
+              for (int sy = 0; sy < S; ++sy)
+                for (int sx = 0; sx < S; ++sx) {
+                  const double u[3] = {(sx + 0.5) / S - 0.5, (sy + 0.5) / S - 0.5, (sz + 0.5) / S - 0.5};
+                  const std::array<double, 3> x{p[0] + u[0] * d[0], p[1] + u[1] * d[1], p[2] + u[2] * d[2]};
+                  const int m = geo.material_at(x);
+                  std::size_t s = 0;
+                  while (s < count.size() && count[s].first != m) ++s;
+                  if (s == count.size()) count.emplace_back(m, 0);
+                  ++count[s].second;
+                  if (m >= 0 && m < nmat) {
+                    const double e = std::abs(eps_of(m, c));
+                    for (int a = 0; a < 3; ++a) moment[a] += u[a] * e;
+                  }
+                }
+            if (count.size() == 1) {
+              uniform = true;
+              m0 = count[0].first;
+            }
+          }
+          bool index_ok = true;
+          if (uniform) {
+            index_ok = m0 >= 0 && m0 < nmat;
+          } else {
+            for (const auto& q : count) index_ok = index_ok && q.first >= 0 && q.first < nmat;
+          }
+          if (!index_ok) {
+#pragma omp critical
+            { bad = true; bad_index = uniform ? m0 : count[0].first; }
+            continue;
+          }
+          if (uniform) {
+            const Material& mt = materials[std::size_t(m0)];
+            md.eps_r[c][cell] = float(mt.eps_r[c]);
+            md.sigma_e[c][cell] = float(mt.sigma_e[c]);
+            continue;
+          }
+          ++n_iface;
+          const double total = double(S) * S * S;
+          cplx mean_eps = 0, mean_inv = 0;
+          double mean_sigma = 0;
+          for (const auto& q : count) {
+            const double f = q.second / total;
+            const cplx e = eps_of(q.first, c);
+            mean_eps += f * e;
+            mean_inv += f / e;
+            mean_sigma += f * materials[std::size_t(q.first)].sigma_e[c];
+          }
+          std::array<double, 3> n{0, 0, 0};
+          if (geo.normal_at(p, n)) {
+            ++n_ana;
+          } else {
+            // Moment in units of the box: compare with the largest possible, max|eps| / 4.
+            double scale = 0;
+            for (const auto& q : count) scale = std::max(scale, std::abs(eps_of(q.first, c)));
+            const double len = std::sqrt(moment[0] * moment[0] + moment[1] * moment[1] + moment[2] * moment[2]) / total;
+            if (len > 1e-6 * scale) {
+              for (int a = 0; a < 3; ++a) n[a] = moment[a] / total / len;
+              ++n_mom;
+            } else {
+              n = {0, 0, 0};
+              ++n_none;
+            }
+          }
+          const double nc = n[c];
+          if (w > 0) {
+            const cplx inv = nc * nc * mean_inv + (1.0 - nc * nc) / mean_eps;
+            const cplx e = 1.0 / inv;
+            md.eps_r[c][cell] = float(e.real());
+            md.sigma_e[c][cell] = float(std::max(0.0, -e.imag() * w * kEps0));
+          } else {
+            md.eps_r[c][cell] = float(1.0 / subpixel_inverse_eps(mean_eps.real(), mean_inv.real(), nc));
+            md.sigma_e[c][cell] = float(mean_sigma);
+          }
+        }
+      }
+  }
+  if (bad) fail("subpixel smoothing: the geometry gave material index ", bad_index, " outside the table of ", nmat);
+  if (stats) {
+    stats->samples = 3 * std::int64_t(cells);
+    stats->interface_samples = n_iface;
+    stats->analytic_normals = n_ana;
+    stats->moment_normals = n_mom;
+    stats->no_normal = n_none;
+  }
+  return md;
+}
+
+PerCellMedium subpixel_label_medium(const VoxelPlacement& placement, const std::vector<std::uint16_t>& material_per_voxel,
+                                    const std::vector<Material>& materials, const SubpixelOptions& options,
+                                    SubpixelStats* stats) {
+  const LabelGeometry geo(placement, material_per_voxel, 0);
+  return subpixel_smoothed_medium(placement.grid(), materials, geo, options, stats);
+}
+
+}  // namespace vem
