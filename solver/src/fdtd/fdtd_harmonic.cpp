@@ -13,6 +13,7 @@
 #include "vem/fdtd/extensions/near_to_far.h"
 #include "vem/fdtd/extensions/tfsf.h"
 #include "vem/core/waveform.h"
+#include "harmonic_internal.h"
 
 namespace vem {
 
@@ -209,19 +210,24 @@ PointDipole point_source_as_dipole(PointSource::Kind kind, const std::array<doub
   return out;
 }
 
-HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOptions& o) {
+namespace harmonic_detail {
+
+Plan make_plan(const FdtdSetup& setup_in, const HarmonicOptions& o, bool check_density) {
   // ---- validation -------------------------------------------------------------------------
   o.validate();
   setup_in.grid.validate();
   const YeeGrid& g = setup_in.grid;
   const std::int64_t ncell = g.cell_count();
-  if (!o.density.empty() && std::int64_t(o.density.size()) != ncell)
+  if (check_density && !o.density.empty() && std::int64_t(o.density.size()) != ncell)
     fail("HarmonicOptions::density (DensityArray): the density array has ", o.density.size(), " entries, the grid has ",
          ncell, " cells");
 
-  const bool cw = o.frequencies.size() == 1;
-  const double f_lo = *std::min_element(o.frequencies.begin(), o.frequencies.end());
-  const double f_hi = *std::max_element(o.frequencies.begin(), o.frequencies.end());
+  Plan p;
+  p.cw = o.frequencies.size() == 1;
+  p.f_lo = *std::min_element(o.frequencies.begin(), o.frequencies.end());
+  p.f_hi = *std::max_element(o.frequencies.begin(), o.frequencies.end());
+  const bool cw = p.cw;
+  const double f_lo = p.f_lo, f_hi = p.f_hi;
   const std::array<int, 3> n = g.n();
   const std::array<double, 3> d = g.d();
   const auto& bs = setup_in.boundaries;
@@ -230,9 +236,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     pml_lo[a] = bs.cpml_cells(2 * a);
     pml_hi[a] = bs.cpml_cells(2 * a + 1);
   }
-
-  HarmonicResult res;
-  FdtdSetup s = setup_in;
+  p.setup = setup_in;
+  FdtdSetup& s = p.setup;
 
   // ---- time step, excitation waveform and DFT sampling --------------------------------------
   const double dt_max = s.dt > 0 ? s.dt : s.courant_factor * g.courant_limit_dt();
@@ -264,18 +269,241 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
                                   : DftMonitor::nyquist_interval(dt_max, fc + 0.5 * bw, kSamplesPerPeriod);
   }
   const double dt = s.dt;
+  p.dt = dt;
+  p.M = M;
+  p.wave = wave;
+  p.design_f = design_f;
 
   // ---- dipole: PEC arms (zero hard sources) and the gap current source (1 A) ------------------
-  const bool dipole = o.source == HarmonicSource::dipole;
-  int gap[3] = {-1, -1, -1};
-  const int axis = o.dipole.axis;
-  double gap_len = 0;
+  p.dipole = o.source == HarmonicSource::dipole;
+  const bool dipole = p.dipole;
+  p.axis = o.dipole.axis;
   if (dipole) {
     const DipoleSources ds = add_thin_wire_dipole(s, o.dipole, f_lo, wave, 1.0);
-    for (int a = 0; a < 3; ++a) gap[a] = ds.gap[a];
-    gap_len = ds.gap_length;
-    res.dipole_gap = ds.gap;
-    res.dipole_edges = ds.edges;
+    p.gap = ds.gap;
+    p.gap_len = ds.gap_length;
+    p.dipole_edges = ds.edges;
+  }
+
+  // ---- boxes ---------------------------------------------------------------------------------
+  if (!dipole) {
+    if (o.plane_wave.box_hi[0] < 0) {
+      const TfsfBox b = automatic_tfsf_box(g, bs, o.plane_wave.tfsf_margin);
+      p.tf_lo = b.lo;
+      p.tf_hi = b.hi;
+    } else {
+      p.tf_lo = o.plane_wave.box_lo;
+      p.tf_hi = o.plane_wave.box_hi;
+    }
+  }
+  if (o.far_field) {
+    NtffBox& nbox = p.nbox;
+    for (int a = 0; a < 3; ++a) {
+      nbox.lo[a] = pml_lo[a] + o.ntff_margin;
+      nbox.hi[a] = n[a] - pml_hi[a] - o.ntff_margin;
+      if (nbox.lo[a] < 1 || nbox.hi[a] > n[a] - 1 || nbox.lo[a] >= nbox.hi[a])
+        fail("the near-to-far box (", o.ntff_margin, " cells inside the CPML) does not fit along ",
+             "xyz"[a], ": node planes ", nbox.lo[a], "..", nbox.hi[a], " of 0..", n[a]);
+      if (!dipole && !(nbox.lo[a] < p.tf_lo[a] - 1 && nbox.hi[a] > p.tf_hi[a] + 1))
+        fail("the near-to-far box (node planes ", nbox.lo[a], "..", nbox.hi[a], " along ", "xyz"[a],
+             ") must enclose the TF/SF box (", p.tf_lo[a], "..", p.tf_hi[a],
+             ") with at least one cell between them: use ntff_margin < tfsf_margin - 1");
+    }
+    if (dipole) {
+      for (int a = 0; a < 3; ++a) {
+        const int m = (p.dipole_edges - 1) / 2;
+        const int lo = a == p.axis ? p.gap[a] - m : p.gap[a], hi = a == p.axis ? p.gap[a] + m + 1 : p.gap[a];
+        if (lo <= nbox.lo[a] || hi >= nbox.hi[a])
+          fail("the dipole (DipoleCentre, DipoleLength) reaches the near-to-far box along ", "xyz"[a], " (node planes ",
+               nbox.lo[a], "..", nbox.hi[a], ", ", o.ntff_margin, " cells inside the CPML); move it inward, shorten it ",
+               "or add AirPadding");
+      }
+    }
+  }
+
+  // ---- step counts ---------------------------------------------------------------------------
+  const double T_check = o.periods_per_check / (cw ? f_lo : design_f);
+  int check_steps = std::max(1, int(std::lround(T_check / dt)));
+  check_steps = std::max(M, (check_steps / M) * M);  // whole numbers of samples (CW: of periods)
+  int min_steps;
+  if (cw) {
+    min_steps = int(std::ceil((3.0 + 2.0 * o.periods_per_check) / (f_lo * dt)));
+  } else {
+    const double diag = std::sqrt(n[0] * d[0] * n[0] * d[0] + n[1] * d[1] * n[1] * d[1] + n[2] * d[2] * n[2] * d[2]);
+    min_steps = int(std::ceil((2.0 * wave.t0 + diag / kC0) / dt));
+  }
+  int max_steps = o.max_steps > 0 ? o.max_steps : std::max(min_steps, 0) + int(std::ceil(400.0 / (f_lo * dt)));
+  if (o.fixed_steps > 0) {
+    max_steps = o.fixed_steps;
+    if (cw && o.fixed_steps < 2 * check_steps)
+      fail("HarmonicOptions::fixed_steps (FixedSteps) = ", o.fixed_steps, ": must be at least two steady-state windows (",
+           2 * check_steps, " steps = ", 2 * o.periods_per_check, " periods at ", f_lo, " Hz), or 0");
+  }
+  p.check_steps = check_steps;
+  p.min_steps = min_steps;
+  p.max_steps = max_steps;
+  return p;
+}
+
+PlaneWave plane_wave_of(const Plan& p, const HarmonicOptions& o) {
+  PlaneWave pw;
+  pw.theta = o.plane_wave.theta;
+  pw.phi = o.plane_wave.phi;
+  pw.psi = o.plane_wave.psi;
+  pw.amplitude = o.plane_wave.amplitude;
+  pw.waveform = p.wave;
+  pw.design_frequency = p.design_f;
+  return pw;
+}
+
+Stepping step(const Plan& p, const HarmonicOptions& o, const std::function<int(int, int)>& run_chunk,
+              const std::function<std::optional<double>()>& check, const std::function<bool(int, double)>& keep_going) {
+  Stepping st;
+  const int max_steps = p.max_steps;
+  const auto t_start = std::chrono::steady_clock::now();
+  int checks = 0;
+  while (st.done < max_steps) {
+    const int chunk = std::min(p.check_steps, max_steps - st.done);
+    const int got = run_chunk(chunk, st.done);
+    st.done += got;
+    if (got < chunk) {
+      st.aborted = true;
+      break;
+    }
+    if (chunk < p.check_steps) break;  // a partial last window: no check (fixed / max steps)
+    ++checks;
+    const std::optional<double> c = check();
+    if (p.cw) st.have_window = checks >= 2;
+    if (c) st.change = *c;
+    if (o.progress && !keep_going(st.done, st.change)) {
+      st.aborted = true;
+      break;
+    }
+    if (o.fixed_steps == 0 && st.done >= p.min_steps && st.change < o.steady_state_tolerance) {
+      st.converged = true;
+      break;
+    }
+  }
+  st.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return st;
+}
+
+void finish(HarmonicResult& res, const Plan& p, const HarmonicOptions& o, const Stepping& st, std::int64_t ncell,
+            const std::string& engine_warning) {
+  const int done = st.done;
+  res.seconds = st.seconds;
+  res.steps = done;
+  res.simulated_time = done * p.dt;
+  res.last_relative_change = st.change;
+  res.converged = st.converged;
+  res.mcells_per_second = res.seconds > 0 ? double(done) * double(ncell) / res.seconds * 1e-6 : 0.0;
+  if (st.aborted) {
+    res.aborted = true;
+    return;
+  }
+  if (p.cw && !st.have_window)
+    fail("HarmonicOptions::max_steps (MaxSteps) / fixed_steps (FixedSteps): the run of ", done,
+         " steps ended before two steady-state windows of ", p.check_steps, " steps; raise them (0 = automatic)");
+  if (!res.converged && o.fixed_steps == 0) {
+    res.warning = "not converged: relative change of the DFT phasors " + std::to_string(st.change) + " after " +
+                  std::to_string(done) + " steps (tolerance " + std::to_string(o.steady_state_tolerance) +
+                  "); the fields are those of the last window";
+  }
+  if (!engine_warning.empty()) res.warning += (res.warning.empty() ? "" : "; ") + engine_warning;
+}
+
+cd unit(const Plan& p, int done, double f) {
+  if (p.cw) return cd(0, 1);  // the source runs as sin(w t): phasor -j per unit amplitude
+  if (!p.dipole) return 1.0 / sampled_dft(p.wave, 1.0, p.dt, p.M, done, f);  // incident E at the E sample times
+  cd wj = 0;  // J at (n + 1/2) dt, every step
+  for (int s_ = 0; s_ < done; ++s_) {
+    const double t = (s_ + 0.5) * p.dt;
+    wj += p.wave.value(t) * std::exp(cd(0, -2 * kPi * f * t));
+  }
+  return 1.0 / (wj * p.dt);
+}
+
+std::vector<FarFieldRow> plane_wave_table(const std::array<double, 3>& k, const std::array<double, 3>& eh,
+                                          const std::array<double, 3>& hh, double step_deg,
+                                          const std::function<std::vector<double>(const Directions&)>& rcs) {
+  const int steps = std::max(1, int(std::lround(180.0 / step_deg)));
+  Directions dirs;
+  std::vector<FarFieldRow> rows;
+  for (int q = 0; q <= steps; ++q) {
+    FarFieldRow row;
+    row.theta_deg = 180.0 * q / steps;
+    const double t = row.theta_deg * kPi / 180.0;
+    for (int plane = 0; plane < 2; ++plane) {
+      const auto& u = plane == 0 ? eh : hh;
+      std::array<double, 3> dir;
+      for (int a = 0; a < 3; ++a) dir[a] = std::cos(t) * k[a] + std::sin(t) * u[a];
+      const auto ang = angles_of(dir);
+      dirs.push_back({ang[0], ang[1]});
+    }
+    rows.push_back(row);
+  }
+  const std::vector<double> v = rcs(dirs);
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    rows[q].e_plane = v[2 * q];
+    rows[q].h_plane = v[2 * q + 1];
+  }
+  return rows;
+}
+
+std::vector<FarFieldRow> dipole_table(int axis, double step_deg, double accepted_unit,
+                                      const std::function<std::vector<std::array<cd, 2>>(const Directions&)>& pattern) {
+  const int b = (axis + 1) % 3, c = (axis + 2) % 3;
+  const int steps = std::max(1, int(std::lround(360.0 / step_deg)));
+  Directions dirs;
+  std::vector<FarFieldRow> rows;
+  for (int q = 0; q <= steps; ++q) {
+    FarFieldRow row;
+    row.theta_deg = 360.0 * q / steps;
+    const double t = row.theta_deg * kPi / 180.0;
+    for (int plane = 0; plane < 2; ++plane) {
+      std::array<double, 3> dir{0, 0, 0};
+      if (plane == 0) {
+        dir[axis] = std::cos(t);
+        dir[c] = std::sin(t);
+      } else {
+        dir[b] = std::cos(t);
+        dir[c] = std::sin(t);
+      }
+      const auto ang = angles_of(dir);
+      dirs.push_back({ang[0], ang[1]});
+    }
+    rows.push_back(row);
+  }
+  const auto F = pattern(dirs);
+  for (std::size_t q = 0; q < rows.size(); ++q)
+    for (int plane = 0; plane < 2; ++plane) {
+      const auto& f = F[2 * q + plane];
+      const double U = (std::norm(f[0]) + std::norm(f[1])) / (2.0 * kEta0);
+      (plane == 0 ? rows[q].e_plane : rows[q].h_plane) = 4.0 * kPi * U / accepted_unit;
+    }
+  return rows;
+}
+
+}  // namespace harmonic_detail
+
+HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOptions& o) {
+  using namespace harmonic_detail;
+  const Plan plan = make_plan(setup_in, o);
+  const YeeGrid& g = setup_in.grid;
+  const std::int64_t ncell = g.cell_count();
+  const bool cw = plan.cw, dipole = plan.dipole;
+  const std::array<int, 3> n = g.n();
+  const std::array<double, 3> d = g.d();
+  const FdtdSetup& s = plan.setup;
+  const int M = plan.M;
+  const int axis = plan.axis;
+  const double gap_len = plan.gap_len;
+  const int* gap = plan.gap.data();
+
+  HarmonicResult res;
+  if (dipole) {
+    res.dipole_gap = plan.gap;
+    res.dipole_edges = plan.dipole_edges;
   }
 
   // ---- operator, engine, extensions --------------------------------------------------------
@@ -283,61 +511,24 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   std::string engine_warning;
   auto eng = make_engine(op, o.backend, o.device_index, &engine_warning, o.tuning);
   res.backend = eng->backend();
-  res.dt = dt;
+  res.dt = plan.dt;
   res.dft_sample_interval = M;
 
   std::unique_ptr<TfsfSource> tfsf;
-  std::array<int, 3> tf_lo{}, tf_hi{};
   if (!dipole) {
-    if (o.plane_wave.box_hi[0] < 0) {
-      const TfsfBox b = automatic_tfsf_box(g, bs, o.plane_wave.tfsf_margin);
-      tf_lo = b.lo;
-      tf_hi = b.hi;
-    } else {
-      tf_lo = o.plane_wave.box_lo;
-      tf_hi = o.plane_wave.box_hi;
-    }
-    PlaneWave pw;
-    pw.theta = o.plane_wave.theta;
-    pw.phi = o.plane_wave.phi;
-    pw.psi = o.plane_wave.psi;
-    pw.amplitude = o.plane_wave.amplitude;
-    pw.waveform = wave;
-    pw.design_frequency = design_f;
     TfsfBox box;
-    box.lo = tf_lo;
-    box.hi = tf_hi;
-    tfsf = std::make_unique<TfsfSource>(*eng, pw, box);
-    res.tfsf_lo = tf_lo;
-    res.tfsf_hi = tf_hi;
+    box.lo = plan.tf_lo;
+    box.hi = plan.tf_hi;
+    tfsf = std::make_unique<TfsfSource>(*eng, plane_wave_of(plan, o), box);
+    res.tfsf_lo = plan.tf_lo;
+    res.tfsf_hi = plan.tf_hi;
   }
 
   DftMonitor main(*eng, o.frequencies, {Component::Ex, Component::Ey, Component::Ez}, {}, M);
 
-  NtffBox nbox;
+  const NtffBox& nbox = plan.nbox;
   std::vector<NtffFace> faces;
   if (o.far_field) {
-    for (int a = 0; a < 3; ++a) {
-      nbox.lo[a] = pml_lo[a] + o.ntff_margin;
-      nbox.hi[a] = n[a] - pml_hi[a] - o.ntff_margin;
-      if (nbox.lo[a] < 1 || nbox.hi[a] > n[a] - 1 || nbox.lo[a] >= nbox.hi[a])
-        fail("the near-to-far box (", o.ntff_margin, " cells inside the CPML) does not fit along ",
-             "xyz"[a], ": node planes ", nbox.lo[a], "..", nbox.hi[a], " of 0..", n[a]);
-      if (!dipole && !(nbox.lo[a] < tf_lo[a] - 1 && nbox.hi[a] > tf_hi[a] + 1))
-        fail("the near-to-far box (node planes ", nbox.lo[a], "..", nbox.hi[a], " along ", "xyz"[a],
-             ") must enclose the TF/SF box (", tf_lo[a], "..", tf_hi[a],
-             ") with at least one cell between them: use ntff_margin < tfsf_margin - 1");
-    }
-    if (dipole) {
-      for (int a = 0; a < 3; ++a) {
-        const int m = (res.dipole_edges - 1) / 2;
-        const int lo = a == axis ? gap[a] - m : gap[a], hi = a == axis ? gap[a] + m + 1 : gap[a];
-        if (lo <= nbox.lo[a] || hi >= nbox.hi[a])
-          fail("the dipole (DipoleCentre, DipoleLength) reaches the near-to-far box along ", "xyz"[a], " (node planes ",
-               nbox.lo[a], "..", nbox.hi[a], ", ", o.ntff_margin, " cells inside the CPML); move it inward, shorten it ",
-               "or add AirPadding");
-      }
-    }
     for (int a = 0; a < 3; ++a)
       for (int side = 0; side < 2; ++side) {
         const int p = side == 0 ? nbox.lo[a] : nbox.hi[a];
@@ -357,86 +548,38 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   }
 
   // ---- stepping -----------------------------------------------------------------------------
-  const double T_check = o.periods_per_check / (cw ? f_lo : design_f);
-  int check_steps = std::max(1, int(std::lround(T_check / dt)));
-  check_steps = std::max(M, (check_steps / M) * M);  // whole numbers of samples (CW: of periods)
-  int min_steps;
-  if (cw) {
-    min_steps = int(std::ceil((3.0 + 2.0 * o.periods_per_check) / (f_lo * dt)));
-  } else {
-    const double diag = std::sqrt(n[0] * d[0] * n[0] * d[0] + n[1] * d[1] * n[1] * d[1] + n[2] * d[2] * n[2] * d[2]);
-    min_steps = int(std::ceil((2.0 * wave.t0 + diag / kC0) / dt));
-  }
-  int max_steps = o.max_steps > 0 ? o.max_steps : std::max(min_steps, 0) + int(std::ceil(400.0 / (f_lo * dt)));
-  if (o.fixed_steps > 0) {
-    max_steps = o.fixed_steps;
-    if (cw && o.fixed_steps < 2 * check_steps)
-      fail("HarmonicOptions::fixed_steps (FixedSteps) = ", o.fixed_steps, ": must be at least two steady-state windows (",
-           2 * check_steps, " steps = ", 2 * o.periods_per_check, " periods at ", f_lo, " Hz), or 0");
-  }
-
-  const auto t_start = std::chrono::steady_clock::now();
-  int done = 0, checks = 0;
-  bool aborted = false;
-  double change = 1.0;
-  bool have_window = false;  // CW: at least one full window of phasors
-  while (done < max_steps) {
-    const int chunk = std::min(check_steps, max_steps - done);
-    const int base = done;
-    const int got = eng->run(
-        chunk,
-        [&](int k, int) {
-          if (!o.progress) return true;
-          return o.progress(base + k, max_steps, change);
-        },
-        std::max(1, o.progress_interval));
-    done += got;
-    if (got < chunk) {
-      aborted = true;
-      break;
-    }
-    if (chunk < check_steps) break;  // a partial last window: no check (fixed / max steps)
-    ++checks;
-    if (cw) {
-      const SteadyStateCheck sc = main.check_steady_state();
-      double worst = sc.has_previous ? sc.relative_change : 1.0;
-      for (auto& face : faces) {
-        const SteadyStateCheck fc = face.mon->check_steady_state();
-        if (fc.has_previous) worst = std::max(worst, fc.relative_change);
-      }
-      have_window = checks >= 2;
-      if (sc.has_previous) change = worst;
-    } else {
-      // pulse: the change of the accumulated spectra between checks (computed where they live)
-      change = main.check_steady_state().spectrum_change;
-    }
-    if (o.progress && !o.progress(done, max_steps, change)) {
-      aborted = true;
-      break;
-    }
-    if (o.fixed_steps == 0 && done >= min_steps && change < o.steady_state_tolerance) {
-      res.converged = true;
-      break;
-    }
-  }
-  res.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
-  res.steps = done;
-  res.simulated_time = done * dt;
-  res.last_relative_change = change;
-  res.mcells_per_second = res.seconds > 0 ? double(done) * double(ncell) / res.seconds * 1e-6 : 0.0;
-  if (aborted) {
-    res.aborted = true;
-    return res;
-  }
-  if (cw && !have_window)
-    fail("HarmonicOptions::max_steps (MaxSteps) / fixed_steps (FixedSteps): the run of ", done,
-         " steps ended before two steady-state windows of ", check_steps, " steps; raise them (0 = automatic)");
-  if (!res.converged && o.fixed_steps == 0) {
-    res.warning = "not converged: relative change of the DFT phasors " + std::to_string(change) + " after " +
-                  std::to_string(done) + " steps (tolerance " + std::to_string(o.steady_state_tolerance) +
-                  "); the fields are those of the last window";
-  }
-  if (!engine_warning.empty()) res.warning += (res.warning.empty() ? "" : "; ") + engine_warning;
+  const int max_steps = plan.max_steps;
+  double change_now = 1.0;  // for the progress callback inside a chunk
+  const Stepping st = step(
+      plan, o,
+      [&](int chunk, int base) {
+        return eng->run(
+            chunk,
+            [&](int k, int) {
+              if (!o.progress) return true;
+              return o.progress(base + k, max_steps, change_now);
+            },
+            std::max(1, o.progress_interval));
+      },
+      [&]() -> std::optional<double> {
+        if (cw) {
+          const SteadyStateCheck sc = main.check_steady_state();
+          double worst = sc.has_previous ? sc.relative_change : 1.0;
+          for (auto& face : faces) {
+            const SteadyStateCheck fc = face.mon->check_steady_state();
+            if (fc.has_previous) worst = std::max(worst, fc.relative_change);
+          }
+          if (sc.has_previous) change_now = worst;
+          return sc.has_previous ? std::optional<double>(worst) : std::nullopt;
+        }
+        // pulse: the change of the accumulated spectra between checks (computed where they live)
+        change_now = main.check_steady_state().spectrum_change;
+        return change_now;
+      },
+      [&](int done, double change) { return o.progress(done, max_steps, change); });
+  finish(res, plan, o, st, ncell, engine_warning);
+  if (res.aborted) return res;
+  const int done = st.done;
 
   // ---- per-frequency results ----------------------------------------------------------------
   std::array<std::vector<float>, 3> edge_sigma;
@@ -451,22 +594,10 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     r.frequency = f;
     // Raw phasor -> normalized phasor: multiply by `unit` (to the driving quantity's unit phasor)
     // and then by the real scale of the normalization.
-    cd unit;
     auto raw = [&](const DftMonitor& mon, Component c) {
       return cw ? mon.phasor(c, int(fi)) : mon.spectrum(c, int(fi));
     };
-    if (cw) {
-      unit = cd(0, 1);  // the source runs as sin(w t): phasor -j per unit amplitude
-    } else if (!dipole) {
-      unit = 1.0 / sampled_dft(wave, 1.0, dt, M, done, f);  // incident E at the E sample times
-    } else {
-      cd wj = 0;  // J at (n + 1/2) dt, every step
-      for (int s_ = 0; s_ < done; ++s_) {
-        const double t = (s_ + 0.5) * dt;
-        wj += wave.value(t) * std::exp(cd(0, -2 * kPi * f * t));
-      }
-      unit = 1.0 / (wj * dt);
-    }
+    const cd unit = harmonic_detail::unit(plan, done, f);
     // Near-to-far transform of the unit-normalized fields (scale applied to powers below).
     std::unique_ptr<NearToFarTransform> nf;
     if (o.far_field) {
@@ -568,47 +699,19 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       r.has_far_field = true;
       r.radiated_power = nf->power_out() * r.normalization * r.normalization;
       if (!dipole) {
-        const auto k = tfsf->k_hat();
-        const auto eh = tfsf->e_hat();
-        const auto hh = tfsf->h_hat();
-        const int steps = std::max(1, int(std::lround(180.0 / o.far_field_step_deg)));
-        for (int q = 0; q <= steps; ++q) {
-          FarFieldRow row;
-          row.theta_deg = 180.0 * q / steps;
-          const double t = row.theta_deg * kPi / 180.0;
-          for (int plane = 0; plane < 2; ++plane) {
-            const auto& u = plane == 0 ? eh : hh;
-            std::array<double, 3> dir;
-            for (int a = 0; a < 3; ++a) dir[a] = std::cos(t) * k[a] + std::sin(t) * u[a];
-            const auto ang = angles_of(dir);
-            (plane == 0 ? row.e_plane : row.h_plane) = nf->rcs(ang[0], ang[1], o.plane_wave.amplitude);
-          }
-          r.far_field.push_back(row);
-        }
+        r.far_field = plane_wave_table(tfsf->k_hat(), tfsf->e_hat(), tfsf->h_hat(), o.far_field_step_deg,
+                                       [&](const Directions& dirs) {
+                                         std::vector<double> v;
+                                         for (const auto& q : dirs) v.push_back(nf->rcs(q[0], q[1], o.plane_wave.amplitude));
+                                         return v;
+                                       });
         r.scattering_cross_section = nf->scattering_cross_section(24, 48, o.plane_wave.amplitude);
       } else {
-        const int b = (axis + 1) % 3, c = (axis + 2) % 3;
-        const int steps = std::max(1, int(std::lround(360.0 / o.far_field_step_deg)));
-        for (int q = 0; q <= steps; ++q) {
-          FarFieldRow row;
-          row.theta_deg = 360.0 * q / steps;
-          const double t = row.theta_deg * kPi / 180.0;
-          for (int plane = 0; plane < 2; ++plane) {
-            std::array<double, 3> dir{0, 0, 0};
-            if (plane == 0) {
-              dir[axis] = std::cos(t);
-              dir[c] = std::sin(t);
-            } else {
-              dir[b] = std::cos(t);
-              dir[c] = std::sin(t);
-            }
-            const auto ang = angles_of(dir);
-            const auto F = nf->pattern(ang[0], ang[1]);
-            const double U = (std::norm(F[0]) + std::norm(F[1])) / (2.0 * kEta0);
-            (plane == 0 ? row.e_plane : row.h_plane) = 4.0 * kPi * U / accepted_unit;
-          }
-          r.far_field.push_back(row);
-        }
+        r.far_field = dipole_table(axis, o.far_field_step_deg, accepted_unit, [&](const Directions& dirs) {
+          std::vector<std::array<cd, 2>> v;
+          for (const auto& q : dirs) v.push_back(nf->pattern(q[0], q[1]));
+          return v;
+        });
       }
     }
     res.frequencies.push_back(std::move(r));

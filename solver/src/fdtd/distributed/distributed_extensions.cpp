@@ -245,20 +245,31 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
       if (b.lo[a] != 0 || b.hi[a] != n[a])
         fail("distributed SAR: the E monitor's box (", b.lo[0], "..", b.hi[0], ", ", b.lo[1], "..", b.hi[1], ", ",
              b.lo[2], "..", b.hi[2], ") must cover the whole grid (0..", n[0], ", 0..", n[1], ", 0..", n[2], ")");
-    if (std::int64_t(density_piece.size()) != cells.count())
+    if (!density_piece.empty() && std::int64_t(density_piece.size()) != cells.count())
       fail("distributed SAR: the density of rank ", run.rank(), "'s piece has ", density_piece.size(),
            " entries; the piece has ", cells.count(), " cells");
   });
 
-  // 1. The E phasors (whole grid, compact layout) on the root.
+  // 1. The density (cells); empty on every rank: no SAR.
+  int with_density = density_piece.empty() ? 0 : 1, any_density = 0;
+  MPI_Allreduce(&with_density, &any_density, 1, MPI_INT, MPI_MAX, run.comm());
+  run.collective([&] {
+    if (any_density && !with_density)
+      fail("distributed SAR: rank ", run.rank(), " has no density for its piece while other ranks have one");
+  });
+  std::vector<float> density;
+  if (any_density) density = gather_boxes(run.comm(), root, cells, density_piece, 1, all_cells(g));
+  std::vector<float> e_squared_all;
+
+  // 2. The E phasors (whole grid, compact layout) on the root.
   std::array<std::vector<cf>, 3> E;
   for (int a = 0; a < 3; ++a) {
     const Component c = static_cast<Component>(a);
     E[a] = phasor ? e.gather_box_phasor(c, fi, root) : e.gather_box_spectrum(c, fi, root);
   }
-  // 2. The conductivity each owned E sample is updated with, from this rank's operator.
+  // 3. The conductivity each owned E sample is updated with, from this rank's operator.
   std::array<std::vector<float>, 3> sigma;
-  {
+  if (any_density) {
     std::array<std::vector<float>, 3> local;
     run.collective([&] { local = edge_conductivity(run.op()); });
     const SampleBox own = run.owned();
@@ -279,9 +290,6 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
       sigma[a] = gather_boxes(run.comm(), root, own, mine, 1, all);
     }
   }
-  // 3. The density (cells).
-  const std::vector<float> density = gather_boxes(run.comm(), root, cells, density_piece, 1, all_cells(g));
-
   // 4. The single-domain SAR code on the root (as run_fdtd_harmonic).
   DistributedSar r;
   std::vector<float> local_sar_all;
@@ -289,6 +297,8 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
     if (!is_root) return;
     for (auto* v : {&E[0], &E[1], &E[2]})
       for (cf& x : *v) x = cf(cd(x) * scale);
+    if (o.e_squared) e_squared_all = cell_centre_e_squared(g, E[0], E[1], E[2]);
+    if (!any_density) return;
     SarInput in;
     in.grid = g;
     in.density = density;
@@ -310,7 +320,7 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
       }
     }
     if (!tissue) {
-      r.warning = "no SAR: the density is below the tissue threshold everywhere";
+      r.warning = "no SAR: the density is <= 0 everywhere";  // run_fdtd_harmonic's words
       return;
     }
     r.has_sar = true;
@@ -363,6 +373,7 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
   }
 
   // 6. The per-cell arrays back to the pieces.
+  if (o.e_squared) r.e_squared = scatter_boxes(run.comm(), root, cells, e_squared_all, 1, all_cells(g));
   if (o.scatter_fields && r.has_sar) {
     const SampleBox all = all_cells(g);
     r.local_sar = scatter_boxes(run.comm(), root, cells, local_sar_all, 1, all);

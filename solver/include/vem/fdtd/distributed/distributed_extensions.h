@@ -119,6 +119,7 @@ struct DistributedSarOptions {
   Backend backend = Backend::cpu;   // of the averaging on the gathering rank (sar.h)
   int root = 0;                     // the gathering rank
   bool scatter_fields = true;       // false: only the summary (no per-cell arrays on the pieces)
+  bool e_squared = false;           // also |E|^2 at the cell centres (sar.h cell_centre_e_squared), scattered
 };
 
 // Summary identical on every rank; per-cell arrays (when scattered) are this rank's piece cells
@@ -134,12 +135,13 @@ struct DistributedSar {
   bool has_averaged = false;
   AveragedSar sar_1g, sar_10g;
   std::vector<float> local_sar;     // W/kg, this rank's cells
+  std::vector<float> e_squared;     // V^2/m^2, this rank's cells (DistributedSarOptions::e_squared)
   std::string warning;
 };
 
 // Collective. `e` monitors Ex, Ey, Ez over the whole grid; its phasors (phasor = true) or
 // spectra at `freq_index`, times `scale`, are the E field (V/m, peak). `density_piece`: kg/m^3
-// for this rank's piece cells (x fastest). Throws vem::Error on every rank for a monitor that
+// for this rank's piece cells (x fastest), or empty on every rank for no SAR (only |E|^2). Throws vem::Error on every rank for a monitor that
 // does not cover the grid, a density of the wrong size, ...
 DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor& e, int freq_index, bool phasor,
                                std::complex<double> scale, const std::vector<float>& density_piece,
