@@ -25,8 +25,8 @@
 // of another axis, the H component along that axis on the top node plane N (the repeat of plane
 // 0, read by no update and left out of the energy) differs where it meets the other cut (the
 // E sample at the corner of two cut planes arrives one step late there; it is read by no
-// owned update elsewhere). Not yet: TF/SF plane waves, near-to-far surfaces and SAR averaging
-// over pieces (issue 17).
+// owned update elsewhere). TF/SF plane waves, near-to-far surfaces and SAR averaging over pieces:
+// distributed_extensions.h; the steady-state run: distributed_harmonic.h.
 #pragma once
 
 #include <mpi.h>
