@@ -260,6 +260,7 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
   std::vector<float> density;
   if (any_density) density = gather_boxes(run.comm(), root, cells, density_piece, 1, all_cells(g));
   std::vector<float> e_squared_all;
+  std::array<std::vector<float>, 3> e_flat;  // root: the scaled phasors as (re, im) floats (e_piece)
 
   // 2. The E phasors (whole grid, compact layout) on the root.
   std::array<std::vector<cf>, 3> E;
@@ -298,6 +299,11 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
     for (auto* v : {&E[0], &E[1], &E[2]})
       for (cf& x : *v) x = cf(cd(x) * scale);
     if (o.e_squared) e_squared_all = cell_centre_e_squared(g, E[0], E[1], E[2]);
+    if (o.e_piece)
+      for (int a = 0; a < 3; ++a) {
+        e_flat[a].resize(2 * E[a].size());
+        std::copy_n(reinterpret_cast<const float*>(E[a].data()), e_flat[a].size(), e_flat[a].begin());
+      }
     if (!any_density) return;
     SarInput in;
     in.grid = g;
@@ -374,6 +380,18 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
 
   // 6. The per-cell arrays back to the pieces.
   if (o.e_squared) r.e_squared = scatter_boxes(run.comm(), root, cells, e_squared_all, 1, all_cells(g));
+  if (o.e_piece) {
+    SampleBox all;
+    all.hi = n;
+    r.e_piece_box.lo = run.piece_lo();
+    for (int a = 0; a < 3; ++a) r.e_piece_box.hi[a] = cells.hi[a] + 1;
+    for (int a = 0; a < 3; ++a) {
+      const std::vector<float> v = scatter_boxes(run.comm(), root, r.e_piece_box, e_flat[a], 2, all);
+      std::vector<float>().swap(e_flat[a]);
+      r.e_piece[a].resize(v.size() / 2);
+      std::copy_n(v.begin(), v.size(), reinterpret_cast<float*>(r.e_piece[a].data()));
+    }
+  }
   if (o.scatter_fields && r.has_sar) {
     const SampleBox all = all_cells(g);
     r.local_sar = scatter_boxes(run.comm(), root, cells, local_sar_all, 1, all);

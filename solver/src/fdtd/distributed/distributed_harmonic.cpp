@@ -35,7 +35,6 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
 
   DistributedHarmonicResult out;
   out.decomposition = run.decomposition();
-  out.owned_samples = run.owned();
   {
     const auto lo = run.piece_lo();
     const auto m = run.decomposition().piece_cells(run.rank());
@@ -171,21 +170,18 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
     }
     r.normalization = scale;
     const cd factor = unit * scale;
-    // This rank's E phasors (owned samples), normalized.
-    if (const DftMonitor* lm = main.local()) {
-      r.ex = cw ? lm->box_phasor(Component::Ex, int(fi)) : lm->box_spectrum(Component::Ex, int(fi));
-      r.ey = cw ? lm->box_phasor(Component::Ey, int(fi)) : lm->box_spectrum(Component::Ey, int(fi));
-      r.ez = cw ? lm->box_phasor(Component::Ez, int(fi)) : lm->box_spectrum(Component::Ez, int(fi));
-      for (std::vector<cf>* v : {&r.ex, &r.ey, &r.ez})
-        for (cf& x : *v) x = cf(cd(x) * factor);
-    }
-    // |E|^2 and SAR from the gathered phasors.
+    // E over the piece's samples, |E|^2 and SAR, from the phasors gathered on rank 0.
     DistributedSarOptions so;
     so.averaged = o.averaged_sar;
     so.backend = run.engine().fields_on_device() ? Backend::cuda : Backend::cpu;
     so.e_squared = true;
+    so.e_piece = true;
     DistributedSar sar = distributed_sar(run, main, int(fi), cw, factor, density, so);
     r.e_squared = std::move(sar.e_squared);
+    r.ex = std::move(sar.e_piece[0]);
+    r.ey = std::move(sar.e_piece[1]);
+    r.ez = std::move(sar.e_piece[2]);
+    out.piece_samples = sar.e_piece_box;
     if (sar.has_sar) {
       r.has_sar = true;
       r.local_sar = std::move(sar.local_sar);

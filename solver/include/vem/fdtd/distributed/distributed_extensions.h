@@ -120,6 +120,9 @@ struct DistributedSarOptions {
   int root = 0;                     // the gathering rank
   bool scatter_fields = true;       // false: only the summary (no per-cell arrays on the pieces)
   bool e_squared = false;           // also |E|^2 at the cell centres (sar.h cell_centre_e_squared), scattered
+  // Also the scaled E phasors over each rank's piece sample box (piece_lo .. piece_lo + cells,
+  // the shared node planes included: what a piece needs to average E to its cell centres).
+  bool e_piece = false;
 };
 
 // Summary identical on every rank; per-cell arrays (when scattered) are this rank's piece cells
@@ -136,6 +139,10 @@ struct DistributedSar {
   AveragedSar sar_1g, sar_10g;
   std::vector<float> local_sar;     // W/kg, this rank's cells
   std::vector<float> e_squared;     // V^2/m^2, this rank's cells (DistributedSarOptions::e_squared)
+  // DistributedSarOptions::e_piece: Ex, Ey, Ez (V/m) over e_piece_box (global sample indices,
+  // x fastest; compact-layout values, 0 where a component has no sample).
+  std::array<std::vector<std::complex<float>>, 3> e_piece;
+  SampleBox e_piece_box;
   std::string warning;
 };
 

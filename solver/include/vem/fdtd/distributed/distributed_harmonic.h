@@ -14,9 +14,9 @@
 // stopping at the tolerance could stop one window apart (use fixed_steps for a bitwise
 // comparison). Every scalar is identical on every rank.
 //
-// Memory: the SAR / |E|^2 step gathers the whole-grid E phasors and per-cell arrays on rank 0
-// (distributed_extensions.h: ~90 B per cell there); the near-to-far step holds the six face
-// slabs of one frequency on every rank (O(N^2)).
+// Memory: the E / |E|^2 / SAR step gathers the whole-grid E phasors and per-cell arrays on rank 0
+// (distributed_extensions.h: ~90 B per cell there, ~115 B with the pieces' E scattered back); the
+// near-to-far step holds the six face slabs of one frequency on every rank (O(N^2)).
 #pragma once
 
 #include <mpi.h>
@@ -30,13 +30,16 @@ struct DistributedHarmonicResult {
   // Every scalar as run_fdtd_harmonic's, identical on every rank (steps, dt, converged, warning,
   // per frequency: SAR summary and psSAR, far-field table, cross-section, powers, feed impedance,
   // normalization; AveragedSar scalars). The per-frequency arrays hold THIS rank's piece:
-  //   ex, ey, ez: the owned samples (`owned_samples`, global sample indices, x fastest; the
-  //               samples of FdtdEngine::field()'s layout this rank owns: decomposition.h);
+  //   ex, ey, ez: the piece's samples (`piece_samples`: global sample indices piece_lo ..
+  //               piece_lo + cells, the node planes shared with the neighbours included, x
+  //               fastest; FdtdEngine::field()'s compact layout restricted to the piece, so a
+  //               piece can average E to its own cell centres: field_sampling.h cell_centred
+  //               with the piece's YeeGrid);
   //   e_squared, local_sar, sar_1g / sar_10g .sar / .status / .side_m: the piece's cells
   //               (`piece_cells`, global cell indices, x fastest).
   // peak_local_voxel and AveragedSar::peak_voxel are global cell indices.
   HarmonicResult result;
-  SampleBox owned_samples, piece_cells;
+  SampleBox piece_samples, piece_cells;
   Decomposition decomposition;
 };
 
