@@ -18,6 +18,7 @@
 #include "vem/fdtd2d/fdtd2d_operator.h"
 #ifdef VEM_WITH_MPI
 #include "vem/fdtd/distributed/distributed_fdtd.h"
+#include "vem/fdtd/distributed/distributed_output.h"
 #endif
 
 #include <algorithm>
@@ -330,6 +331,16 @@ std::vector<float> FDTDRun::CellCentred(bool electric) const
   for (int c = 0; c < 3; ++c)
   {
     const vem::Component comp = static_cast<vem::Component>((electric ? 0 : 3) + c);
+#ifdef VEM_WITH_MPI
+    if (this->E->dist)
+    {
+      // Collective: the piece's samples with the shared planes from their owners (edges where two
+      // cuts meet included), so that the output equals the single-domain run's.
+      vem::cell_centred(engine.op().grid(), vem::piece_field_with_owner_planes(*this->E->dist, comp), comp,
+        first, n, v.data(), 3, c);
+      continue;
+    }
+#endif
     vem::cell_centred(engine.op().grid(), engine.field(comp), comp, first, n, v.data(), 3, c);
   }
   return v;
