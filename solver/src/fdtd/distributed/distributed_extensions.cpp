@@ -14,15 +14,6 @@ namespace {
 using cd = std::complex<double>;
 using cf = std::complex<float>;
 
-// Complex floats gathered on `root` (DistributedDftMonitor) sent to every rank.
-void broadcast(MPI_Comm comm, int root, std::vector<cf>& v) {
-  long long n = (long long)v.size();
-  MPI_Bcast(&n, 1, MPI_LONG_LONG, root, comm);
-  if (2 * n > INT_MAX) fail("distributed FDTD: broadcast of ", n, " complex values exceeds one MPI message");
-  v.resize(std::size_t(n));
-  MPI_Bcast(reinterpret_cast<float*>(v.data()), int(2 * n), MPI_FLOAT, root, comm);
-}
-
 // Sum over ranks, the same bits on every rank: reduced on rank 0 and broadcast (MPI_Allreduce
 // does not promise every rank the same rounding).
 void sum_to_all(MPI_Comm comm, const double* mine, double* all, int count) {
@@ -116,24 +107,49 @@ SteadyStateCheck DistributedNearToFar::check_steady_state() {
 
 DistributedFarField DistributedNearToFar::transform(int fi, bool phasor, cd scale,
                                                     const std::array<double, 3>& origin) const {
-  // The complete slabs of this frequency on every rank (gathered on rank 0, broadcast).
+  // Each rank receives the part of every slab its patches read: the slab box within one sample of
+  // the samples it owns (a patch (q, u, v) reads q-1..q, u..u+1, v..v+1). Gathered on rank 0 and
+  // cut there (scatter_boxes), so a rank holds O(its share of the surface), rank 0 one frequency of
+  // the whole slabs.
+  SampleBox near = run_.owned();
+  for (int a = 0; a < 3; ++a) {
+    near.lo[a] -= 1;
+    near.hi[a] += 1;
+  }
+  std::vector<SampleBox> part(faces_.size());
   std::vector<std::vector<std::vector<cf>>> slab(faces_.size());
-  for (std::size_t q = 0; q < faces_.size(); ++q)
+  for (std::size_t q = 0; q < faces_.size(); ++q) {
+    const SampleBox& gb = faces_[q]->mon->global_box();
+    for (int a = 0; a < 3; ++a) {
+      part[q].lo[a] = std::max(gb.lo[a], near.lo[a]);
+      part[q].hi[a] = std::min(gb.hi[a], near.hi[a]);
+    }
     for (Component c : faces_[q]->comps) {
-      std::vector<cf> v = phasor ? faces_[q]->mon->gather_box_phasor(c, fi, 0) : faces_[q]->mon->gather_box_spectrum(c, fi, 0);
-      broadcast(run_.comm(), 0, v);
+      const std::vector<cf> all =
+          phasor ? faces_[q]->mon->gather_box_phasor(c, fi, 0) : faces_[q]->mon->gather_box_spectrum(c, fi, 0);
+      std::vector<float> flat(2 * all.size());
+      std::copy_n(reinterpret_cast<const float*>(all.data()), flat.size(), flat.begin());
+      const std::vector<float> mine = distributed_detail::scatter_boxes(run_.comm(), 0, part[q], flat, 2, gb);
+      std::vector<cf> v(mine.size() / 2);
+      std::copy_n(mine.begin(), mine.size(), reinterpret_cast<float*>(v.data()));
       slab[q].push_back(std::move(v));
     }
-  // The sampler of fdtd_harmonic.cpp (the first face slab holding the sample, in face order).
+  }
+  // The sampler of fdtd_harmonic.cpp (the first face slab holding the sample, in face order); a
+  // sample a kept patch reads lies in this rank's part of that slab whenever it lies in the slab.
   auto sample = [&](Component c, int i, int j, int k) -> cd {
     for (std::size_t q = 0; q < faces_.size(); ++q) {
       const auto& comps = faces_[q]->comps;
       const auto it = std::find(comps.begin(), comps.end(), c);
       if (it == comps.end()) continue;
-      const SampleBox& b = faces_[q]->mon->global_box();
+      const SampleBox& gb = faces_[q]->mon->global_box();
+      if (i < gb.lo[0] || j < gb.lo[1] || k < gb.lo[2] || i > gb.hi[0] || j > gb.hi[1] || k > gb.hi[2]) continue;
+      const SampleBox& b = part[q];
       const auto dims = b.dims();
       const int u = i - b.lo[0], v = j - b.lo[1], w = k - b.lo[2];
-      if (u < 0 || v < 0 || w < 0 || u >= dims[0] || v >= dims[1] || w >= dims[2]) continue;
+      if (b.empty() || u < 0 || v < 0 || w < 0 || u >= dims[0] || v >= dims[1] || w >= dims[2])
+        fail("internal error: the near-to-far transform asked rank ", run_.rank(), " for ", component_name(c), " at (",
+             i, ", ", j, ", ", k, "), outside its part of the face slab");
       return cd(slab[q][it - comps.begin()][u + std::size_t(dims[0]) * (v + std::size_t(dims[1]) * w)]) * scale;
     }
     fail("internal error: the near-to-far transform asked for ", component_name(c), " at (", i, ", ", j, ", ", k,

@@ -11,9 +11,10 @@
 //
 // Near-to-far (DistributedNearToFar): the six face slabs of the Huygens box are DFT-monitored per
 // piece (DistributedDftMonitor: each rank the samples it owns, bit for bit the single-domain
-// accumulators). For a transform every rank receives the complete slabs of one frequency (4
-// components x 3 node planes per face: O(N^2) values, not O(N^3)) and keeps only the patches
-// (cell faces of the box) whose sample (q, u, v) it owns (decomposition.h). The radiation
+// accumulators). For a transform the slabs of one frequency are gathered on rank 0 (4 components
+// x 3 node planes per face: O(N^2) values, not O(N^3)) and every rank receives the part within one
+// sample of the samples it owns; it keeps the patches (cell faces of the box) whose sample
+// (q, u, v) it owns (decomposition.h), whose stencil lies in that part. The radiation
 // vectors N, L of each rank's part are summed over ranks (MPI_Reduce to rank 0 and MPI_Bcast: the
 // same bits everywhere), so patterns, RCS,
 // scattering cross-section and the power through the box are identical on every rank and equal
