@@ -297,6 +297,7 @@ TEST(DistributedExtensions, TfsfNearToFarAndSarMatchTheSingleDomain) {
     long long targets = (long long)tfsf.local().corrected_samples(), total = 0;
     MPI_Allreduce(&targets, &total, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
     EXPECT_GE(total, (long long)ref.tfsf_targets);  // shared planes are corrected on both sides
+    if (rank == 0) std::cout << "  TF/SF corrected samples: " << total << " over the ranks, " << ref.tfsf_targets << " on one domain\n";
 
     // Fields and E phasors, bit for bit.
     for (int c = 0; c < 6; ++c) {
