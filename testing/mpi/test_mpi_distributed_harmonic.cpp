@@ -236,6 +236,8 @@ TEST(DistributedHarmonic, PlaneWaveAndDipoleMatchRunFdtdHarmonic) {
       MPI_Comm_rank(MPI_COMM_WORLD, &rank);
       if (rank == 0) std::cout << (which == 0 ? "plane wave " : "dipole ") << cs.name << ": " << got.decomposition.describe() << "\n";
       compare(got, want);
+      EXPECT_EQ(got.piece_grid.nx, got.piece_cells.dims()[0]);
+      EXPECT_DOUBLE_EQ(got.piece_grid.origin[2], setup.grid.origin[2] + got.piece_cells.lo[2] * kD);
       // The density given per piece instead of the whole grid: the same result.
       if (which == 0 && cs.name != "single") {
         HarmonicOptions op = o;

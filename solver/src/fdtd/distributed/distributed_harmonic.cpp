@@ -35,6 +35,7 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
 
   DistributedHarmonicResult out;
   out.decomposition = run.decomposition();
+  out.piece_grid = run.piece().grid;
   {
     const auto lo = run.piece_lo();
     const auto m = run.decomposition().piece_cells(run.rank());

@@ -40,6 +40,7 @@ struct DistributedHarmonicResult {
   // peak_local_voxel and AveragedSar::peak_voxel are global cell indices.
   HarmonicResult result;
   SampleBox piece_samples, piece_cells;
+  YeeGrid piece_grid;  // the piece's grid (piece_cells, world origin of its first cell)
   Decomposition decomposition;
 };
 
