@@ -14,8 +14,12 @@ One rank (plain `pvbatch`) gives the same files with one piece; the fields are e
 (testing/paraview/test_pvbatch_distributed.py checks it with 2 and 3 ranks).
 
 Notes:
-- The label mode is used: a model given as property arrays averaged at material edges
-  (TissueProperties -> FDTD Solver with 'Property arrays') cannot be cut yet, and says so.
+- `--analysis steady`: FDTD Steady State instead (dipole or plane wave at 900 MHz): E phasors, |E|,
+  SAR and 1 g / 10 g averaged SAR per piece in steady.pvti; the summary (whole-body SAR, psSAR,
+  powers, feed impedance) and the far-field table, reduced over the ranks, in summary.csv /
+  far_field.csv (written once).
+- The label mode is the default: a model given as property arrays averaged at material edges
+  (`--materials arrays`: TissueProperties -> 'Property arrays') cannot be cut yet, and says so.
 - Files are written inline binary (DataMode 'Binary'): Debian 12's expat cannot read back VTK's
   default 'Appended' raw mode.
 - Each rank builds the voxel model from the whole input image (the tissue labels: 2 bytes per
@@ -30,9 +34,9 @@ import time
 from paraview.simple import *  # noqa: F401,F403
 from vtkmodules.vtkParallelCore import vtkMultiProcessController
 
-SIZES = {  # voxel (m), phantom dimensions
-    "quick": (0.0066, [40, 40, 20]),
-    "demo": (0.004, [64, 72, 64]),
+SIZES = {  # cubic voxel (m), phantom dimensions
+    "quick": (0.0066, [40, 40, 26]),
+    "demo": (0.004, [66, 66, 84]),
 }
 
 
@@ -43,6 +47,12 @@ def main():
     ap.add_argument("--size", choices=sorted(SIZES), default="quick")
     ap.add_argument("--illumination", choices=["dipole", "point", "plane"], default="dipole")
     ap.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="cpu")
+    ap.add_argument("--analysis", choices=["transient", "steady"], default="transient",
+                    help="FDTD Solver (time series) or FDTD Steady State (phasors, SAR, psSAR, far field)")
+    ap.add_argument("--materials", choices=["labels", "arrays"], default="labels",
+                    help="labels + tissue table, or TissueProperties' property arrays (cannot be cut yet)")
+    ap.add_argument("--fixed-steps", type=int, default=0,
+                    help="steady state: this many steps (0: until the steady-state tolerance)")
     ap.add_argument("--steps", type=int, default=240)
     ap.add_argument("--snapshot-interval", type=int, default=80)
     args = ap.parse_args()
@@ -54,17 +64,30 @@ def main():
     t0 = time.time()
 
     h, dims = SIZES[args.size]
-    phantom = HeadPhantom(Dimensions=dims, Spacing=[h, h, h * 1.27],
-                          Origin=[-dims[0] * h / 2, -dims[1] * h / 2, -dims[2] * h * 1.27 / 2])
-    fdtd = FDTDSolver(Input=phantom, MaterialMode="Labels + tissue table")
+    phantom = HeadPhantom(Dimensions=dims, Spacing=[h, h, h],
+                          Origin=[-dims[0] * h / 2, -dims[1] * h / 2, -dims[2] * h / 2])
+    steady = args.analysis == "steady"
+    Filter = FDTDSteadyState if steady else FDTDSolver
+    if args.materials == "labels":
+        fdtd = Filter(Input=phantom, MaterialMode="Labels + tissue table")
+    else:
+        tissues = TissueProperties(Input=phantom, Frequency=900e6)
+        fdtd = Filter(Input=tissues, MaterialMode="Property arrays")
     fdtd.Backend = {"auto": "Auto", "cpu": "CPU", "cuda": "CUDA"}[args.backend]
-    fdtd.SourceFrequency = 900e6
-    fdtd.NumberOfSteps = args.steps
-    fdtd.SnapshotInterval = args.snapshot_interval
-    fdtd.AirPadding = 4
+    # Room for the near-to-far box outside the dipole (steady) and the TF/SF box around the head.
+    fdtd.AirPadding = 8 if steady or args.illumination == "plane" else 4
     fdtd.CPMLThickness = 6
-    fdtd.KeepH = 1
-    fdtd.ProbePositions = [0.05, 0.0, 0.0]
+    if steady:
+        fdtd.DFTFrequencies = [900e6]
+        fdtd.FixedSteps = args.fixed_steps
+        fdtd.ComputeAveragedSAR = 1
+        fdtd.FarFieldStep = 15.0
+    else:
+        fdtd.SourceFrequency = 900e6
+        fdtd.NumberOfSteps = args.steps
+        fdtd.SnapshotInterval = args.snapshot_interval
+        fdtd.KeepH = 1
+        fdtd.ProbePositions = [0.05, 0.0, 0.0]
     side = dims[0] * h / 2
     if args.illumination == "dipole":
         fdtd.Illumination = "Half-wave dipole"
@@ -77,6 +100,16 @@ def main():
     else:
         fdtd.Illumination = "Plane wave"
     fdtd.UpdatePipelineInformation()
+    if steady:
+        writer = XMLPImageDataWriter(Input=fdtd, DataMode="Binary", FileName=os.path.join(out, "steady.pvti"))
+        writer.UpdatePipeline()
+        SaveData(os.path.join(out, "summary.csv"), proxy=OutputPort(fdtd, 1))
+        SaveData(os.path.join(out, "far_field.csv"), proxy=OutputPort(fdtd, 2))
+        fdtd.UpdatePropertyInformation()
+        solves = fdtd.GetProperty("NumberOfSolves").GetElement(0)
+        print("pvbatch_fdtd_head: %d rank(s), steady state -> %s (%.1f s, %d solve(s) on rank 0)"
+              % (ranks, out, time.time() - t0, solves))
+        return 0 if solves >= 1 else 1
     times = list(fdtd.TimestepValues)
 
     writer = XMLPImageDataWriter(Input=fdtd, DataMode="Binary")

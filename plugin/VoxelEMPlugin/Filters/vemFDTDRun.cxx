@@ -18,6 +18,7 @@
 #include "vem/fdtd2d/fdtd2d_operator.h"
 #ifdef VEM_WITH_MPI
 #include "vem/fdtd/distributed/distributed_fdtd.h"
+#include "vem/fdtd/distributed/distributed_extensions.h"
 #include "vem/fdtd/distributed/distributed_output.h"
 #endif
 
@@ -39,6 +40,7 @@ struct FDTDRun::Engines
   std::unique_ptr<vem::TfsfSource> tfsf3;
 #ifdef VEM_WITH_MPI
   std::unique_ptr<vem::DistributedFdtd> dist; // a distributed 3D run (engine3, op3 then empty)
+  std::unique_ptr<vem::DistributedTfsfSource> tfsfd; // its plane wave
 #endif
   std::unique_ptr<vem::Fdtd2dOperator> op2;
   std::unique_ptr<vem::Fdtd2dEngine> engine2;
@@ -80,6 +82,7 @@ void FDTDRun::Clear()
     this->E->tfsf3.reset();
     this->E->engine3.reset();
 #ifdef VEM_WITH_MPI
+    this->E->tfsfd.reset();
     this->E->dist.reset();
 #endif
     this->E->tfsf2.reset();
@@ -117,7 +120,7 @@ void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
     this->SourceWaveform = x.waveform;
     if (r.parallel.distributed)
     {
-      this->StartDistributed(*e, model, x.plane_wave, r, warnings);
+      this->StartDistributed(*e, model, x, r, warnings);
       this->MaterialArrays = model.materials;
       this->E = std::move(e);
       return;
@@ -174,43 +177,11 @@ void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
   this->E = std::move(e);
 }
 
-namespace
-{
-// The cells of a cell array of the whole output grid that lie in the piece (x fastest).
-vtkSmartPointer<vtkDataArray> CropToPiece(vtkDataArray* full, const RunGeometry& g)
-{
-  const std::array<int, 3> n = g.OutputCells();
-  const vem::VoxelDomain& d = g.domain;
-  vtkSmartPointer<vtkDataArray> a = vtkSmartPointer<vtkDataArray>::Take(full->NewInstance());
-  a->SetName(full->GetName());
-  a->SetNumberOfComponents(full->GetNumberOfComponents());
-  a->SetNumberOfTuples(g.OutputCellCount());
-  vtkIdType o = 0;
-  for (int k = 0; k < n[2]; ++k)
-  {
-    for (int j = 0; j < n[1]; ++j)
-    {
-      for (int i = 0; i < n[0]; ++i, ++o)
-      {
-        const vtkIdType src = (g.piece_lo[0] + i) +
-          static_cast<vtkIdType>(d.n_out[0]) * ((g.piece_lo[1] + j) + static_cast<vtkIdType>(d.n_out[1]) * (g.piece_lo[2] + k));
-        a->SetTuple(o, src, full);
-      }
-    }
-  }
-  return a;
-}
-} // namespace
 
-void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, bool planeWave,
+void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, const vem::TransientExcitation& x,
   const TransientRequest& r, std::vector<std::string>& warnings)
 {
 #ifdef VEM_WITH_MPI
-  if (planeWave)
-  {
-    vem::fail("plane-wave (TF/SF) illumination is not distributed yet (", r.parallel.Describe(),
-      "): run the plane wave on one rank, or use a point source or the dipole");
-  }
   vem::DistributedOptions o;
   o.backend = r.backend;
   // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1: every rank on device 0).
@@ -221,28 +192,33 @@ void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, bool planeWave,
   }
   const MPI_Comm comm = *static_cast<const MPI_Comm*>(r.parallel.comm.get());
   e.dist.reset(new vem::DistributedFdtd(comm, model.setup, o));
+  if (x.plane_wave)
+  {
+    // Every rank the same 1D incident grid; each corrects the TF/SF targets it updates.
+    try
+    {
+      e.tfsfd.reset(new vem::DistributedTfsfSource(*e.dist, x.wave, x.box));
+    }
+    catch (const vem::Error& err)
+    {
+      ThrowWithPaddingHint(err, this->Geom.domain, r.options.plane_wave.tfsf_margin);
+    }
+  }
   const vem::Decomposition& dec = e.dist->decomposition();
   const std::array<int, 3> lo = e.dist->piece_lo(), cells = dec.piece_cells(e.dist->rank());
   const vem::VoxelDomain& d = this->Geom.domain;
-  const int pml[3] = { d.pml[0], d.pml[2], d.pml[4] };
-  for (int a = 0; a < 3; ++a)
-  {
-    // Output cells are computational cells pml[a] .. pml[a] + n_out[a] - 1.
-    const int first = std::max(lo[a], pml[a]) - pml[a];
-    const int end = std::min(lo[a] + cells[a], pml[a] + d.n_out[a]) - pml[a];
-    this->Geom.piece_lo[a] = std::max(0, std::min(first, d.n_out[a]));
-    this->Geom.piece_cells[a] = std::max(0, end - first);
-  }
+  std::array<int, 3> first;
+  PieceOutputCells(d, lo, cells, this->Geom.piece_lo, this->Geom.piece_cells, first);
   this->PieceCellLo = lo;
   for (auto& m : model.materials)
   {
-    m = CropToPiece(m, this->Geom);
+    m = CropOutputArray(m, d, this->Geom.piece_lo, this->Geom.piece_cells);
   }
   this->BackendName = e.dist->engine().backend() + " on " + std::to_string(e.dist->size()) + " ranks";
   this->DecompositionText = dec.describe();
   (void)warnings;
 #else
-  (void)e, (void)model, (void)planeWave, (void)r, (void)warnings;
+  (void)e, (void)model, (void)x, (void)r, (void)warnings;
   vem::fail("this VoxelEM plugin was built without MPI (VEM_ENABLE_MPI=OFF or no VTK::ParallelMPI): ",
     "it cannot split a model over ", r.parallel.size, " ranks");
 #endif

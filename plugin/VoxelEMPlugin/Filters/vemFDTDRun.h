@@ -113,8 +113,8 @@ public:
 
 private:
   struct Engines;
-  void StartDistributed(Engines& e, VoxelModel& model, bool planeWave, const TransientRequest& r,
-    std::vector<std::string>& warnings);
+  void StartDistributed(Engines& e, VoxelModel& model, const vem::TransientExcitation& x,
+    const TransientRequest& r, std::vector<std::string>& warnings);
   std::array<int, 3> PieceCellLo{ 0, 0, 0 }; // first computational cell of this rank's piece
   std::unique_ptr<Engines> E;
   RunGeometry Geom;

@@ -1,5 +1,7 @@
 #include "vemSteadyStateOutputs.h"
 
+#include "vemVoxelModel.h"
+
 #include "vtkCellData.h"
 #include "vtkDoubleArray.h"
 #include "vtkFieldData.h"
@@ -34,9 +36,37 @@ vtkSmartPointer<vtkDoubleArray> DoubleColumn(const char* name, int components = 
 }
 } // namespace
 
+OutputWindow OutputWindow::Whole(const vem::VoxelDomain& d)
+{
+  OutputWindow w;
+  w.grid = d.grid();
+  w.first = { d.pml[0], d.pml[2], d.pml[4] };
+  w.cells = d.n_out;
+  return w;
+}
+
+OutputWindow OutputWindow::Piece(const vem::VoxelDomain& d, const std::array<int, 3>& pieceLo,
+  const std::array<int, 3>& pieceCells)
+{
+  OutputWindow w;
+  w.piece = true;
+  w.grid = d.grid();
+  w.grid.nx = pieceCells[0];
+  w.grid.ny = pieceCells[1];
+  w.grid.nz = pieceCells[2];
+  const double h[3] = { w.grid.dx, w.grid.dy, w.grid.dz };
+  for (int a = 0; a < 3; ++a)
+  {
+    w.grid.origin[a] += pieceLo[a] * h[a];
+  }
+  PieceOutputCells(d, pieceLo, pieceCells, w.out_lo, w.cells, w.first);
+  return w;
+}
+
 SteadyStateOutputs MakeSteadyStateOutputs(const vem::HarmonicResult& res,
-  const vem::HarmonicOptions& opt, const vem::VoxelDomain& p, float phasorSign,
-  const std::vector<vtkSmartPointer<vtkDataArray>>& materials, double tissueFrequency)
+  const vem::HarmonicOptions& opt, const vem::VoxelDomain& p, const OutputWindow& window,
+  float phasorSign, const std::vector<vtkSmartPointer<vtkDataArray>>& materials,
+  double tissueFrequency)
 {
   SteadyStateOutputs out;
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -46,10 +76,11 @@ SteadyStateOutputs MakeSteadyStateOutputs(const vem::HarmonicResult& res,
     suffix.push_back(opt.frequencies.size() > 1 ? "_" + vem::frequency_label(f) : std::string());
   }
   // Port 2: the phasors and SAR per frequency, then the materials.
-  const vem::YeeGrid grid = p.grid();
-  const std::array<int, 3> first = { p.pml[0], p.pml[2], p.pml[4] };
-  const long long nOut = p.out_cells();
-  const long long nTotal = p.total_cells();
+  const vem::YeeGrid& grid = window.grid;
+  const std::array<int, 3>& first = window.first;
+  const std::array<int, 3>& nCells = window.cells;
+  const long long nOut = static_cast<long long>(nCells[0]) * nCells[1] * nCells[2];
+  const long long nTotal = grid.cell_count();
   auto crop = [&](const std::vector<float>& total, const std::string& name, bool root) {
     if (static_cast<long long>(total.size()) != nTotal)
     {
@@ -61,12 +92,12 @@ SteadyStateOutputs MakeSteadyStateOutputs(const vem::HarmonicResult& res,
     a->SetNumberOfTuples(nOut);
     float* dst = a->GetPointer(0);
     long long o = 0;
-    for (int K = 0; K < p.n_out[2]; ++K)
-      for (int J = 0; J < p.n_out[1]; ++J)
-        for (int I = 0; I < p.n_out[0]; ++I, ++o)
+    for (int K = 0; K < nCells[2]; ++K)
+      for (int J = 0; J < nCells[1]; ++J)
+        for (int I = 0; I < nCells[0]; ++I, ++o)
         {
           const float v = total[static_cast<std::size_t>((I + first[0]) +
-            p.n_total[0] * ((J + first[1]) + static_cast<long long>(p.n_total[1]) * (K + first[2])))];
+            static_cast<long long>(grid.nx) * ((J + first[1]) + static_cast<long long>(grid.ny) * (K + first[2])))];
           dst[o] = root ? std::sqrt(std::max(0.0f, v)) : v;
         }
     return a;
@@ -80,7 +111,8 @@ SteadyStateOutputs MakeSteadyStateOutputs(const vem::HarmonicResult& res,
     return x;
   };
   vtkNew<vtkImageData> img;
-  img->SetExtent(0, p.n_out[0], 0, p.n_out[1], 0, p.n_out[2]);
+  img->SetExtent(window.out_lo[0], window.out_lo[0] + nCells[0], window.out_lo[1],
+    window.out_lo[1] + nCells[1], window.out_lo[2], window.out_lo[2] + nCells[2]);
   img->SetSpacing(p.spacing.data());
   img->SetOrigin(p.origin_out.data());
   vtkCellData* cd = img->GetCellData();
@@ -117,7 +149,7 @@ SteadyStateOutputs MakeSteadyStateOutputs(const vem::HarmonicResult& res,
         {
           part[s] = phasorSign * (ri == 0 ? v[s].real() : v[s].imag());
         }
-        vem::cell_centred(grid, part, static_cast<vem::Component>(c), first, p.n_out,
+        vem::cell_centred(grid, part, static_cast<vem::Component>(c), first, nCells,
           (ri == 0 ? re : im)->GetPointer(0), 3, c);
       }
     }

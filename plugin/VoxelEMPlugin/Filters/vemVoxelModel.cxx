@@ -55,6 +55,45 @@ RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const 
   return g;
 }
 
+vtkSmartPointer<vtkDataArray> CropOutputArray(vtkDataArray* full, const vem::VoxelDomain& d,
+  const std::array<int, 3>& lo, const std::array<int, 3>& n)
+{
+  vtkSmartPointer<vtkDataArray> a = vtkSmartPointer<vtkDataArray>::Take(full->NewInstance());
+  a->SetName(full->GetName());
+  a->SetNumberOfComponents(full->GetNumberOfComponents());
+  a->SetNumberOfTuples(static_cast<vtkIdType>(n[0]) * n[1] * n[2]);
+  vtkIdType o = 0;
+  for (int k = 0; k < n[2]; ++k)
+  {
+    for (int j = 0; j < n[1]; ++j)
+    {
+      for (int i = 0; i < n[0]; ++i, ++o)
+      {
+        const vtkIdType src = (lo[0] + i) +
+          static_cast<vtkIdType>(d.n_out[0]) * ((lo[1] + j) + static_cast<vtkIdType>(d.n_out[1]) * (lo[2] + k));
+        a->SetTuple(o, src, full);
+      }
+    }
+  }
+  return a;
+}
+
+void PieceOutputCells(const vem::VoxelDomain& d, const std::array<int, 3>& pieceLo,
+  const std::array<int, 3>& pieceCells, std::array<int, 3>& outLo, std::array<int, 3>& outCells,
+  std::array<int, 3>& first)
+{
+  const int pml[3] = { d.pml[0], d.pml[2], d.pml[4] };
+  for (int a = 0; a < 3; ++a)
+  {
+    // Output cells are computational cells pml[a] .. pml[a] + n_out[a] - 1.
+    const int begin = std::max(pieceLo[a], pml[a]);
+    const int end = std::min(pieceLo[a] + pieceCells[a], pml[a] + d.n_out[a]);
+    outLo[a] = std::max(0, std::min(begin - pml[a], d.n_out[a]));
+    outCells[a] = std::max(0, end - begin);
+    first[a] = begin - pieceLo[a];
+  }
+}
+
 std::array<int, 3> RunGeometry::OutputCells() const
 {
   if (this->IsPiece())

@@ -98,6 +98,17 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
 vtkSmartPointer<vtkDataArray> OutputArray(
   const vem::VoxelDomain& d, const std::string& name, const std::vector<float>& total);
 
+/// The cells [lo, lo + n) (output cells, per axis) of a cell array of domain d's whole output grid.
+vtkSmartPointer<vtkDataArray> CropOutputArray(vtkDataArray* full, const vem::VoxelDomain& d,
+  const std::array<int, 3>& lo, const std::array<int, 3>& n);
+
+/// Where a rank's piece of the computational grid (first cell `pieceLo`, `pieceCells` cells per
+/// axis) meets domain d's output grid: `outLo` / `outCells` in output cells, and `first`, the first
+/// of those cells in the piece.
+void PieceOutputCells(const vem::VoxelDomain& d, const std::array<int, 3>& pieceLo,
+  const std::array<int, 3>& pieceCells, std::array<int, 3>& outLo, std::array<int, 3>& outCells,
+  std::array<int, 3>& first);
+
 /// The output image's geometry (extent, spacing, origin) for domain d.
 void SetOutputGeometry(vtkImageData* image, const vem::VoxelDomain& d);
 void SetOutputGeometry(vtkInformation* info, const vem::VoxelDomain& d);

@@ -1,8 +1,10 @@
 #include "vtkVEMFDTDFilterBase.h"
 
 #include "vemArrayUtils.h"
+#include "vemParallel.h"
 #include "vemVoxelModel.h"
 
+#include "vtkAlgorithm.h"
 #include "vtkDataObject.h"
 #include "vtkInformation.h"
 #include "vtkInformationVector.h"
@@ -193,6 +195,12 @@ bool vtkVEMFDTDFilterBase::InformationDomain(
     return false;
   }
   vem_vtk::SetOutputGeometry(outInfo, g);
+  // Distributed: each rank produces its own piece of the output (its part of the grid), not the
+  // whole extent.
+  if (this->SplitsOverRanks && !g.Is2D() && vem_vtk::GlobalParallelContext().distributed)
+  {
+    outInfo->Set(vtkAlgorithm::CAN_PRODUCE_SUB_EXTENT(), 1);
+  }
   this->TimeStep = g.domain.dt;
   return true;
 }

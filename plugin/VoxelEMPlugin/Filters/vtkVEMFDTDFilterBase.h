@@ -179,6 +179,9 @@ public:
   ///@}
 
 protected:
+  /// FDTD Solver and FDTD Steady State split a 3D model over ParaView's MPI ranks (each rank
+  /// outputs its piece); FDTD Live runs on one rank.
+  bool SplitsOverRanks = false;
   vtkVEMFDTDFilterBase();
   ~vtkVEMFDTDFilterBase() override;
 

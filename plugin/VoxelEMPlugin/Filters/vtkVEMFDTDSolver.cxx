@@ -54,6 +54,7 @@ vtkVEMFDTDSolver::vtkVEMFDTDSolver()
   , Internal(new Internals)
 {
   this->SetNumberOfOutputPorts(2);
+  this->SplitsOverRanks = true;
 }
 
 vtkVEMFDTDSolver::~vtkVEMFDTDSolver() = default;
@@ -139,12 +140,6 @@ int vtkVEMFDTDSolver::RequestInformation(
       static_cast<int>(times.size()));
     const double range[2] = { times.front(), times.back() };
     outInfo->Set(vtkStreamingDemandDrivenPipeline::TIME_RANGE(), range, 2);
-    // Distributed: each rank produces its own piece of the output (its part of the grid), not
-    // the whole extent.
-    if (vem_vtk::GlobalParallelContext().distributed && !g.Is2D())
-    {
-      outInfo->Set(vtkAlgorithm::CAN_PRODUCE_SUB_EXTENT(), 1);
-    }
   }
   catch (const vem::Error&)
   {

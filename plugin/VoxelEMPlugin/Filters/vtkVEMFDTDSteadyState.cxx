@@ -3,6 +3,7 @@
 #include "vemArrayUtils.h"
 #include "vemSteadyState2D.h"
 #include "vemSteadyStateOutputs.h"
+#include "vemParallel.h"
 #include "vemVoxelModel.h"
 
 #include "vtkImageData.h"
@@ -14,10 +15,14 @@
 
 #include "vem/core/error.h"
 #include "vem/fdtd/fdtd_harmonic.h"
+#ifdef VEM_WITH_MPI
+#include "vem/fdtd/distributed/distributed_harmonic.h"
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 vtkStandardNewMacro(vtkVEMFDTDSteadyState);
@@ -43,6 +48,7 @@ vtkVEMFDTDSteadyState::vtkVEMFDTDSteadyState()
   , Internal(new Internals)
 {
   this->SetNumberOfOutputPorts(3);
+  this->SplitsOverRanks = true;
 }
 
 vtkVEMFDTDSteadyState::~vtkVEMFDTDSteadyState() = default;
@@ -150,8 +156,19 @@ int vtkVEMFDTDSteadyState::RequestData(
     return 1;
   }
   fields->ShallowCopy(out.fields);
-  summary->ShallowCopy(out.summary);
-  far->ShallowCopy(out.far);
+  // A distributed run's tables are the same on every rank (reduced by the solver); only rank 0
+  // outputs them, so that gathered views and parallel writers show each row once.
+  if (out.fields && vem_vtk::GlobalParallelContext().rank != 0 &&
+    vem_vtk::GlobalParallelContext().distributed)
+  {
+    summary->Initialize();
+    far->Initialize();
+  }
+  else
+  {
+    summary->ShallowCopy(out.summary);
+    far->ShallowCopy(out.far);
+  }
   return 1;
 }
 
@@ -241,9 +258,38 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
   this->UpdateProgress(0.0);
   this->SetProgressText("FDTD steady state: building the operator");
   vem::HarmonicResult res;
+  vem_vtk::OutputWindow window = vem_vtk::OutputWindow::Whole(model.domain);
+  const vem_vtk::ParallelContext ranks = vem_vtk::GlobalParallelContext();
   try
   {
-    res = vem::run_fdtd_harmonic(model.setup, opt);
+    if (ranks.distributed)
+    {
+#ifdef VEM_WITH_MPI
+      // Several ParaView ranks: each steps its piece; DFT, SAR and the far field are reduced, so
+      // every scalar is the single-domain run's on every rank and each rank keeps its piece's arrays.
+      vem::DistributedOptions dist;
+      dist.backend = opt.backend;
+      dist.device_index = -1; // node-local rank modulo VEM_GPUS_PER_NODE
+      if (const char* env = std::getenv("VEM_GPUS_PER_NODE"))
+      {
+        dist.devices_per_node = std::max(1, std::atoi(env));
+      }
+      const MPI_Comm comm = *static_cast<const MPI_Comm*>(ranks.comm.get());
+      vem::DistributedHarmonicResult dres = vem::run_fdtd_harmonic_distributed(comm, model.setup, opt, dist);
+      res = std::move(dres.result);
+      window = vem_vtk::OutputWindow::Piece(model.domain, dres.piece_cells.lo, dres.piece_cells.dims());
+      for (auto& m : model.materials)
+      {
+        m = vem_vtk::CropOutputArray(m, model.domain, window.out_lo, window.cells);
+      }
+#else
+      vem::fail("this VoxelEM plugin was built without MPI: it cannot split a model over ", ranks.size, " ranks");
+#endif
+    }
+    else
+    {
+      res = vem::run_fdtd_harmonic(model.setup, opt);
+    }
   }
   catch (const vem::Error& err)
   {
@@ -271,7 +317,7 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
 
   this->SetProgressText("FDTD steady state: output arrays");
   this->UpdateProgress(0.97);
-  this->Internal->outputs = vem_vtk::MakeSteadyStateOutputs(res, opt, model.domain, phasorSign,
+  this->Internal->outputs = vem_vtk::MakeSteadyStateOutputs(res, opt, model.domain, window, phasorSign,
     model.materials,
     labelMode ? request.tissue_frequency : std::numeric_limits<double>::quiet_NaN());
   for (const std::string& w : this->Internal->outputs.warnings)
