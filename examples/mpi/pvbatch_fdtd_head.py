@@ -18,8 +18,8 @@ Notes:
   SAR and 1 g / 10 g averaged SAR per piece in steady.pvti; the summary (whole-body SAR, psSAR,
   powers, feed impedance) and the far-field table, reduced over the ranks, in summary.csv /
   far_field.csv (written once).
-- The label mode is the default: a model given as property arrays averaged at material edges
-  (`--materials arrays`: TissueProperties -> 'Property arrays') cannot be cut yet, and says so.
+- `--materials arrays`: TissueProperties' property arrays (averaged at the material edges) instead
+  of the labels: each piece keeps its neighbours' cells beside its cuts, so the result is the same.
 - Files are written inline binary (DataMode 'Binary'): Debian 12's expat cannot read back VTK's
   default 'Appended' raw mode.
 - Each rank builds the voxel model from the whole input image (the tissue labels: 2 bytes per
@@ -50,7 +50,7 @@ def main():
     ap.add_argument("--analysis", choices=["transient", "steady"], default="transient",
                     help="FDTD Solver (time series) or FDTD Steady State (phasors, SAR, psSAR, far field)")
     ap.add_argument("--materials", choices=["labels", "arrays"], default="labels",
-                    help="labels + tissue table, or TissueProperties' property arrays (cannot be cut yet)")
+                    help="labels + tissue table, or TissueProperties' property arrays")
     ap.add_argument("--fixed-steps", type=int, default=0,
                     help="steady state: this many steps (0: until the steady-state tolerance)")
     ap.add_argument("--steps", type=int, default=240)

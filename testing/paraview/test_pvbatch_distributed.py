@@ -12,8 +12,9 @@ and with `mpirun -np N pvbatch` for N = 2 and 3 (dipole; uneven pieces for 3), 4
 - FDTD Steady State (dipole, fixed steps) on 2 and 3 ranks: the phasor / |E| / SAR / 1 g / 10 g
   arrays bit for bit, the summary and far-field tables (written once) within 1e-9 relative;
 - a plane wave (TF/SF) on 2 ranks equals one rank bit for bit;
-- property arrays averaged at material edges (not distributed yet) end both ranks with the
-  message, in time.
+- property arrays (TissueProperties, averaged at the material edges) on 3 ranks equal one rank
+  bit for bit;
+- a bad value on 2 ranks ends both ranks with the message, in time.
 """
 import argparse
 import glob
@@ -147,9 +148,12 @@ def main():
     ref_plane = solve(1, "plane", "np1_plane")
     ref_files = sorted(glob.glob(os.path.join(ref, "fields_*.pvti")))
     c.check(len(ref_files) == 3, "one rank: 3 time steps written (%d)" % len(ref_files))
-    for n, illum, ref_dir in ((2, "dipole", ref), (3, "dipole", ref), (4, "point", ref_point), (2, "plane", ref_plane)):
-        tag = "np%d_%s" % (n, illum)
-        out = solve(n, illum, tag)
+    # Property arrays (TissueProperties -> 'Property arrays', averaged at the material edges).
+    ref_arrays = solve(1, "dipole", "np1_arrays", ["--materials", "arrays"])
+    for n, illum, ref_dir, extra in ((2, "dipole", ref, []), (3, "dipole", ref, []), (4, "point", ref_point, []),
+                                     (2, "plane", ref_plane, []), (3, "dipole", ref_arrays, ["--materials", "arrays"])):
+        tag = "np%d_%s%s" % (n, illum, "_arrays" if extra else "")
+        out = solve(n, illum, tag, extra)
         files = sorted(glob.glob(os.path.join(out, "fields_*.pvti")))
         c.check(len(files) == 3, "%s: 3 time steps written (%d)" % (tag, len(files)))
         for f in files:
@@ -166,17 +170,16 @@ def main():
             c.check(all(np.array_equal(pa[k], pb[k]) for k in pa.dtype.names),
                     "%s: probe table equals the one-rank run's" % tag)
 
-    # Not distributed yet: property arrays averaged at material edges. Every rank ends with the
-    # message, in time.
-    out = os.path.join(args.out, "np2_arrays")
+    # A bad value (NumberOfSteps -5): every rank ends with the solver's message, in time, no hang.
+    out = os.path.join(args.out, "np2_bad")
     rc, log = run([args.mpirun, "--oversubscribe", "-np", "2", args.pvbatch, EXAMPLE, "--plugin", args.plugin,
-                   "--out", out, "--materials", "arrays"], 120)
-    msg = "cannot be cut yet"
-    ranks_with_msg = set(re.findall(r"\[pvbatch\.(\d)\s*\][^\n]*" + re.escape(msg), log))
-    c.check(rc is not None, "property arrays on 2 ranks: ended within 120 s (no hang)")
-    c.check(ranks_with_msg == {"0", "1"}, "property arrays on 2 ranks: both ranks report '...%s...' (ranks %s)"
-            % (msg, sorted(ranks_with_msg)))
-    c.check(rc not in (None, 0), "property arrays on 2 ranks: a failure exit code (%s)" % rc)
+                   "--out", out, "--steps", "-5"], 120)
+    msg = "NumberOfSteps"
+    ranks_with_msg = set(re.findall(r"\[pvbatch\.(\d)\s*\][^\n]*ERR[^\n]*" + re.escape(msg), log))
+    c.check(rc is not None, "bad NumberOfSteps on 2 ranks: ended within 120 s (no hang)")
+    c.check(ranks_with_msg == {"0", "1"}, "bad NumberOfSteps on 2 ranks: both ranks report it (ranks %s)"
+            % sorted(ranks_with_msg))
+    c.check(rc not in (None, 0) or " 0 solve(s)" in log, "bad NumberOfSteps on 2 ranks: reported as a failure")
     if c.failures:
         print("FAILED: %d check(s)" % len(c.failures))
         sys.exit(1)

@@ -41,9 +41,6 @@ int clampi(int v, int lo, int hi) { return std::max(lo, std::min(hi, v)); }
 void FdtdOperator::build_scheme_time_step() {
   const YeeGrid& g = setup_.grid;
   const char* name = scheme_name(setup_.scheme);
-  if (setup_.scheme == Scheme::s44)
-    fail("scheme s44: the fourth-order backward time differences (Hwang & Ihm) are not implemented "
-         "yet; use yee, fv24, fv24_wb or s22");
   const double h = g.dx;
   if (std::fabs(g.dy - h) > 1e-9 * h || std::fabs(g.dz - h) > 1e-9 * h)
     fail("scheme ", name, " needs cubic cells: dx = ", g.dx, ", dy = ", g.dy, ", dz = ", g.dz,
@@ -212,6 +209,30 @@ void FdtdOperator::build_materials() {
 
   // Coefficient-array mode.
   const PerCellMedium& med = setup_.medium;
+  // The medium arrays' cells: the grid's, or a box around it (a distributed piece with its
+  // neighbours' cells beside the cuts; fdtd_setup.h).
+  const bool box = med.has_array_box();
+  const std::int64_t med_cells =
+      box ? std::int64_t(med.array_n[0]) * med.array_n[1] * med.array_n[2] : ncell;
+  if (box) {
+    for (int a = 0; a < 3; ++a) {
+      const int n_a = a == 0 ? g.nx : a == 1 ? g.ny : g.nz;
+      // The averages read cells -2 .. n (sample indices -1 .. n, less one), clamped to the model.
+      const int need_lo = std::max(med.clamp_lo[a], -2), need_hi = std::min(med.clamp_hi[a], n_a);
+      if (med.array_n[a] <= 0 || med.clamp_lo[a] > 0 || med.clamp_hi[a] < n_a - 1 || med.array_lo[a] > need_lo ||
+          med.array_lo[a] + med.array_n[a] - 1 < need_hi)
+        fail("coefficient-array medium: array box along axis ", a, " (first cell ", med.array_lo[a], ", ",
+             med.array_n[a], " cells, clamped to ", med.clamp_lo[a], "..", med.clamp_hi[a],
+             ") does not cover the grid's ", n_a, " cells");
+    }
+  }
+  auto medium_cell = [&](int i, int j, int k) -> std::int64_t {
+    if (!box) return cell_of(i, j, k);
+    const int q[3] = {clampi(i, med.clamp_lo[0], med.clamp_hi[0]) - med.array_lo[0],
+                      clampi(j, med.clamp_lo[1], med.clamp_hi[1]) - med.array_lo[1],
+                      clampi(k, med.clamp_lo[2], med.clamp_hi[2]) - med.array_lo[2]};
+    return std::int64_t(q[0]) + std::int64_t(med.array_n[0]) * (q[1] + std::int64_t(med.array_n[1]) * q[2]);
+  };
   auto check = [&](const std::vector<std::vector<float>>& arrs, const char* name, bool required,
                    bool positive) {
     if (arrs.empty()) {
@@ -222,13 +243,15 @@ void FdtdOperator::build_materials() {
       fail("coefficient-array medium: '", name, "' needs 1 (isotropic) or 3 (x, y, z) arrays, got ",
            arrs.size());
     for (std::size_t a = 0; a < arrs.size(); ++a) {
-      if (std::int64_t(arrs[a].size()) != ncell)
+      if (std::int64_t(arrs[a].size()) != med_cells)
         fail("coefficient-array medium: array '", name, "' has ", arrs[a].size(),
-             " values, the grid has ", ncell, " cells");
-      for (std::int64_t c = 0; c < ncell; ++c) {
+             box ? " values, its cell box has " : " values, the grid has ", med_cells, " cells");
+      const int ax = box ? med.array_n[0] : g.nx, ay = box ? med.array_n[1] : g.ny;
+      const int ox = box ? med.array_lo[0] : 0, oy = box ? med.array_lo[1] : 0, oz = box ? med.array_lo[2] : 0;
+      for (std::int64_t c = 0; c < med_cells; ++c) {
         const float v = arrs[a][c];
         if (!std::isfinite(v) || (positive ? v <= 0 : v < 0)) {
-          const int i = int(c % g.nx), j = int((c / g.nx) % g.ny), k = int(c / (std::int64_t(g.nx) * g.ny));
+          const int i = int(c % ax) + ox, j = int((c / ax) % ay) + oy, k = int(c / (std::int64_t(ax) * ay)) + oz;
           fail("coefficient-array medium: array '", name, "' has value ", v, " at cell (", i, ", ",
                j, ", ", k, "); it must be finite and ", positive ? "> 0" : ">= 0");
         }
@@ -262,7 +285,7 @@ void FdtdOperator::build_materials() {
             int q[3] = {idx3[0], idx3[1], idx3[2]};
             if (s & 1) q[b] -= 1;
             if (s & 2) q[d] -= 1;
-            const std::int64_t cell = cell_of(q[0], q[1], q[2]);
+            const std::int64_t cell = medium_cell(q[0], q[1], q[2]);
             eps += val(med.eps_r, c, cell, 1.0);
             sig += val(med.sigma_e, c, cell, 0.0);
           }
@@ -275,7 +298,7 @@ void FdtdOperator::build_materials() {
           for (int s = 0; s < nh; ++s) {
             int q[3] = {idx3[0], idx3[1], idx3[2]};
             if (s) q[c] -= 1;
-            const std::int64_t cell = cell_of(q[0], q[1], q[2]);
+            const std::int64_t cell = medium_cell(q[0], q[1], q[2]);
             inv_mu += 1.0 / val(med.mu_r, c, cell, 1.0);
             sigm += val(med.sigma_m, c, cell, 0.0);
           }
@@ -399,6 +422,11 @@ void FdtdOperator::build_sources_and_probes() {
         case PointSource::Kind::electric_current:
         case PointSource::Kind::magnetic_current:
           r.scale[a] = float(-coef_b * w * ps.amplitude / volume);
+          if (scheme_.stencil.backward4) {  // s44: the current enters with the curl's D_b
+            const auto ab = coefficients_at(c, ps.i, ps.j, ps.k);
+            const S44Coefficients k4 = s44_coefficients(float(ab[0]), float(ab[1]));
+            if (ab[1] != 0) r.scale[a] = float(r.scale[a] * (double(k4.cb) / ab[1]));
+          }
           break;
         case PointSource::Kind::hard_e:
         case PointSource::Kind::hard_h:
@@ -484,6 +512,7 @@ double FdtdOperator::relative_constitutive_at(Component c, int i, int j, int k) 
 std::int64_t FdtdOperator::device_bytes() const {
   const YeeGrid& g = setup_.grid;
   std::int64_t bytes = 6 * layout_.size * 4;
+  if (scheme_.stencil.backward4) bytes += 3 * 6 * layout_.size * 4;  // s44: three more time levels
   if (setup_.material_mode == MaterialMode::indexed)
     bytes += layout_.size * 2 + std::int64_t(table_.size()) * 4;
   else

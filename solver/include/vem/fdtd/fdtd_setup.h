@@ -34,6 +34,18 @@ struct PerCellMedium {
   // edge, and each H sample's permeability over the two cells sharing its face. Off: staircase
   // (the material of cell (i,j,k), as in indexed mode).
   bool average_at_edges = true;
+  // FDTD only. Arrays covering more cells than the grid: a piece of a distributed run keeps its
+  // neighbours' cells beside its cuts, so that the averages at a cut equal the whole grid's
+  // (decomposition.h piece_setup). Grid cell (i, j, k) is array cell (i - array_lo[0], j -
+  // array_lo[1], k - array_lo[2]) of an array_n[0] x array_n[1] x array_n[2] box (x fastest), and a
+  // cell index is first clamped to [clamp_lo, clamp_hi] (the whole model's cells, in this grid's
+  // indices), as a whole grid clamps at its own faces. array_n[0] == 0 (default): the arrays hold
+  // exactly the grid's cells and indices clamp to the grid.
+  std::array<int, 3> array_lo{0, 0, 0};
+  std::array<int, 3> array_n{0, 0, 0};
+  std::array<int, 3> clamp_lo{0, 0, 0};
+  std::array<int, 3> clamp_hi{0, 0, 0};
+  bool has_array_box() const { return array_n[0] > 0; }
 };
 
 struct FdtdSetup {

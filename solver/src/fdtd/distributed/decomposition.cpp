@@ -169,13 +169,14 @@ void validate_decomposition(const Decomposition& d, const FdtdSetup& setup, int 
     }
   }
   if (d.size() > 1) {
+    if (setup.material_mode == MaterialMode::coefficient_array && setup.medium.average_at_edges &&
+        setup.medium.eps_r.empty())
+      fail(what, ": a coefficient-array medium averaged at the edges needs the whole model's arrays in the "
+           "setup (each piece keeps its neighbours' cells beside the cuts); with the arrays filled per piece "
+           "(DistributedOptions::fill_materials) use average_at_edges = false or indexed materials");
     if (setup.scheme != Scheme::yee)
       fail(what, ": scheme ", scheme_name(setup.scheme),
            " cannot run distributed yet (its wide stencil needs a 2-layer halo); use scheme yee");
-    if (setup.material_mode == MaterialMode::coefficient_array && setup.medium.average_at_edges &&
-        (d.ranks[0] > 1 || d.ranks[1] > 1 || d.ranks[2] > 1))
-      fail(what, ": a coefficient-array medium with average_at_edges = true cannot be cut yet (the "
-           "averages at a cut need the neighbour's cells); use indexed materials or average_at_edges = false");
   }
 }
 
@@ -313,10 +314,53 @@ FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank,
       slice(src[q], dst[q]);
     }
   };
+  // Averaged at the edges: the averages next to a cut read the neighbours' cells (up to two cells
+  // below the piece and one above, fdtd_operator.cpp), so the piece keeps that box of cells and
+  // clamps at the whole model's faces as the whole grid does: coefficients bit for bit.
+  const bool boxed = global.material_mode == MaterialMode::coefficient_array && global.medium.average_at_edges &&
+                     !global.medium.eps_r.empty();
+  std::array<int, 3> blo{}, bn{};
+  if (boxed) {
+    for (int a = 0; a < 3; ++a) {
+      const int first = std::max(0, lo[a] - 2), last = std::min(n[a] - 1, lo[a] + m[a]);
+      blo[a] = first;
+      bn[a] = last - first + 1;
+      s.medium.array_lo[a] = first - lo[a];
+      s.medium.array_n[a] = bn[a];
+      s.medium.clamp_lo[a] = -lo[a];
+      s.medium.clamp_hi[a] = n[a] - 1 - lo[a];
+    }
+  }
+  auto slice_box = [&](const std::vector<float>& src, std::vector<float>& dst) {
+    dst.resize(std::size_t(bn[0]) * bn[1] * bn[2]);
+    for (int k = 0; k < bn[2]; ++k)
+      for (int j = 0; j < bn[1]; ++j) {
+        const std::size_t from =
+            std::size_t(blo[0]) + std::size_t(n[0]) * ((blo[1] + j) + std::size_t(n[1]) * (blo[2] + k));
+        std::copy_n(src.begin() + from, bn[0], dst.begin() + std::size_t(bn[0]) * (j + std::size_t(bn[1]) * k));
+      }
+  };
+  if (boxed) {
+    auto box_all = [&](const std::vector<std::vector<float>>& src, std::vector<std::vector<float>>& dst,
+                       const char* name) {
+      dst.resize(src.size());
+      for (std::size_t q = 0; q < src.size(); ++q) {
+        if (src[q].size() != ncell)
+          fail("coefficient-array medium: array '", name, "' has ", src[q].size(), " values, the grid has ", ncell,
+               " cells");
+        slice_box(src[q], dst[q]);
+      }
+    };
+    box_all(global.medium.eps_r, s.medium.eps_r, "eps_r");
+    box_all(global.medium.sigma_e, s.medium.sigma_e, "sigma_e");
+    box_all(global.medium.mu_r, s.medium.mu_r, "mu_r");
+    box_all(global.medium.sigma_m, s.medium.sigma_m, "sigma_m");
+  } else {
   slice_all(global.medium.eps_r, s.medium.eps_r, "eps_r");
   slice_all(global.medium.sigma_e, s.medium.sigma_e, "sigma_e");
   slice_all(global.medium.mu_r, s.medium.mu_r, "mu_r");
   slice_all(global.medium.sigma_m, s.medium.sigma_m, "sigma_m");
+  }
 
   // Sources: checked against the whole grid, as FdtdOperator checks them on one domain.
   for (std::size_t q = 0; q < global.sources.size(); ++q) {
