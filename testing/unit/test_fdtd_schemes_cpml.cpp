@@ -153,6 +153,13 @@ TEST_P(SchemeCpml, ThinDomainReflectionBelowMinus60dB) {
     check_cpml({true, 40, 1e-3, 0}, GetParam(), sc, "2D (TMz + TEz)", -60.0);
 }
 
+// s44 (Hwang & Ihm backward time differences; the CPML keeps its leap-frog psi recursion, see
+// fdtd_scheme.h): its own case, as its step is half as long (twice the steps of fv24).
+TEST_P(SchemeCpml, ThinDomainReflectionS44BelowMinus60dB) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  check_cpml({true, 40, 1e-3, 0}, GetParam(), Scheme::s44, "2D (TMz + TEz)", -60.0);
+}
+
 // 3D: faces, edges and corners of the PML. The reference domain (about 130^3 cells for a window
 // that holds the reflected pulse) is beyond the high-order CPU engine's CI budget (one thread, one
 // minute), so this case runs on the CUDA engine only (which agrees with the CPU engine to 1e-5,
@@ -161,7 +168,7 @@ TEST_P(SchemeCpml, ThreeDimensionalReflectionBelowMinus60dB) {
   VEM_REQUIRE_BACKEND(GetParam());
   if (GetParam() == Backend::cpu)
     GTEST_SKIP() << "the 3D reference domain is too large for the CPU engine in CI time; runs on CUDA";
-  for (Scheme sc : {Scheme::fv24, Scheme::s22, Scheme::fv24_wb})
+  for (Scheme sc : {Scheme::fv24, Scheme::s22, Scheme::fv24_wb, Scheme::s44})
     check_cpml({false, 40, 1e-3, 0}, GetParam(), sc, "3D", -60.0);
 }
 

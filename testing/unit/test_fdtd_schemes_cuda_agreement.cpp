@@ -1,4 +1,4 @@
-// Issue 15: the CUDA engine's high-order kernels (fv24, fv24_wb, s22) compute the CPU engine's
+// Issue 15: the CUDA engine's high-order kernels (fv24, fv24_wb, s22, s44) compute the CPU engine's
 // function. One set-up with every boundary rule of the wide stencil at once: CPML on x-low, x-high
 // and z-high (the CPML stretches the wide derivative; PEC images behind it), periodic y (wrap),
 // PEC z-low (images); random lossy, magnetic materials per cell (indexed table of 40, and the same
@@ -115,7 +115,9 @@ INSTANTIATE_TEST_SUITE_P(
                     Case{Scheme::fv24_wb, MaterialMode::indexed, "fv24_wb_indexed"},
                     Case{Scheme::s22, MaterialMode::indexed, "s22_indexed"},
                     Case{Scheme::fv24, MaterialMode::coefficient_array, "fv24_arrays"},
-                    Case{Scheme::s22, MaterialMode::coefficient_array, "s22_arrays"}),
+                    Case{Scheme::s22, MaterialMode::coefficient_array, "s22_arrays"},
+                    Case{Scheme::s44, MaterialMode::indexed, "s44_indexed"},
+                    Case{Scheme::s44, MaterialMode::coefficient_array, "s44_arrays"}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 TEST(SchemeCudaBlock, BlockShapeDoesNotChangeTheFields) {

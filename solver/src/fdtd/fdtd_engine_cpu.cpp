@@ -50,10 +50,42 @@ FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning)
 
 void FdtdEngineCpu::build_high_order() {
   high_order_ = true;
+  s44_ = op_.scheme().stencil.backward4;
+  if (s44_)
+    for (auto& comp : hist_)
+      for (auto& level : comp) level.assign(op_.layout().size, 0.0f);
   HighOrderStencil hs = build_high_order_stencil(op_);
   for (int c = 0; c < 6; ++c)
     for (int a = 0; a < 3; ++a) res_[c][a] = std::move(hs.res[c][a]);
   for (int fw = 0; fw < 2; ++fw) terms_[fw] = std::move(hs.terms[fw]);
+  // Interior fast path: every stencil point of a sample at least 2 samples from each face is the
+  // plain neighbour (sign +1, no wrap or image), at a fixed offset from the sample.
+  const FieldLayout& L = op_.layout();
+  const std::int64_t stride[3] = {1, L.sy, L.sz};
+  for (int fw = 0; fw < 2; ++fw)
+    for (int a = 0; a < 3; ++a) {
+      const int b = (a + 1) % 3, d = (a + 2) % 3;
+      for (const Term& t : terms_[fw]) {
+        const std::int64_t tr = t.tb * stride[b] + t.td * stride[d];
+        delta_[fw][a].push_back({t.hi * stride[a] + tr, t.lo * stride[a] + tr, t.w});
+      }
+    }
+}
+
+// D_a F_f at a sample whose whole stencil is interior (see build_high_order): the same sum, in
+// the same order, as ho_diff (the sign products there are exactly 1).
+float FdtdEngineCpu::ho_diff_interior(int f, int a, bool forward, std::int64_t o) const {
+  const float* F = f_[f].data();
+  float sum = 0.0f;
+  for (const Delta& t : delta_[forward ? 1 : 0][a]) sum += t.w * (F[o + t.hi] - F[o + t.lo]);
+  return sum;
+}
+
+bool FdtdEngineCpu::ho_interior(const int idx[3]) const {
+  const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
+  for (int ax = 0; ax < 3; ++ax)
+    if (idx[ax] < 2 || idx[ax] > n[ax] - 3) return false;
+  return true;
 }
 
 // D_a F_f at sample idx (unscaled by 1/h): sum of w (F(hi) - F(lo)) over the stencil's terms.
@@ -100,8 +132,23 @@ void FdtdEngineCpu::bulk_ho(bool electric, int c, const Coef& coef) {
       for (int i = i0; i <= i1; ++i) {
         const int idx[3] = {i, j, k};
         const std::int64_t o = L.at(i, j, k);
-        const float curl = ho_diff(other + d, b, !electric, idx) * ib - ho_diff(other + b, d, !electric, idx) * id;
-        U[o] = coef.a(self, o) * U[o] + sgn * coef.b(self, o) * curl;
+        const float curl = ho_interior(idx) ? ho_diff_interior(other + d, b, !electric, o) * ib -
+                                                  ho_diff_interior(other + b, d, !electric, o) * id
+                                            : ho_diff(other + d, b, !electric, idx) * ib -
+                                                  ho_diff(other + b, d, !electric, idx) * id;
+        if (s44_) {
+          const S44Coefficients q = s44_coefficients(coef.a(self, o), coef.b(self, o));
+          float* h1 = hist_[self][0].data();
+          float* h2 = hist_[self][1].data();
+          float* h3 = hist_[self][2].data();
+          const float u0 = U[o], u1 = h1[o], u2 = h2[o], u3 = h3[o];
+          U[o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + sgn * q.cb * curl;
+          h3[o] = u2;
+          h2[o] = u1;
+          h1[o] = u0;
+        } else {
+          U[o] = coef.a(self, o) * U[o] + sgn * coef.b(self, o) * curl;
+        }
       }
 }
 
@@ -141,11 +188,13 @@ void FdtdEngineCpu::cpml_ho(bool electric, std::size_t si, const Coef& coef) {
           const int idx[3] = {i, j, k};
           const int x = idx[a];
           const std::int64_t o = L.at(i, j, k);
-          const float dF = ho_diff(src, a, !electric, idx) * inv_d;
+          const float dF = (ho_interior(idx) ? ho_diff_interior(src, a, !electric, o)
+                                             : ho_diff(src, a, !electric, idx)) * inv_d;
           float& p = psi[box.at(i, j, k)];
           const float old = p;
           p = pb[x] * p + pc[x] * dF;
-          U[o] += sign * coef.b(self, o) * ((pk[x] - 1.0f) * dF + (lagged ? old : p));
+          const float cb = s44_ ? s44_coefficients(coef.a(self, o), coef.b(self, o)).cb : coef.b(self, o);
+          U[o] += sign * cb * ((pk[x] - 1.0f) * dF + (lagged ? old : p));
         }
   }
 }

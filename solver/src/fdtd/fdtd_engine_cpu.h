@@ -44,9 +44,17 @@ class FdtdEngineCpu final : public FdtdEngine {
   using Term = HighOrderStencil::Term;
   void build_high_order();
   float ho_diff(int f, int a, bool forward, const int idx[3]) const;
+  struct Delta { std::int64_t hi, lo; float w; };
+  std::vector<Delta> delta_[2][3];  // [forward][axis]: the terms as layout offsets (interior)
+  bool ho_interior(const int idx[3]) const;
+  float ho_diff_interior(int f, int a, bool forward, std::int64_t o) const;
   template <class Coef> void bulk_ho(bool electric, int c, const Coef& coef);
   template <class Coef> void cpml_ho(bool electric, std::size_t slab, const Coef& coef);
   bool high_order_ = false;
+  // s44 (Hwang & Ihm backward time differences): the three earlier time levels of each
+  // component, [component][0] = F^{n-1}, [1] = F^{n-2}, [2] = F^{n-3} (same layout).
+  bool s44_ = false;
+  std::array<std::array<std::vector<float>, 3>, 6> hist_;
   std::array<std::array<Resolve, 3>, 6> res_;
   std::vector<Term> terms_[2];  // [0] backward (E update from H), [1] forward (H update from E)
 

@@ -14,7 +14,7 @@
 //  - on Hopper the stepping kernels use programmatic dependent launch (pdl_begin below,
 //    EngineTuning::launch): the next kernel is scheduled while the previous one drains;
 //  - CPML corrections run only over the CPML slabs (cost proportional to their volume);
-//  - the high-order schemes (fv24, fv24_wb, s22) take a separate kernel path (update_ho_bulk,
+//  - the high-order schemes (fv24, fv24_wb, s22, s44) take a separate kernel path (update_ho_bulk,
 //    ho_cpml_slab below), so the Yee kernels are unchanged.
 // Every launch is checked (cuda_check.h).
 #include <cuda_runtime.h>
@@ -364,7 +364,8 @@ __global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const 
 }
 
 
-// High-order schemes (fv24, fv24_wb, s22; vem/fdtd/schemes/fdtd_scheme.h) -------------------
+// High-order schemes (fv24, fv24_wb, s22, s44; vem/fdtd/schemes/fdtd_scheme.h) --------------
+// s44 adds three stored time levels per component (HoParams::hist) and the multistep update.
 // A separate kernel path: the Yee kernels above are untouched. The stencil is the CPU engine's,
 // resolved by the same tables (build_high_order_stencil, engine_common.h): for every component
 // and axis an offset and a sign per index -kReach..n+kReach, which apply the periodic wrap and
@@ -384,6 +385,8 @@ struct HoParams {
   const float* __restrict__ sign;  // resolve signs, same indexing
   int base[6][3];                  // first entry of each table (index -kReach)
   HoTerms terms[2];                // [0] backward (E from H), [1] forward (H from E)
+  int s44;                         // s44: Hwang & Ihm backward time differences (fdtd_scheme.h)
+  float* hist[6][3];               // s44: F^{n-1}, F^{n-2}, F^{n-3} of each component
 };
 
 // D_A F (unscaled by 1/h) of source component SRC at sample (i, j, k); FW: forward difference.
@@ -435,7 +438,23 @@ __device__ __forceinline__ void ho_update(const FieldPtrs& F, const GridParams& 
                      ho_diff<OTHER + B, D, !ELECTRIC>(F.f[OTHER + B], p, g.origin, i, j, k) * g.inv_d[D];
   const int key = coef.key(o);
   float* U = F.f[SELF];
-  if (ELECTRIC) {
+  if (p.s44) {  // same arithmetic as FdtdEngineCpu::bulk_ho
+    const float b = coef.b(SELF, o, key);
+    const S44Coefficients q = s44_coefficients(coef.a(SELF, o, key), b);
+    float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient
+    if (ELECTRIC && src.s[0] && b != 0.0f) {
+      const float2 v = src.s[C][o];
+      jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
+    }
+    float* h1 = p.hist[SELF][0];
+    float* h2 = p.hist[SELF][1];
+    float* h3 = p.hist[SELF][2];
+    const float u0 = U[o], u1 = h1[o], u2 = h2[o], u3 = h3[o];
+    U[o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
+    h3[o] = u2;
+    h2[o] = u1;
+    h1[o] = u0;
+  } else if (ELECTRIC) {
     float jc = 0.0f;
     if (src.s[0]) {
       const float2 v = src.s[C][o];
@@ -481,7 +500,8 @@ __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const Grid
   const float np = b * old + c * dF;
   s.psi[Q][t] = np;
   const int key = coef.key(o);
-  F.f[COMP][o] += sign * coef.b(COMP, o, key) * (km1 * dF + (s.lagged ? old : np));
+  const float cb = p.s44 ? s44_coefficients(coef.a(COMP, o, key), coef.b(COMP, o, key)).cb : coef.b(COMP, o, key);
+  F.f[COMP][o] += sign * cb * (km1 * dF + (s.lagged ? old : np));
 }
 
 template <int A, bool ELECTRIC, class Coef>
@@ -560,6 +580,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoParams ho_{};
   DeviceArray<int> ho_off_;
   DeviceArray<float> ho_sign_;
+  DeviceArray<float> ho_hist_[6][3];  // s44: the three earlier time levels
   dim3 ho_block_;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
   // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
@@ -588,9 +609,6 @@ class FdtdEngineCuda final : public FdtdEngine {
 
 FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
     : FdtdEngine(op), device_(device) {
-  if (op.scheme().scheme == Scheme::s44)
-    fail("scheme s44: the CUDA engine does not step the fourth-order backward time differences "
-         "yet; use Backend::cpu");
   int count = 0;
   VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count)
@@ -751,6 +769,14 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     ho_sign_.upload(sign.data(), sign.size());
     ho_.off = ho_off_.ptr;
     ho_.sign = ho_sign_.ptr;
+    ho_.s44 = op.scheme().stencil.backward4 ? 1 : 0;
+    if (ho_.s44)
+      for (int c = 0; c < 6; ++c)
+        for (int l = 0; l < 3; ++l) {
+          ho_hist_[c][l].allocate(L.size, "s44 time levels");
+          ho_hist_[c][l].zero();
+          ho_.hist[c][l] = ho_hist_[c][l].ptr;
+        }
     for (int fw = 0; fw < 2; ++fw) {
       const auto& ts = hs.terms[fw];
       if (ts.size() > std::size_t(HighOrderStencil::kMaxTerms))

@@ -1,6 +1,7 @@
 // Coefficients of the high-order schemes: see vem/fdtd/schemes/fdtd_scheme.h for the derivation.
 #include "vem/fdtd/schemes/fdtd_scheme.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -68,11 +69,11 @@ double SchemeStencil::courant_limit() const {
       }
     if (!moved) step /= 2;
   }
-  return 2.0 / bv;
+  return (backward4 ? 1.0 : 2.0) / bv;
 }
 
 bool SchemeStencil::is_yee() const {
-  return w[0][0] == 1 && w[0][1] == 0 && w[0][2] == 0 && w[1][0] == 0 && w[1][1] == 0 && w[1][2] == 0;
+  return !backward4 && w[0][0] == 1 && w[0][1] == 0 && w[0][2] == 0 && w[1][0] == 0 && w[1][1] == 0 && w[1][2] == 0;
 }
 
 namespace {
@@ -157,6 +158,7 @@ SchemeStencil scheme_stencil(Scheme scheme, double S, double nd) {
       break;
     }
     case Scheme::s44:
+      st.backward4 = true;
       st.w[0][0] = 9.0 / 8;
       st.w[1][0] = -1.0 / 24;
       break;
@@ -186,8 +188,51 @@ SchemeDesign scheme_design_for_factor(Scheme scheme, double f, double nd) {
   return scheme_design_for_courant(scheme, S, nd);
 }
 
+std::array<std::complex<double>, 8> s44_roots(double q) {
+  using C = std::complex<double>;
+  // 22 z^8 - 24 j q z^7 - 17 z^6 - 9 z^4 + 5 z^2 - 1, made monic.
+  const C c[9] = {22.0, C(0, -24 * q), -17.0, 0.0, -9.0, 0.0, 5.0, 0.0, -1.0};
+  auto p = [&](C z) {
+    C s = 0;
+    for (const C& x : c) s = s * z + x / c[0];
+    return s;
+  };
+  std::array<C, 8> r;
+  for (int i = 0; i < 8; ++i) r[i] = std::pow(C(0.4, 0.9), i);
+  for (int it = 0; it < 5000; ++it) {
+    double delta = 0;
+    for (int i = 0; i < 8; ++i) {
+      C d = 1;
+      for (int j = 0; j < 8; ++j)
+        if (j != i) d *= r[i] - r[j];
+      const C step = p(r[i]) / d;
+      r[i] -= step;
+      delta = std::max(delta, std::abs(step));
+    }
+    if (delta < 1e-15) break;
+  }
+  return r;
+}
+
+std::complex<double> s44_physical_root(const SchemeStencil& st, double h, double dt, double v,
+                                       const std::array<double, 3>& k) {
+  const double K = st.symbol_norm({k[0] * h, k[1] * h, k[2] * h}) / h;
+  const double kn = std::sqrt(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]);
+  const std::complex<double> guess = std::polar(1.0, v * kn * dt / 2);
+  const auto r = s44_roots(v * dt * K);
+  std::complex<double> best = r[0];
+  for (const auto& z : r)
+    if (std::abs(z - guess) < std::abs(best - guess)) best = z;
+  return best;
+}
+
 double scheme_numerical_omega(const SchemeStencil& st, double h, double dt, double v,
                               const std::array<double, 3>& k) {
+  if (st.backward4) {
+    if (v * dt * st.symbol_norm({k[0] * h, k[1] * h, k[2] * h}) / h > 1)
+      return std::numeric_limits<double>::quiet_NaN();
+    return 2 * std::arg(s44_physical_root(st, h, dt, v, k)) / dt;
+  }
   const double K = st.symbol_norm({k[0] * h, k[1] * h, k[2] * h}) / h;
   const double s = v * dt * K / 2;
   if (s > 1) return std::numeric_limits<double>::quiet_NaN();

@@ -54,8 +54,40 @@
 //  s22      The S{2,2} stencil of Zygiridis & Tsiboukis as eq. (3) of the paper writes it
 //           (narrow and wide centre differences, narrow and wide axis-neighbour differences):
 //           w_1/2,0, w_3/2,0, w_1/2,1, w_3/2,1 from the same four conditions as fv24.
-//  s44      Fourth-order centred space differences (9/8, -1/24) with Hwang & Ihm's fourth-order
-//           backward time differences. Declared; not yet stepped (the operator refuses it).
+//  s44      Fourth-order centred space differences (9/8, -1/24: w_1/2,0 = 9/8, w_3/2,0 = -1/24,
+//           Fang's (2,4) stencil) with the fourth-order staggered BACKWARD time differences of
+//           Hwang & Ihm [JLT 24(2) 2006] in place of leap-frog, as eq. (4) of the paper writes
+//           the update: H^{n+1/2} = D_ax1 H^{n-1/2} + D_ax2 H^{n-3/2} + D_ax3 H^{n-5/2}
+//           + D_ax4 H^{n-7/2} + D_bx1 [narrow curl E^n] + D_bx2 [wide curl E^n] (and E alike, from
+//           H^{n+1/2}). The time derivative at t^n from the five samples t^{n+1/2} ... t^{n-7/2}:
+//             dF/dt|^n = (22 F^{n+1/2} - 17 F^{n-1/2} - 9 F^{n-3/2} + 5 F^{n-5/2} - F^{n-7/2}) / (24 dt)
+//           the unique weights of those five points that are exact for polynomials of degree 4
+//           (moments sum_i c_i t_i^m = delta_m1, m = 0..4, t_i = 1/2, -1/2, ..., -7/2; the one-sided
+//           "staggered backward differentiation" that Xiao & Tang, IEEE TAP 54(10) 2006, analyse as
+//           Hwang's scheme). The paper's eq. (4) has exactly these five time levels. Lossless update:
+//             F^{n+1/2} = (17 F^{n-1/2} + 9 F^{n-3/2} - 5 F^{n-5/2} + F^{n-7/2}) / 22 + (24/22) (dt/eps) curl
+//           Loss (sigma) enters as sigma (F^{n+1/2} + F^{n-1/2}) / 2 (second order in the loss term;
+//           exact Hwang-Ihm when lossless); with r = sigma dt / (2 eps), recovered from the engine's
+//           leap-frog coefficients (a = (1 - r)/(1 + r), b = (dt/eps)/(1 + r)) by s44_coefficients
+//           below, so no further coefficient storage: D_a1..4 = (17/24 - r, 9/24, -5/24, 1/24) /
+//           (22/24 + r), D_b = b (1 + r) / (22/24 + r). Soft sources are scaled by the same
+//           (1 + r) / (22/24 + r) (the current enters where the curl does); the CPML correction
+//           uses D_b too (the CPML's psi recursion is the leap-frog one, psi^n from D_a F^n: the
+//           stretched curl at t^n; a first-order-in-time approximation inside the PML only).
+//           Dispersion relation (von Neumann, zeta = exp(j w dt / 2), q = v dt |K|):
+//             22 zeta^8 - 24 j q zeta^7 - 17 zeta^6 - 9 zeta^4 + 5 zeta^2 - 1 = 0            (D44)
+//           (and its conjugate for -q): eight roots, two physical (near exp(+-j v|k| dt / 2)) and six
+//           parasitic ones (|zeta| ~ 0.79 at q -> 0: they decay as 0.63^n per step). The
+//           physical roots have |zeta| < 1: the scheme is dissipative (high frequencies damp);
+//           scheme_numerical_omega returns Re w of the physical root. Stability: every root in
+//           the unit disk for 0 <= q <= 1; at q = 1 the root zeta = j (z = -1, the Nyquist mode)
+//           reaches the circle (check: 22 - 24 + 17 - 9 - 5 - 1 = 0) and for q > 1 leaves it. So
+//           v dt max|K| <= 1 (HALF the leap-frog bound 2): with max|K| h = 2 sqrt(3) (9/8 + 1/24)
+//           = 7/sqrt(3) at the corner, S_max = sqrt(3)/7 = 0.2474 (3/7 of Yee's 1/sqrt(3)).
+//           test_fdtd_schemes_s44.cpp checks the root moduli on both sides of q = 1.
+//           Storage: three more time levels of all six components (F^{n-3/2}, F^{n-5/2}, F^{n-7/2}
+//           and E alike): 6 x 3 x 4 = 72 bytes per cell more than leap-frog's 24 (96 in all for
+//           the fields), float32.
 //
 // The transverse weights of the paper's FV24 are not symmetric in the two transverse axes
 // (D_bx3 carries only in-plane neighbours); here both transverse axes get the same weight, which
@@ -81,6 +113,7 @@
 #pragma once
 
 #include <array>
+#include <complex>
 #include <string>
 
 namespace vem {
@@ -90,6 +123,8 @@ const char* scheme_name(Scheme s);
 Scheme scheme_from_name(const std::string& name);  // "yee", "fv24", "fv24_wb", "s22", "s44"
 
 struct SchemeStencil {
+  // Time stepping: leap-frog (false) or Hwang & Ihm's fourth-order backward differences (s44).
+  bool backward4 = false;
   // w[p][cls]: p = 0 the half-cell offset, p = 1 the 3/2-cell offset; cls 0 centre, 1 the four
   // axis neighbours, 2 the four diagonal neighbours (see above).
   double w[2][3] = {{1, 0, 0}, {0, 0, 0}};
@@ -97,7 +132,8 @@ struct SchemeStencil {
   double symbol(int axis, const std::array<double, 3>& theta) const;
   // |K| h.
   double symbol_norm(const std::array<double, 3>& theta) const;
-  // Largest Courant number S = c dt / h for which leap-frog with this stencil is stable.
+  // Largest Courant number S = c dt / h for which the time stepping with this stencil is stable:
+  // 2 / max|K|h (leap-frog), 1 / max|K|h (backward4, see s44 above).
   double courant_limit() const;
   bool is_yee() const;
 };
@@ -120,8 +156,39 @@ SchemeDesign scheme_design_for_courant(Scheme scheme, double courant,
                                        double design_cells_per_wavelength);
 
 // Numerical angular frequency (rad/s) of the plane wave of wave vector k (rad/m) on cubic cells
-// h in a medium of speed v, from (D); NaN above the stability limit.
+// h in a medium of speed v, from (D); NaN above the stability limit. backward4 (s44): Re w of the
+// physical root of (D44), the one nearest exp(j v |k| dt / 2).
 double scheme_numerical_omega(const SchemeStencil& st, double h, double dt, double v,
                               const std::array<double, 3>& k);
+// (D44) for q = v dt |K|: its eight roots zeta (solved as a polynomial, Durand-Kerner).
+std::array<std::complex<double>, 8> s44_roots(double q);
+// The physical root of (D44) for the plane wave k: |zeta|^2 is the amplitude factor per step.
+std::complex<double> s44_physical_root(const SchemeStencil& st, double h, double dt, double v,
+                                       const std::array<double, 3>& k);
+
+// s44 per-sample update coefficients from the leap-frog pair (a, b) of the sample (see s44 above):
+//   F^{n+1/2} = c[0] F^{n-1/2} + c[1] F^{n-3/2} + c[2] F^{n-5/2} + c[3] F^{n-7/2} + cb * curl.
+// b == 0 (a sample held fixed, e.g. PEC): c = (a, 0, 0, 0), cb = 0, as leap-frog.
+#if defined(__CUDACC__)
+#define VEM_S44_HD __host__ __device__ __forceinline__
+#else
+#define VEM_S44_HD inline
+#endif
+struct S44Coefficients { float c[4]; float cb; };
+VEM_S44_HD S44Coefficients s44_coefficients(float a, float b) {
+  S44Coefficients k;
+  if (b == 0.0f || !(1.0f + a > 1e-30f)) {
+    k.c[0] = a; k.c[1] = k.c[2] = k.c[3] = 0.0f; k.cb = 0.0f;
+    return k;
+  }
+  const float r = (1.0f - a) / (1.0f + a);
+  const float inv = 1.0f / (22.0f / 24.0f + r);
+  k.c[0] = (17.0f / 24.0f - r) * inv;
+  k.c[1] = (9.0f / 24.0f) * inv;
+  k.c[2] = (-5.0f / 24.0f) * inv;
+  k.c[3] = (1.0f / 24.0f) * inv;
+  k.cb = b * (1.0f + r) * inv;
+  return k;
+}
 
 }  // namespace vem
