@@ -1,6 +1,6 @@
 // Issue 15, proof: the high-order schemes next to PEC and PMC walls, and their stability.
 //
-// Walls. The engine resolves the wide stencil's points beyond a PEC or PMC face by images
+// Walls (every scheme, s44 included). The engine resolves the wide stencil's points beyond a PEC or PMC face by images
 // (vem/fdtd/schemes/fdtd_scheme.h), which makes the wall an exact symmetry plane: a standing
 // wave E_y = sin(k x) between two PEC x walls (E_y = cos(k x) between PMC walls), k = m pi / L,
 // must oscillate at exactly the frequency of the periodic lattice's relation (D) for that k,
@@ -8,7 +8,8 @@
 // the same mode's measured velocity differs from Yee's relation by > 1e-3 for every high-order
 // scheme, so the test tells the stencils apart).
 //
-// Stability: 1e5 steps in a small lossless cavity (PEC x, PMC y, periodic z walls; random
+// Stability (leap-frog schemes; s44's, which is dissipative, is in test_fdtd_schemes_s44): 1e5
+// steps in a small lossless cavity (PEC x, PMC y, periodic z walls; random
 // initial E and H) at 0.99 of each scheme's own Courant limit; every field stays bounded
 // (max |E| at the end below 10x its initial maximum, energy within 2x of the initial one).
 #include <cmath>
@@ -33,7 +34,7 @@ TEST_P(SchemeWalls, StandingWaveBetweenWallsHasTheLatticeFrequency) {
   const int N = 20, m = 2;  // 20 cells per wavelength
   const double h = 1e-3;
   for (BoundaryType wall : {BoundaryType::pec, BoundaryType::pmc})
-    for (Scheme sc : kSchemes) {
+    for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
       FdtdSetup s;
       s.grid.nx = N; s.grid.ny = 1; s.grid.nz = 1;
       s.grid.dx = s.grid.dy = s.grid.dz = h;
@@ -55,7 +56,9 @@ TEST_P(SchemeWalls, StandingWaveBetweenWallsHasTheLatticeFrequency) {
       eng->run(steps);
       const std::vector<float> x = eng->probes().values[0];
       double num = 0, den = 0;
-      for (int q = 1; q + 1 < steps; ++q) {
+      // s44: its zero-initialised earlier time levels excite the parasitic roots of (D44),
+      // which decay as 0.63^n: fit from step 100 (test_fdtd_schemes_s44.cpp).
+      for (int q = sc == Scheme::s44 ? 100 : 1; q + 1 < steps; ++q) {
         num += double(x[q]) * (double(x[q + 1]) + double(x[q - 1]));
         den += 2.0 * double(x[q]) * double(x[q]);
       }
