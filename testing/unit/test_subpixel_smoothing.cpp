@@ -51,7 +51,10 @@ TEST(SubpixelSmoothing, PlaneGivesHarmonicNormalAndArithmeticTangentialMeans) {
   const std::vector<Material> mats = {Material::vacuum(), Material::isotropic("a", ea)};
   SubpixelOptions o;
   o.samples = 10;  // fill fractions 0.3 and 0.8 are exact on 10 points
-  for (bool analytic : {false, true}) {
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool analytic = variant > 0;
+    // Both diagonal choices are exact for a normal along an axis.
+    o.diagonal = variant == 2 ? SubpixelDiagonal::tensor : SubpixelDiagonal::inverse;
     SubpixelStats st;
     // Plane at x = 2.3 h: the Ex box of i = 2 spans [2, 3] h (fraction 0.3 of eps_a); the Ey/Ez
     // boxes of i = 2 span [1.5, 2.5] h (fraction 0.8).
@@ -82,6 +85,38 @@ TEST(SubpixelSmoothing, DiagonalOfTheInverseTensorForAnObliqueNormal) {
   EXPECT_NEAR(subpixel_inverse_eps(me, mi, nx), 0.75 * mi + 0.25 / me, 1e-15);
   EXPECT_NEAR(subpixel_inverse_eps(me, mi, 1.0), mi, 1e-15);        // normal: harmonic
   EXPECT_NEAR(subpixel_inverse_eps(me, mi, 0.0), 1.0 / me, 1e-15);  // tangential: arithmetic
+}
+
+TEST(SubpixelSmoothing, TheTwoDiagonalsDifferForAnObliquePlane) {
+  // Plane through the Ex samples' boxes with normal (1, 1, 0) / sqrt 2, analytic normal: the
+  // inverse diagonal gives 1 / (<1/eps> / 2 + 1 / (2 <eps>)), the tensor diagonal
+  // 1 / (2 <1/eps>) + <eps> / 2, with the supersampled fill fraction f of each box.
+  class Oblique final : public SubpixelGeometry {
+   public:
+    int material_at(const std::array<double, 3>& p) const override { return p[0] + p[1] < 5.05e-3 ? 1 : 0; }
+    bool uniform_in(const std::array<double, 3>&, const std::array<double, 3>&, int&) const override { return false; }
+    bool normal_at(const std::array<double, 3>&, std::array<double, 3>& n) const override {
+      n = {std::sqrt(0.5), std::sqrt(0.5), 0};
+      return true;
+    }
+  };
+  const YeeGrid g{6, 6, 2, 1e-3, 1e-3, 1e-3};
+  const std::vector<Material> mats = {Material::vacuum(), Material::isotropic("a", 4.0)};
+  SubpixelOptions o;
+  const PerCellMedium inv = subpixel_smoothed_medium(g, mats, Oblique(), o);
+  o.diagonal = SubpixelDiagonal::tensor;
+  const PerCellMedium ten = subpixel_smoothed_medium(g, mats, Oblique(), o);
+  int mixed = 0;
+  for (std::size_t q = 0; q < inv.eps_r[0].size(); ++q) {
+    const double a = inv.eps_r[0][q], b = ten.eps_r[0][q];
+    if (a > 1.0001 && a < 3.9999) {
+      ++mixed;
+      EXPECT_LT(a, b);  // 1 / (x/2 + 1/(2y)) <= (1/x + y) / 2 (harmonic <= arithmetic mean)
+    } else {
+      EXPECT_FLOAT_EQ(a, b);
+    }
+  }
+  EXPECT_GT(mixed, 4);
 }
 
 TEST(SubpixelSmoothing, ConductivityComplexAtAFrequencyOrVolumeMeanWithout) {
@@ -224,7 +259,7 @@ TEST(SubpixelSmoothing, OptionsAreValidatedWithReadableMessages) {
             std::string::npos)
       << message([&] { vo.validate(); });
   vo.subpixel.samples = 8;
-  vo.subpixel.frequency = -1;
+  vo.subpixel.frequency = -1;  // message: frequency = -1 Hz
   EXPECT_NE(message([&] { vo.validate(); }).find("frequency = -1"), std::string::npos);
   vo.subpixel_smoothing = false;  // ignored while off
   EXPECT_EQ(message([&] { vo.validate(); }), "no error");

@@ -214,13 +214,15 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Mater
             }
           }
           const double nc = n[c];
+          const bool tensor = o.diagonal == SubpixelDiagonal::tensor;
           if (w > 0) {
-            const cplx inv = nc * nc * mean_inv + (1.0 - nc * nc) / mean_eps;
-            const cplx e = 1.0 / inv;
+            const cplx e = tensor ? nc * nc / mean_inv + (1.0 - nc * nc) * mean_eps
+                                  : 1.0 / (nc * nc * mean_inv + (1.0 - nc * nc) / mean_eps);
             md.eps_r[c][cell] = float(e.real());
             md.sigma_e[c][cell] = float(std::max(0.0, -e.imag() * w * kEps0));
           } else {
-            md.eps_r[c][cell] = float(1.0 / subpixel_inverse_eps(mean_eps.real(), mean_inv.real(), nc));
+            md.eps_r[c][cell] = float(tensor ? nc * nc / mean_inv.real() + (1.0 - nc * nc) * mean_eps.real()
+                                             : 1.0 / subpixel_inverse_eps(mean_eps.real(), mean_inv.real(), nc));
             md.sigma_e[c][cell] = float(mean_sigma);
           }
         }

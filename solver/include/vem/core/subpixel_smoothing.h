@@ -59,9 +59,17 @@
 
 namespace vem {
 
+// Which diagonal the engines keep of the effective tensor (they are diagonal):
+//  inverse: the diagonal of eps_eff^-1, 1/eps_cc = n_c^2 <1/eps> + (1 - n_c^2) / <eps> (Meep's
+//           E = eps^-1 D update with the off-diagonal terms dropped; the default);
+//  tensor:  the diagonal of eps_eff itself, eps_cc = n_c^2 / <1/eps> + (1 - n_c^2) <eps>.
+// Both are exact when the normal is along an axis and differ for oblique normals.
+enum class SubpixelDiagonal { inverse, tensor };
+
 struct SubpixelOptions {
   int samples = 8;         // supersampling points per axis in a straddling dual cell, 2..64
   double frequency = 0.0;  // Hz: > 0 complex averaging at this frequency; 0 arithmetic sigma
+  SubpixelDiagonal diagonal = SubpixelDiagonal::inverse;
 
   // Throws vem::Error naming `owner`'s member, its value and the limit.
   void validate(const char* owner = "SubpixelOptions") const;
