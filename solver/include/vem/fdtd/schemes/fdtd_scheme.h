@@ -88,6 +88,12 @@
 //           Storage: three more time levels of all six components (F^{n-3/2}, F^{n-5/2}, F^{n-7/2}
 //           and E alike): 6 x 3 x 4 = 72 bytes per cell more than leap-frog's 24 (96 in all for
 //           the fields), float32.
+//           The earlier levels start at zero (fields identically zero before t = 0, exact for
+//           sources switched on at t = 0); FdtdEngine::set_field sets the current level only, so
+//           an initial field set that way also excites the parasitic roots, which decay within
+//           ~100 steps (the tests fit after them). Not yet with s44: FdtdEngine::set_fused_e_source
+//           users other than the CUDA bulk path (rescaled there), TF/SF and the extensions, which
+//           assume leap-frog.
 //
 // The transverse weights of the paper's FV24 are not symmetric in the two transverse axes
 // (D_bx3 carries only in-plane neighbours); here both transverse axes get the same weight, which
