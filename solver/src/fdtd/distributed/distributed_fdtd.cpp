@@ -38,15 +38,16 @@ std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, 
   std::vector<int> counts(rank == root ? size : 0), displs(rank == root ? size : 0);
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm);
   std::vector<float> all;
-  if (rank == root) {
-    long long total = 0;
+  long long total = 0;
+  if (rank == root)
     for (int r = 0; r < size; ++r) {
-      displs[r] = int(total);
+      displs[r] = total > INT_MAX ? 0 : int(total);
       total += counts[r];
     }
-    if (total > INT_MAX) fail(kPrefix, "gather of ", total, " values exceeds the 2^31 limit of one MPI message");
-    all.resize(std::size_t(total));
-  }
+  // The root's limit check reaches every rank (no rank left in the gather).
+  MPI_Bcast(&total, 1, MPI_LONG_LONG, root, comm);
+  if (total > INT_MAX) fail(kPrefix, "gather of ", total, " values exceeds the 2^31 limit of one MPI message");
+  if (rank == root) all.resize(std::size_t(total));
   MPI_Gatherv(values.data(), count, MPI_FLOAT, all.data(), counts.data(), displs.data(), MPI_FLOAT, root, comm);
   if (rank != root) return {};
   const auto gd = global.dims();
@@ -80,18 +81,36 @@ std::vector<float> scatter_boxes(MPI_Comm comm, int root, const SampleBox& mine,
   MPI_Gather(box, 6, MPI_INT, boxes.data(), 6, MPI_INT, root, comm);
   std::vector<int> counts(rank == root ? size : 0), displs(rank == root ? size : 0);
   std::vector<float> packed;
+  // The root's checks reach every rank (no rank left waiting in the scatter).
+  std::string error;
+  long long total = 0;
   if (rank == root) {
     if (all.size() != std::size_t(global.count()) * k)
-      fail(kPrefix, "scatter of ", all.size(), " values; the global box holds ", global.count() * k);
-    long long total = 0;
+      error = "scatter of " + std::to_string(all.size()) + " values; the global box holds " +
+              std::to_string(global.count() * k);
     for (int r = 0; r < size; ++r) {
       SampleBox b;
       for (int a = 0; a < 3; ++a) { b.lo[a] = boxes[6 * r + a]; b.hi[a] = boxes[6 * r + 3 + a]; }
-      displs[r] = int(total);
-      counts[r] = int(b.empty() ? 0 : b.count() * k);
-      total += counts[r];
+      const long long c = b.empty() ? 0 : b.count() * k;
+      if (c > INT_MAX || total > INT_MAX) {
+        counts[r] = displs[r] = 0;
+      } else {
+        displs[r] = int(total);
+        counts[r] = int(c);
+      }
+      total += c;
     }
-    if (total > INT_MAX) fail(kPrefix, "scatter of ", total, " values exceeds the 2^31 limit of one MPI message");
+    if (error.empty() && total > INT_MAX)
+      error = "scatter of " + std::to_string(total) + " values exceeds the 2^31 limit of one MPI message";
+  }
+  int len = int(error.size());
+  MPI_Bcast(&len, 1, MPI_INT, root, comm);
+  if (len > 0) {
+    error.resize(std::size_t(len));
+    MPI_Bcast(error.data(), len, MPI_CHAR, root, comm);
+    fail(kPrefix, error);
+  }
+  if (rank == root) {
     packed.resize(std::size_t(total));
     const auto gd = global.dims();
     for (int r = 0; r < size; ++r) {
