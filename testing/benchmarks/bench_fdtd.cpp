@@ -13,6 +13,16 @@
 // Usage: bench_fdtd <out.json> [commit] [max_n] [cpu_max_n]
 //        bench_fdtd extensions <out.json> [options]   (overhead of TF/SF, DFT monitors, SAR; below)
 //        bench_fdtd profile [n]
+//        bench_fdtd schemes <out.md> [n] [commit]   (issue 15: every update scheme, below)
+//
+// Schemes mode (issue 15): the same lossy indexed model (10-cell CPML) at n^3 (default 512 on
+// CUDA, 64 on the CPU) stepped with each scheme (yee, fv24, fv24_wb, s22, s44) on one engine in
+// one run, Mcells/s (cell-steps per second: the schemes' different time steps are not folded in),
+// the ratio to Yee, the copy bandwidth, and the ideal bytes per cell-step (our count: the Yee
+// kernels' 76 B for every leap-frog scheme, as the wide stencil's neighbours should come from
+// cache; s44 reads and writes its three earlier time levels: +144 B). Then the high-order block
+// sweep (EngineTuning::ho_block_*) for each high-order scheme. Real DRAM bytes: from a profiler
+// (bench_fdtd profile), not measured here.
 //
 // Extensions mode (issue #5): on one engine configuration (indexed materials: the 16 lossy block
 // materials above inside, vacuum in a 16-cell shell so that a TF/SF box 3 cells inside the 10-cell
@@ -50,6 +60,7 @@
 //                      for one device call next to the build.
 //   --target-s <s>     seconds per timed repetition (default 1.0; 3 repetitions on CUDA, median)
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -501,8 +512,53 @@ int run_extensions(int argc, char** argv) {
 
 }  // namespace
 
+// Issue 15: every scheme on one engine, same model (see the header).
+int run_schemes(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "bench_fdtd_schemes.md";
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  const bool gpu = cuda_available();
+  const Backend be = gpu ? Backend::cuda : Backend::cpu;
+  const int n = argc > 3 ? std::atoi(argv[3]) : (gpu ? 512 : 64);
+  const std::string commit = argc > 4 ? argv[4] : "unknown";
+  std::ostringstream md;
+  md << "Schemes at " << n << "^3, indexed lossy model, 10-cell CPML, engine " << backend_name(be) << ", device "
+     << device << ", copy bandwidth " << std::fixed << std::setprecision(0) << copy << " GB/s, commit " << commit
+     << ", " << vem_bench::utc_date() << "\n\n| scheme | block | Mcells/s | Yee / scheme | S = c dt / h | ideal B/cell-step | GB/s (ideal bytes) | of copy BW |\n"
+     << "|---|---|---|---|---|---|---|---|\n";
+  double yee_rate = 0;
+  for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
+    FdtdSetup s = make_setup(n, MaterialMode::indexed);
+    s.scheme = sc;
+    const FdtdOperator op(s);
+    std::vector<std::array<int, 3>> blocks = {{0, 0, 0}};
+    if (sc != Scheme::yee && gpu)
+      blocks = {{0, 0, 0}, {32, 2, 2}, {32, 2, 3}, {32, 8, 1}, {64, 4, 1}, {32, 4, 4}, {128, 1, 2}};
+    for (const auto& b : blocks) {
+      EngineTuning t;
+      t.ho_block_x = b[0]; t.ho_block_y = b[1]; t.ho_block_z = b[2];
+      const Result r = time_engine(op, be, t, gpu ? 1.0 : 2.0, copy);
+      if (sc == Scheme::yee) yee_rate = r.mcells;
+      const double bpc = r.bytes_per_cell + (sc == Scheme::s44 ? 144.0 : 0.0);
+      const double gbs = r.mcells * 1e6 * bpc / 1e9;
+      std::ostringstream blk;
+      if (sc == Scheme::yee) blk << "32x4 (Yee kernels)";
+      else blk << (b[0] ? b[0] : 32) << "x" << (b[1] ? b[1] : 4) << "x" << (b[2] ? b[2] : 2) << (b[0] ? "" : " (default)");
+      md << "| " << scheme_name(sc) << " | " << blk.str() << " | " << std::setprecision(1) << r.mcells << " | "
+         << std::setprecision(2) << (r.mcells > 0 ? yee_rate / r.mcells : 0) << " | " << std::setprecision(4)
+         << op.scheme().courant << " | " << std::setprecision(0) << bpc << " | " << gbs << " | " << std::setprecision(2)
+         << (copy > 0 && gpu ? gbs / copy : 0) << " |\n";
+      std::cerr << scheme_name(sc) << " " << blk.str() << ": " << r.mcells << " Mcells/s\n";
+    }
+  }
+  std::cout << md.str();
+  std::ofstream(out) << md.str();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "extensions") return run_extensions(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "schemes") return run_schemes(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "profile") {
     // A few steps at 512^3 for a profiler (ncu) to count DRAM bytes per kernel.
     const FdtdOperator op(make_setup(argc > 2 ? std::atoi(argv[2]) : 512, MaterialMode::indexed));
