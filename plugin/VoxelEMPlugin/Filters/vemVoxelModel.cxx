@@ -44,6 +44,11 @@ RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const 
     g.domain = vem::make_voxel_domain(v.n, v.spacing, v.origin, options);
     return g;
   }
+  if (options.scheme != vem::Scheme::yee)
+  {
+    vem::fail("Scheme = ", vem::scheme_name(options.scheme), ": the high-order schemes run on 3D models; ",
+      "this image is 2D (one voxel along ", "xyz"[g.normal], "): use Scheme yee, or Dimension 3");
+  }
   const int n = g.normal;
   g.flat = extent[2 * n + 1] == extent[2 * n];
   if (g.flat)
@@ -298,6 +303,7 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
   }
   m.setup.grid = m.domain.grid();
   m.setup.courant_factor = m.domain.options.courant_factor;
+  m.setup.scheme = m.domain.options.scheme;
   m.setup.boundaries = m.domain.boundaries();
   if (r.label_mode)
   {

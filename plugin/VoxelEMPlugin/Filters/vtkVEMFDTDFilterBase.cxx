@@ -113,6 +113,11 @@ void vtkVEMFDTDFilterBase::GetDomainOptions(vem::VoxelDomainOptions& o) const
   o.cpml_thickness = this->CPMLThickness;
   o.air_padding = this->AirPadding;
   o.courant_factor = this->CourantFactor;
+  if (this->Scheme < 0 || this->Scheme > static_cast<int>(vem::Scheme::s44))
+  {
+    vem::fail("Scheme = ", this->Scheme, ": must be 0 (yee), 1 (fv24), 2 (fv24_wb), 3 (s22) or 4 (s44)");
+  }
+  o.scheme = static_cast<vem::Scheme>(this->Scheme);
 }
 
 void vtkVEMFDTDFilterBase::GetPlaneWave(vem::HarmonicPlaneWave& w) const

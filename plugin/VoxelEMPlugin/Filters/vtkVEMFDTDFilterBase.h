@@ -158,6 +158,9 @@ public:
   vtkGetMacro(AirPadding, int);
   vtkSetMacro(CourantFactor, double);
   vtkGetMacro(CourantFactor, double);
+  /// Spatial update scheme (vem::Scheme: 0 yee, 1 fv24, 2 fv24_wb, 3 s22, 4 s44), 3D runs.
+  vtkSetMacro(Scheme, int);
+  vtkGetMacro(Scheme, int);
 
   // 2D (values checked by the solver: one message, empty outputs).
   vtkSetMacro(Dimension, int);
@@ -251,6 +254,7 @@ protected:
   int CPMLThickness;
   int AirPadding;
   double CourantFactor;
+  int Scheme = 0;
   int ProgressInterval;
   int Dimension;
   int Polarization2D;

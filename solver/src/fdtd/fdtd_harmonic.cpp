@@ -240,7 +240,13 @@ Plan make_plan(const FdtdSetup& setup_in, const HarmonicOptions& o, bool check_d
   FdtdSetup& s = p.setup;
 
   // ---- time step, excitation waveform and DFT sampling --------------------------------------
-  const double dt_max = s.dt > 0 ? s.dt : s.courant_factor * g.courant_limit_dt();
+  // The largest time step: the given one, or courant_factor times the Courant limit of the scheme
+  // (Yee's, or a high-order scheme's own at the design resolution: fdtd_scheme.h; the operator
+  // then checks the slightly lower dt chosen below against that scheme's limit).
+  double dt_max = s.dt > 0 ? s.dt : s.courant_factor * g.courant_limit_dt();
+  if (s.dt <= 0 && s.scheme != Scheme::yee)
+    dt_max = scheme_design_for_factor(s.scheme, s.courant_factor, s.scheme_design_cells_per_wavelength).courant *
+             g.dx / kC0;
   int M = 1;
   Waveform wave;
   double design_f = f_lo;

@@ -50,7 +50,17 @@ VoxelDomain make_voxel_domain(const std::array<int, 3>& voxels, const std::array
   d.options = o;
   const YeeGrid g = d.grid();
   g.validate();
-  d.dt = o.courant_factor * g.courant_limit_dt();
+  if (o.scheme == Scheme::yee) {
+    d.dt = o.courant_factor * g.courant_limit_dt();
+  } else {
+    // The operator's own rule (fdtd_operator.cpp build_scheme_time_step): cubic cells, dt from the
+    // scheme's limit at the default design resolution.
+    if (g.dx != g.dy || g.dx != g.dz)
+      fail("VoxelDomainOptions::scheme (Scheme) = ", scheme_name(o.scheme), " needs cubic voxels: the spacing is ",
+           g.dx, " x ", g.dy, " x ", g.dz, " m (use scheme yee, or resample the image to cubic voxels)");
+    const SchemeDesign sd = scheme_design_for_factor(o.scheme, o.courant_factor, FdtdSetup().scheme_design_cells_per_wavelength);
+    d.dt = sd.courant * g.dx / kC0;
+  }
   return d;
 }
 

@@ -28,6 +28,9 @@ struct VoxelDomainOptions {
   int cpml_thickness = 10;       // cells (CPMLThickness), 1..1000
   int air_padding = 8;           // cells of vacuum per non-periodic face (AirPadding), >= 0
   double courant_factor = 0.99;  // dt / Courant limit (CourantFactor), (0, 1]
+  // Spatial update scheme (Scheme; vem/fdtd/schemes/fdtd_scheme.h): yee, or a high-order one on
+  // cubic voxels, whose own Courant limit sets dt (courant_factor times it).
+  Scheme scheme = Scheme::yee;
   // Subpixel smoothing of the permittivity at material interfaces (core/subpixel_smoothing.h):
   // set_label_materials gives each E sample the anisotropic average over its dual cell (Meep's
   // scheme, diagonal) in coefficient-array mode instead of its cell's material. Off by default.
