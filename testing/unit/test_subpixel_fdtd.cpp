@@ -60,6 +60,7 @@ RcsError fdtd_lossy_sphere(bool smoothed) {
   if (smoothed) {
     SubpixelOptions so;
     so.frequency = f;
+    so.samples = 8;  // as measured in subpixel.md
     s.material_mode = MaterialMode::coefficient_array;
     s.medium = subpixel_smoothed_medium(s.grid, s.materials, SphereGeometry({0, 0, 0}, a, 1, 0), so);
   } else {

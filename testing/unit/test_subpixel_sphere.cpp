@@ -115,12 +115,14 @@ FdfdProblem sphere_problem(double h, int pml, Model m, SubpixelStats* stats = nu
   if (m == Model::smoothed) {
     SubpixelOptions so;
     so.frequency = f;
+    so.samples = 8;  // as measured in subpixel.md
     p.material_mode = MaterialMode::coefficient_array;
     p.medium = subpixel_smoothed_medium(p.grid, p.materials, SphereGeometry({c, c, c}, kA, 1, 0), so, stats);
   }
   if (m == Model::label_smoothed) {  // the staircase's labels as a voxel model, LabelGeometry
     SubpixelOptions so;
     so.frequency = f;
+    so.samples = 8;  // as measured in subpixel.md
     const VoxelPlacement vp = place_voxels(p.grid.n(), p.grid.d(), p.grid.origin, {}, {});
     p.material_mode = MaterialMode::coefficient_array;
     p.medium = subpixel_label_medium(vp, p.material_index, p.materials, so, stats);
@@ -247,6 +249,7 @@ RcsError fdtd_sphere(double d, Model model) {
   s.materials = {Material::vacuum(), Material::isotropic("sphere", kEpsIn)};
   SubpixelOptions so;
   so.frequency = kF;
+  so.samples = 8;  // as measured in subpixel.md
   if (model == Model::smoothed) {
     s.material_mode = MaterialMode::coefficient_array;
     s.medium = subpixel_smoothed_medium(s.grid, s.materials, SphereGeometry({0, 0, 0}, kA, 1, 0), so);

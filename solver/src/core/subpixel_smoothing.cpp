@@ -170,14 +170,20 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Mater
             }
           }
           bool index_ok = true;
+          int offending = 0;
           if (uniform) {
             index_ok = m0 >= 0 && m0 < nmat;
+            offending = m0;
           } else {
-            for (const auto& q : count) index_ok = index_ok && q.first >= 0 && q.first < nmat;
+            for (const auto& q : count)
+              if (q.first < 0 || q.first >= nmat) {
+                index_ok = false;
+                offending = q.first;
+              }
           }
           if (!index_ok) {
 #pragma omp critical
-            { bad = true; bad_index = uniform ? m0 : count[0].first; }
+            { bad = true; bad_index = offending; }
             continue;
           }
           if (uniform) {

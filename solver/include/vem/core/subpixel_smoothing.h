@@ -67,7 +67,11 @@ namespace vem {
 enum class SubpixelDiagonal { inverse, tensor };
 
 struct SubpixelOptions {
-  int samples = 8;         // supersampling points per axis in a straddling dual cell, 2..64
+  // Supersampling points per axis in a straddling dual cell, 2..64. Cost: samples^3 geometry
+  // queries per smoothed sample (label volumes: about 10 us per smoothed sample and thread at 4,
+  // 8x that at 8; a 100^3 model of 4-voxel blocks has 1.3e6 smoothed samples). 4 by default: on the
+  // 7.2 cm sphere at 10 mm cells, 4, 8 and 16 give worst RCS errors of 2.42, 2.48 and 2.50 dB.
+  int samples = 4;
   double frequency = 0.0;  // Hz: > 0 complex averaging at this frequency; 0 arithmetic sigma
   SubpixelDiagonal diagonal = SubpixelDiagonal::inverse;
 
