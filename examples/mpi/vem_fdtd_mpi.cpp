@@ -36,6 +36,7 @@ struct Args {
   std::string backend = "cpu", json;
   bool benchmark = false;
   bool check = false;
+  int gpus_per_node = 0;  // 0: VEM_GPUS_PER_NODE, else 1
 };
 
 [[noreturn]] void usage(int rank, int code) {
@@ -43,6 +44,8 @@ struct Args {
     std::printf(
         "usage: mpirun -np N vem_fdtd_mpi [--grid NX NY NZ] [--ranks PX PY PZ] [--cell m] [--steps S]\n"
         "                                [--cpml T] [--backend cpu|cuda|auto] [--benchmark] [--check] [--json FILE]\n"
+        "                                [--gpus-per-node G]\n"
+        "  --gpus-per-node: rank r uses GPU (node-local rank) modulo G (default VEM_GPUS_PER_NODE, else 1).\n"
         "  --check: rank 0 also runs the whole grid as one domain (same backend) and compares the six\n"
         "           field components and the probe with the distributed run's, sample by sample.\n"
         "  --ranks 0 0 0 (default) chooses the decomposition with the fewest halo values.\n");
@@ -69,6 +72,7 @@ Args parse(int argc, char** argv, int rank) {
     else if (s == "--json") { need(1); a.json = argv[++q]; }
     else if (s == "--benchmark") a.benchmark = true;
     else if (s == "--check") a.check = true;
+    else if (s == "--gpus-per-node") { need(1); a.gpus_per_node = std::atoi(argv[++q]); }
     else if (s == "--help" || s == "-h") usage(rank, 0);
     else {
       if (rank == 0) std::fprintf(stderr, "vem_fdtd_mpi: unknown argument '%s'\n", s.c_str());
@@ -127,6 +131,9 @@ int main(int argc, char** argv) {
     DistributedOptions opt;
     opt.backend = backend_from_name(a.backend);
     if (a.ranks[0] > 0 || a.ranks[1] > 0 || a.ranks[2] > 0) opt.ranks = a.ranks;
+    opt.devices_per_node = a.gpus_per_node > 0 ? a.gpus_per_node
+                                               : std::max(1, std::getenv("VEM_GPUS_PER_NODE")
+                                                                 ? std::atoi(std::getenv("VEM_GPUS_PER_NODE")) : 1);
     DistributedFdtd run(MPI_COMM_WORLD, setup, opt);
     const double cells = double(a.n[0]) * a.n[1] * a.n[2];
     const long long halo_values = run.decomposition().halo_values_per_step(a.n, {false, false, false});
