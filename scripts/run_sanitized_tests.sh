@@ -27,7 +27,7 @@ JOBS=${VEM_SANITIZE_JOBS:-$(nproc)}
 #       Jacobi) run on the 20 x 20 x 18 case in FdfdRegularization.SameFieldAsTheUnregularizedSolve.
 #   FdfdRegularization.SphereRcsMatchesMie   94 s (9 s): the same grad-div COCG solve on a larger
 #       grid; the Mie comparison code runs in FdfdSphere.*.
-#   FdfdSubpixelSphere.ConvergenceOrder      (30-120 s Release): eight COCG solves up to 56^3; the
+#   FdfdSubpixelSphere.ConvergenceOrder      (80 s Release): eight COCG solves up to 56^3; the
 #       smoothing code runs in SubpixelSmoothing.* and FdtdSubpixelSphereCpu.*.
 # Everything else runs: 141 CPU tests (the CUDA ones skip), 740 s of test time, 380 s with -j2.
 DEFAULT_EXCLUDE='^(FdtdFdfdHead\.CoarseHeadCpuAgrees|FdfdRegularization\.(IterationCounts|SphereRcsMatchesMie)|FdfdSubpixelSphere\.ConvergenceOrder)$'

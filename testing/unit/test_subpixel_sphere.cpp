@@ -20,8 +20,9 @@
 //  - FdfdSubpixelSphere.ConvergenceOrder: FDFD (COCG, complex128, 1e-6) at 16, 13.3, 10, 8 mm cells
 //    (a / d = 4.5 .. 9: the cheap end of the cell sizes, the same sphere), 8-cell SC-PML; staircase
 //    and smoothed (the averaged model's numbers on these grids are in subpixel.md). Asserted: the
-//    smoothed C_sca error has order >= 1.5 and is below the staircase's at every size. 30-120 s
-//    on 2 cores (left out of the sanitizer run, scripts/run_sanitized_tests.sh). The worst-angle and rms orders are printed
+//    smoothed C_sca error has order >= 1.5 and is below the staircase's at every size. About 80 s
+//    on the 2-core machine (336 s while 3 other jobs ran; left out of the sanitizer run,
+//    scripts/run_sanitized_tests.sh). The worst-angle and rms orders are printed
 //    and recorded, not asserted: on these coarse grids the worst angle (the H-plane lobe at
 //    134-140 deg, 15-20 dB below the peak, next to a null) converges with order about 1 even when
 //    smoothed (see subpixel.md: Yee dispersion and the diagonal approximation; the staircase's
