@@ -9,16 +9,21 @@
 //   <eps> = sum f_m eps_m,  <1/eps> = sum f_m / eps_m,
 //   eps_eff = P <1/eps>^-1 + (1 - P) <eps>,  P = n n^T (n: unit normal of the interface),
 // i.e. the field component normal to the interface sees the harmonic mean and the tangential ones
-// the arithmetic mean (each exact for a planar interface; Farjadpour 2006 eq. 2, Oskooi 2009 eq. 1).
+// the arithmetic mean (each exact for a planar interface; Farjadpour 2006, Oskooi 2009).
 // The engines are diagonal, so the sample keeps the diagonal element of the inverse tensor along
-// its own axis (the E = eps^-1 D update; Oskooi 2009 uses the same diagonal approximation):
+// its own axis (the E = eps^-1 D update):
 //   1 / eps_eff,cc = n_c^2 <1/eps> + (1 - n_c^2) / <eps>.
+// This is an approximation: Meep keeps the off-diagonal terms n_a n_b (<1/eps> - 1/<eps>) (the
+// tensor of Kottke, Farjadpour & Johnson, Phys. Rev. E 77, 036611 (2008)), which couple the E
+// components where the normal is oblique to the axes; testing/benchmarks/results/subpixel.md
+// measures what the diagonal version gives. SubpixelDiagonal::tensor keeps the diagonal of eps_eff
+// instead (same for axis-aligned normals).
 // Anisotropic (diagonal) materials enter with their c-th component.
 //
 // Normal n: from the geometry where it has an analytic one (SphereGeometry: radial), otherwise the
 // first moment of the permittivity over the supersampled box, n ~ sum (x_s - p) eps(x_s), which for
-// a small box is the direction of the gradient of the smoothed fill fraction (Oskooi 2009 uses the
-// same moment). A box with no preferred direction (a thin symmetric sheet through p: moment below
+// a small box is the direction of the gradient of the smoothed fill fraction (Meep estimates its
+// normals from a first moment of eps as well). A box with no preferred direction (a thin symmetric sheet through p: moment below
 // 1e-6 of its scale) gets n = 0: the arithmetic mean.
 //
 // Conductivity (choice): with SubpixelOptions::frequency f > 0 the formula is applied to the complex
@@ -32,7 +37,9 @@
 // Geometry sources (what each gives):
 //  - analytic shapes (SphereGeometry in models/voxel_shapes.h): the interface is known exactly;
 //    fill fractions to the supersampling (error ~ 1/samples of the box for a cut box) and the exact
-//    normal: second-order convergence of the fields for smooth interfaces (Oskooi 2009).
+//    normal. (With the full tensor Meep reports second-order convergence for smooth interfaces; with
+//    this diagonal version subpixel.md measures second order for the sphere's cross-section and
+//    about first order for its worst RCS angle.)
 //  - label volumes (LabelGeometry): the interface is known only to voxel precision. The indicator of
 //    each material at the voxel centres is interpolated trilinearly and a point belongs to the
 //    material with the largest interpolated indicator (for two materials, the 0.5 level set): a
