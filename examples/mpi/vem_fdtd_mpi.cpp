@@ -169,7 +169,9 @@ int main(int argc, char** argv) {
       std::unique_ptr<FdtdEngine> eng;
       run.collective([&] {  // a failure on one rank ends every rank (no barrier left waiting)
         op = std::make_unique<FdtdOperator>(alone);
-        eng = make_engine(*op, opt.backend);
+        // The same device as the rank's distributed engine (node-local rank modulo GPUs per node;
+        // one node here, so the world rank).
+        eng = make_engine(*op, opt.backend, rank % std::max(1, opt.devices_per_node));
         eng->run(5);
       });
       MPI_Barrier(MPI_COMM_WORLD);
