@@ -20,27 +20,20 @@
 #include <cstring>
 #include <random>
 
+#include "mpi_test_util.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/distributed/distributed_extensions.h"
 #include "vem/fdtd/extensions/dft_monitor.h"
 
 using namespace vem;
+using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::world_rank;
+using vem_mpi_test::world_size;
 
 namespace {
 
 using cd = std::complex<double>;
 using cf = std::complex<float>;
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 constexpr int kNx = 30, kNy = 28, kNz = 30, kCpml = 3;
 constexpr double kD = 3e-3, kF = 2e9;
@@ -205,14 +198,6 @@ Reference& reference() {
     return r;
   }();
   return ref;
-}
-
-std::size_t bit_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return std::max(a.size(), b.size()) + 1;
-  std::size_t bad = 0;
-  for (std::size_t q = 0; q < a.size(); ++q)
-    if (std::memcmp(&a[q], &b[q], 4) != 0 && !(a[q] == 0 && b[q] == 0)) ++bad;
-  return bad;
 }
 
 // The same value on every rank (bitwise: min == max).

@@ -10,23 +10,16 @@
 #include <cstring>
 #include <random>
 
+#include "mpi_test_util.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/distributed/distributed_fdtd.h"
 
 using namespace vem;
+using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::world_rank;
+using vem_mpi_test::world_size;
 
 namespace {
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 constexpr int kNx = 26, kNy = 16, kNz = 18, kCpml = 4;
 
@@ -94,14 +87,6 @@ Reference& reference() {
     return ref;
   }();
   return r;
-}
-
-std::size_t bit_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return std::max(a.size(), b.size());
-  std::size_t bad = 0;
-  for (std::size_t q = 0; q < a.size(); ++q)
-    if (std::memcmp(&a[q], &b[q], 4) != 0 && !(a[q] == 0 && b[q] == 0)) ++bad;
-  return bad;
 }
 
 struct Case {

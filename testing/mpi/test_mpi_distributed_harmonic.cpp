@@ -14,21 +14,19 @@
 #include <cstring>
 #include <random>
 
+#include "mpi_test_util.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/distributed/distributed_extensions.h"
 #include "vem/fdtd/distributed/distributed_harmonic.h"
 
 using namespace vem;
+using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::world_rank;
+using vem_mpi_test::world_size;
 
 namespace {
 
 using cf = std::complex<float>;
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 constexpr int kNx = 30, kNy = 28, kNz = 30, kCpml = 3;
 constexpr double kD = 3e-3;

@@ -11,19 +11,17 @@
 #include <cstring>
 #include <random>
 
+#include "mpi_test_util.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/distributed/distributed_fdtd.h"
 #include "vem/fdtd/distributed/distributed_output.h"
 
 using namespace vem;
+using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::world_rank;
+using vem_mpi_test::world_size;
 
 namespace {
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
 
 constexpr int kNx = 22, kNy = 20, kNz = 18, kSteps = 90;
 
@@ -65,14 +63,6 @@ FdtdSetup global_setup() {
     s.probes.push_back(q);
   }
   return s;
-}
-
-std::size_t bit_mismatches(const std::vector<float>& a, const std::vector<float>& b) {
-  if (a.size() != b.size()) return std::max(a.size(), b.size());
-  std::size_t bad = 0;
-  for (std::size_t q = 0; q < a.size(); ++q)
-    if (std::memcmp(&a[q], &b[q], 4) != 0 && !(a[q] == 0 && b[q] == 0)) ++bad;
-  return bad;
 }
 
 struct Reference {

@@ -7,23 +7,16 @@
 
 #include <chrono>
 
+#include "mpi_test_util.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/distributed/distributed_fdtd.h"
 
 using namespace vem;
+using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::world_rank;
+using vem_mpi_test::world_size;
 
 namespace {
-
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
 
 FdtdSetup small_setup(int nx = 24, int ny = 12, int nz = 10, int cpml = 4) {
   FdtdSetup s;
