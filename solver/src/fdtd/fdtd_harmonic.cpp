@@ -394,6 +394,21 @@ Stepping step(const Plan& p, const HarmonicOptions& o, const std::function<int(i
   return st;
 }
 
+double dipole_scale(const HarmonicOptions& o, double f, double p_unit, double p_rad_unit) {
+  if (o.dipole.accepted_power > 0) {
+    if (!(p_unit > 0))
+      fail("the dipole accepts no power at ", f, " Hz (", p_unit, " W per A^2): cannot normalize to an accepted power");
+    return std::sqrt(o.dipole.accepted_power / p_unit);
+  }
+  if (o.dipole.radiated_power > 0) {
+    if (!(p_rad_unit > 0))
+      fail("no power leaves the near-to-far box at ", f, " Hz (", p_rad_unit,
+           " W per A^2): cannot normalize to a radiated power");
+    return std::sqrt(o.dipole.radiated_power / p_rad_unit);
+  }
+  return o.dipole.feed_current;
+}
+
 void finish(HarmonicResult& res, const Plan& p, const HarmonicOptions& o, const Stepping& st, std::int64_t ncell,
             const std::string& engine_warning) {
   const int done = st.done;
@@ -643,20 +658,8 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       const double p_unit = 0.5 * v.real();
       r.feed_impedance = v;
       accepted_unit = p_unit;
-      if (o.dipole.accepted_power > 0) {
-        if (!(p_unit > 0))
-          fail("the dipole accepts no power at ", f, " Hz (", p_unit,
-               " W per A^2): cannot normalize to an accepted power");
-        scale = std::sqrt(o.dipole.accepted_power / p_unit);
-      } else if (o.dipole.radiated_power > 0) {
-        const double p_rad_unit = nf->power_out();
-        if (!(p_rad_unit > 0))
-          fail("no power leaves the near-to-far box at ", f, " Hz (", p_rad_unit,
-               " W per A^2): cannot normalize to a radiated power");
-        scale = std::sqrt(o.dipole.radiated_power / p_rad_unit);
-      } else {
-        scale = o.dipole.feed_current;
-      }
+      const double p_rad_unit = o.dipole.accepted_power <= 0 && o.dipole.radiated_power > 0 ? nf->power_out() : 0.0;
+      scale = dipole_scale(o, f, p_unit, p_rad_unit);
       r.accepted_power = p_unit * scale * scale;
     }
     r.normalization = scale;

@@ -57,6 +57,11 @@ Stepping step(const Plan& p, const HarmonicOptions& o, const std::function<int(i
 void finish(HarmonicResult& res, const Plan& p, const HarmonicOptions& o, const Stepping& s, std::int64_t ncell,
             const std::string& engine_warning);
 
+// The dipole's feed-current scale at frequency f: to the accepted power (p_unit: W per A^2 of feed
+// current), to the radiated power (p_rad_unit: W per A^2 leaving the near-to-far box; read only
+// when radiated_power > 0), or the given feed current. Throws when the power to normalize to is 0.
+double dipole_scale(const HarmonicOptions& o, double f, double p_unit, double p_rad_unit);
+
 // Raw phasor -> phasor per unit of the driving quantity (incident amplitude / feed current) at
 // frequency f after `done` steps.
 std::complex<double> unit(const Plan& p, int done, double f);

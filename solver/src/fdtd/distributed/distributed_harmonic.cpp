@@ -153,20 +153,7 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
       accepted_unit = p_unit;
       double p_rad_unit = 0;
       if (o.dipole.radiated_power > 0) p_rad_unit = nf->power_out();  // collective: on every rank
-      run.collective([&] {
-        if (o.dipole.accepted_power > 0) {
-          if (!(p_unit > 0))
-            fail("the dipole accepts no power at ", f, " Hz (", p_unit, " W per A^2): cannot normalize to an accepted power");
-          scale = std::sqrt(o.dipole.accepted_power / p_unit);
-        } else if (o.dipole.radiated_power > 0) {
-          if (!(p_rad_unit > 0))
-            fail("no power leaves the near-to-far box at ", f, " Hz (", p_rad_unit,
-                 " W per A^2): cannot normalize to a radiated power");
-          scale = std::sqrt(o.dipole.radiated_power / p_rad_unit);
-        } else {
-          scale = o.dipole.feed_current;
-        }
-      });
+      run.collective([&] { scale = harmonic_detail::dipole_scale(o, f, p_unit, p_rad_unit); });
       r.accepted_power = p_unit * scale * scale;
     }
     r.normalization = scale;
