@@ -281,13 +281,14 @@ FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank,
     if (nb[f] >= 0) s.boundaries.face[f] = BoundaryType::subdomain;
   }
 
-  // Materials: the piece's cells.
-  auto slice = [&](const std::vector<float>& src, std::vector<float>& dst) {
-    dst.resize(std::size_t(m[0]) * m[1] * m[2]);
-    for (int k = 0; k < m[2]; ++k)
-      for (int j = 0; j < m[1]; ++j) {
-        const std::size_t from = std::size_t(lo[0]) + std::size_t(n[0]) * ((lo[1] + j) + std::size_t(n[1]) * (lo[2] + k));
-        std::copy_n(src.begin() + from, m[0], dst.begin() + std::size_t(m[0]) * (j + std::size_t(m[1]) * k));
+  // Materials: the cells [first, first + count) of the whole grid's per-cell array (x fastest).
+  auto copy_box = [&](const auto& src, auto& dst, const std::array<int, 3>& first, const std::array<int, 3>& count) {
+    dst.resize(std::size_t(count[0]) * count[1] * count[2]);
+    for (int k = 0; k < count[2]; ++k)
+      for (int j = 0; j < count[1]; ++j) {
+        const std::size_t from =
+            std::size_t(first[0]) + std::size_t(n[0]) * ((first[1] + j) + std::size_t(n[1]) * (first[2] + k));
+        std::copy_n(src.begin() + from, count[0], dst.begin() + std::size_t(count[0]) * (j + std::size_t(count[1]) * k));
       }
   };
   s.material_mode = global.material_mode;
@@ -296,30 +297,15 @@ FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank,
   if (!global.material_index.empty()) {
     if (global.material_index.size() != ncell)
       fail("material index array has ", global.material_index.size(), " entries, the grid has ", ncell, " cells");
-    s.material_index.resize(std::size_t(m[0]) * m[1] * m[2]);
-    for (int k = 0; k < m[2]; ++k)
-      for (int j = 0; j < m[1]; ++j) {
-        const std::size_t from = std::size_t(lo[0]) + std::size_t(n[0]) * ((lo[1] + j) + std::size_t(n[1]) * (lo[2] + k));
-        std::copy_n(global.material_index.begin() + from, m[0],
-                    s.material_index.begin() + std::size_t(m[0]) * (j + std::size_t(m[1]) * k));
-      }
+    copy_box(global.material_index, s.material_index, lo, m);
   }
   s.medium.average_at_edges = global.medium.average_at_edges;
-  auto slice_all = [&](const std::vector<std::vector<float>>& src, std::vector<std::vector<float>>& dst,
-                       const char* name) {
-    dst.resize(src.size());
-    for (std::size_t q = 0; q < src.size(); ++q) {
-      if (src[q].size() != ncell)
-        fail("coefficient-array medium: array '", name, "' has ", src[q].size(), " values, the grid has ", ncell, " cells");
-      slice(src[q], dst[q]);
-    }
-  };
   // Averaged at the edges: the averages next to a cut read the neighbours' cells (up to two cells
   // below the piece and one above, fdtd_operator.cpp), so the piece keeps that box of cells and
   // clamps at the whole model's faces as the whole grid does: coefficients bit for bit.
   const bool boxed = global.material_mode == MaterialMode::coefficient_array && global.medium.average_at_edges &&
                      !global.medium.eps_r.empty();
-  std::array<int, 3> blo{}, bn{};
+  std::array<int, 3> blo = lo, bn = m;  // the cells each medium array keeps: the piece's, or the box
   if (boxed) {
     for (int a = 0; a < 3; ++a) {
       const int first = std::max(0, lo[a] - 2), last = std::min(n[a] - 1, lo[a] + m[a]);
@@ -331,36 +317,19 @@ FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank,
       s.medium.clamp_hi[a] = n[a] - 1 - lo[a];
     }
   }
-  auto slice_box = [&](const std::vector<float>& src, std::vector<float>& dst) {
-    dst.resize(std::size_t(bn[0]) * bn[1] * bn[2]);
-    for (int k = 0; k < bn[2]; ++k)
-      for (int j = 0; j < bn[1]; ++j) {
-        const std::size_t from =
-            std::size_t(blo[0]) + std::size_t(n[0]) * ((blo[1] + j) + std::size_t(n[1]) * (blo[2] + k));
-        std::copy_n(src.begin() + from, bn[0], dst.begin() + std::size_t(bn[0]) * (j + std::size_t(bn[1]) * k));
-      }
-  };
-  if (boxed) {
-    auto box_all = [&](const std::vector<std::vector<float>>& src, std::vector<std::vector<float>>& dst,
+  auto slice_all = [&](const std::vector<std::vector<float>>& src, std::vector<std::vector<float>>& dst,
                        const char* name) {
-      dst.resize(src.size());
-      for (std::size_t q = 0; q < src.size(); ++q) {
-        if (src[q].size() != ncell)
-          fail("coefficient-array medium: array '", name, "' has ", src[q].size(), " values, the grid has ", ncell,
-               " cells");
-        slice_box(src[q], dst[q]);
-      }
-    };
-    box_all(global.medium.eps_r, s.medium.eps_r, "eps_r");
-    box_all(global.medium.sigma_e, s.medium.sigma_e, "sigma_e");
-    box_all(global.medium.mu_r, s.medium.mu_r, "mu_r");
-    box_all(global.medium.sigma_m, s.medium.sigma_m, "sigma_m");
-  } else {
+    dst.resize(src.size());
+    for (std::size_t q = 0; q < src.size(); ++q) {
+      if (src[q].size() != ncell)
+        fail("coefficient-array medium: array '", name, "' has ", src[q].size(), " values, the grid has ", ncell, " cells");
+      copy_box(src[q], dst[q], blo, bn);
+    }
+  };
   slice_all(global.medium.eps_r, s.medium.eps_r, "eps_r");
   slice_all(global.medium.sigma_e, s.medium.sigma_e, "sigma_e");
   slice_all(global.medium.mu_r, s.medium.mu_r, "mu_r");
   slice_all(global.medium.sigma_m, s.medium.sigma_m, "sigma_m");
-  }
 
   // Sources: checked against the whole grid, as FdtdOperator checks them on one domain.
   for (std::size_t q = 0; q < global.sources.size(); ++q) {

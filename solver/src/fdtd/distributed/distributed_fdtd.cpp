@@ -25,15 +25,24 @@ SampleBox intersect(const SampleBox& a, const SampleBox& b) {
 
 namespace distributed_detail {
 
-std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& values,
-                                int k, const SampleBox& global) {
-  int rank = 0, size = 1;
+namespace {
+// Every rank's box (lo x y z, hi x y z) on the root, 6 ints per rank (empty elsewhere); also this
+// rank's index and the communicator's size.
+std::vector<int> gather_box_table(MPI_Comm comm, int root, const SampleBox& mine, int& rank, int& size) {
   MPI_Comm_rank(comm, &rank);
   MPI_Comm_size(comm, &size);
   int box[6];
   for (int a = 0; a < 3; ++a) { box[a] = mine.lo[a]; box[3 + a] = mine.hi[a]; }
   std::vector<int> boxes(rank == root ? 6 * size : 0);
   MPI_Gather(box, 6, MPI_INT, boxes.data(), 6, MPI_INT, root, comm);
+  return boxes;
+}
+}  // namespace
+
+std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& values,
+                                int k, const SampleBox& global) {
+  int rank = 0, size = 1;
+  const std::vector<int> boxes = gather_box_table(comm, root, mine, rank, size);
   const int count = int(mine.empty() ? 0 : values.size());
   std::vector<int> counts(rank == root ? size : 0), displs(rank == root ? size : 0);
   MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm);
@@ -73,12 +82,7 @@ std::vector<float> gather_boxes(MPI_Comm comm, int root, const SampleBox& mine, 
 std::vector<float> scatter_boxes(MPI_Comm comm, int root, const SampleBox& mine, const std::vector<float>& all,
                                  int k, const SampleBox& global) {
   int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  int box[6];
-  for (int a = 0; a < 3; ++a) { box[a] = mine.lo[a]; box[3 + a] = mine.hi[a]; }
-  std::vector<int> boxes(rank == root ? 6 * size : 0);
-  MPI_Gather(box, 6, MPI_INT, boxes.data(), 6, MPI_INT, root, comm);
+  const std::vector<int> boxes = gather_box_table(comm, root, mine, rank, size);
   std::vector<int> counts(rank == root ? size : 0), displs(rank == root ? size : 0);
   std::vector<float> packed;
   // The root's checks reach every rank (no rank left waiting in the scatter).
