@@ -184,12 +184,9 @@ void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, const vem::Transie
 #ifdef VEM_WITH_MPI
   vem::DistributedOptions o;
   o.backend = r.backend;
-  // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1: every rank on device 0).
+  // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1).
   o.device_index = -1;
-  if (const char* env = std::getenv("VEM_GPUS_PER_NODE"))
-  {
-    o.devices_per_node = std::max(1, std::atoi(env));
-  }
+  o.devices_per_node = vem_vtk::GpusPerNode();
   const MPI_Comm comm = *static_cast<const MPI_Comm*>(r.parallel.comm.get());
   e.dist.reset(new vem::DistributedFdtd(comm, model.setup, o));
   if (x.plane_wave)

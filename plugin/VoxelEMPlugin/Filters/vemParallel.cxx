@@ -8,6 +8,8 @@
 #include "vtkMPIController.h"
 #endif
 
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 namespace vem_vtk
@@ -22,6 +24,12 @@ std::string ParallelContext::Describe() const
   std::ostringstream s;
   s << "rank " << this->rank << " of " << this->size;
   return s.str();
+}
+
+int GpusPerNode()
+{
+  const char* env = std::getenv("VEM_GPUS_PER_NODE");
+  return env ? std::max(1, std::atoi(env)) : 1;
 }
 
 bool PluginHasMPI()

@@ -27,6 +27,10 @@ struct ParallelContext
 /// pvpython).
 ParallelContext GlobalParallelContext();
 
+/// GPUs per node for the distributed runs: rank r uses device (node-local rank) modulo this
+/// (environment VEM_GPUS_PER_NODE, default 1).
+int GpusPerNode();
+
 /// True when the plugin can run a model over several ranks (built with MPI).
 bool PluginHasMPI();
 

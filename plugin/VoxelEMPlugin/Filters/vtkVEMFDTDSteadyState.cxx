@@ -269,11 +269,9 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
       // every scalar is the single-domain run's on every rank and each rank keeps its piece's arrays.
       vem::DistributedOptions dist;
       dist.backend = opt.backend;
-      dist.device_index = -1; // node-local rank modulo VEM_GPUS_PER_NODE
-      if (const char* env = std::getenv("VEM_GPUS_PER_NODE"))
-      {
-        dist.devices_per_node = std::max(1, std::atoi(env));
-      }
+      // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1).
+      dist.device_index = -1;
+      dist.devices_per_node = vem_vtk::GpusPerNode();
       const MPI_Comm comm = *static_cast<const MPI_Comm*>(ranks.comm.get());
       vem::DistributedHarmonicResult dres = vem::run_fdtd_harmonic_distributed(comm, model.setup, opt, dist);
       res = std::move(dres.result);
