@@ -27,6 +27,8 @@
 
 using namespace vem;
 using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::Case;
+using vem_mpi_test::uneven;
 using vem_mpi_test::world_rank;
 using vem_mpi_test::world_size;
 
@@ -206,19 +208,6 @@ bool same_on_all_ranks(double v) {
   MPI_Allreduce(&v, &lo, 1, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
   MPI_Allreduce(&v, &hi, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
   return lo == hi;
-}
-
-struct Case {
-  std::string name;
-  std::array<int, 3> ranks{0, 0, 0};
-  std::array<std::vector<int>, 3> cells;
-};
-
-Case uneven(const std::string& name, std::vector<int> xs, std::vector<int> ys, std::vector<int> zs) {
-  Case c;
-  c.name = name;
-  c.cells = {std::move(xs), std::move(ys), std::move(zs)};
-  return c;
 }
 
 // Cuts on the TF/SF faces (x = 7, y = 21, z = 7 and 23) and on the near-to-far faces (x = 5 and

@@ -16,6 +16,8 @@
 
 using namespace vem;
 using vem_mpi_test::bit_mismatches;
+using vem_mpi_test::Case;
+using vem_mpi_test::uneven;
 using vem_mpi_test::world_rank;
 using vem_mpi_test::world_size;
 
@@ -87,19 +89,6 @@ Reference& reference() {
     return ref;
   }();
   return r;
-}
-
-struct Case {
-  std::string name;
-  std::array<int, 3> ranks{0, 0, 0};
-  std::array<std::vector<int>, 3> cells;
-};
-
-Case uneven(const std::string& name, std::vector<int> xs, std::vector<int> ys, std::vector<int> zs) {
-  Case c;
-  c.name = name;
-  c.cells = {std::move(xs), std::move(ys), std::move(zs)};
-  return c;
 }
 
 // The decompositions that fit the world size.
