@@ -18,11 +18,12 @@
 // Schemes mode (issue 15): the same lossy indexed model (10-cell CPML) at n^3 (default 512 on
 // CUDA, 64 on the CPU) stepped with each scheme (yee, fv24, fv24_wb, s22, s44) on one engine in
 // one run, Mcells/s (cell-steps per second: the schemes' different time steps are not folded in),
-// the ratio to Yee, the copy bandwidth, and the ideal bytes per cell-step (our count: the Yee
-// kernels' 76 B for every leap-frog scheme, as the wide stencil's neighbours should come from
-// cache; s44 reads and writes its three earlier time levels: +144 B). Then the high-order block
-// sweep (EngineTuning::ho_block_*) for each high-order scheme. Real DRAM bytes: from a profiler
-// (bench_fdtd profile), not measured here.
+// the cost relative to Yee, the copy bandwidth, and the ideal bytes per cell-step (our count: the
+// Yee kernels' 76 B for every leap-frog scheme, as the wide stencil's neighbours should come from
+// cache; s44 reads its three earlier time levels and writes the new level into the oldest one's
+// array (the CUDA engine rotates the arrays): +72 B). Then the high-order kernel variants
+// (EngineTuning::ho_kernel, ho_block_*, ho_z_chunk) for each high-order scheme. Real DRAM bytes:
+// from a profiler (bench_fdtd profile), not measured here.
 //
 // Extensions mode (issue #5): on one engine configuration (indexed materials: the 16 lossy block
 // materials above inside, vacuum in a 16-cell shell so that a TF/SF box 3 cells inside the 10-cell
@@ -512,7 +513,10 @@ int run_extensions(int argc, char** argv) {
 
 }  // namespace
 
-// Issue 15: every scheme on one engine, same model (see the header).
+// Issue 15: every scheme on one engine, same model (see the header). Rows per high-order scheme
+// (CUDA): the kernel variants of EngineTuning::ho_kernel in one run - tables (the first version),
+// direct (two blocks), tiled (three z chunks; the default is tiled with 32 planes) - so the Yee
+// ratio of each is measured against the Yee row of the same run. Also writes <out stem>.json.
 int run_schemes(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "bench_fdtd_schemes.md";
   std::string device = "none";
@@ -521,38 +525,71 @@ int run_schemes(int argc, char** argv) {
   const Backend be = gpu ? Backend::cuda : Backend::cpu;
   const int n = argc > 3 ? std::atoi(argv[3]) : (gpu ? 512 : 64);
   const std::string commit = argc > 4 ? argv[4] : "unknown";
-  std::ostringstream md;
+  const std::string date = vem_bench::utc_date();
+  std::ostringstream md, js;
   md << "Schemes at " << n << "^3, indexed lossy model, 10-cell CPML, engine " << backend_name(be) << ", device "
      << device << ", copy bandwidth " << std::fixed << std::setprecision(0) << copy << " GB/s, commit " << commit
-     << ", " << vem_bench::utc_date() << "\n\n| scheme | block | Mcells/s | Yee / scheme | S = c dt / h | ideal B/cell-step | GB/s (ideal bytes) | of copy BW |\n"
-     << "|---|---|---|---|---|---|---|---|\n";
+     << ", " << date << "\n\n| scheme | kernel | block / z chunk | Mcells/s | scheme / Yee cost | S = c dt / h | ideal B/cell-step | GB/s (ideal bytes) | of copy BW |\n"
+     << "|---|---|---|---|---|---|---|---|---|\n";
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_schemes\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"n\": " << n
+     << ",\n  \"engine\": \"" << backend_name(be) << "\",\n  \"model\": \"indexed lossy, 10-cell CPML\""
+     << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+  using HK = EngineTuning::HighOrderKernel;
+  struct Variant { HK kernel; int bx, by, bz, chunk; bool is_default; };
   double yee_rate = 0;
+  bool first = true;
   for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
     FdtdSetup s = make_setup(n, MaterialMode::indexed);
     s.scheme = sc;
     const FdtdOperator op(s);
-    std::vector<std::array<int, 3>> blocks = {{0, 0, 0}};
+    std::vector<Variant> variants = {{HK::automatic, 0, 0, 0, 0, true}};
     if (sc != Scheme::yee && gpu)
-      blocks = {{0, 0, 0}, {32, 2, 2}, {32, 2, 3}, {32, 8, 1}, {64, 4, 1}, {32, 4, 4}, {128, 1, 2}};
-    for (const auto& b : blocks) {
+      variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
+                  {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 32, 8, 1, 0, false},
+                  {HK::tiled, 0, 0, 0, 16, false},   {HK::tiled, 0, 0, 0, 64, false}};
+    for (const Variant& v : variants) {
       EngineTuning t;
-      t.ho_block_x = b[0]; t.ho_block_y = b[1]; t.ho_block_z = b[2];
-      const Result r = time_engine(op, be, t, gpu ? 1.0 : 2.0, copy);
+      t.ho_kernel = v.kernel;
+      t.ho_block_x = v.bx; t.ho_block_y = v.by; t.ho_block_z = v.bz;
+      t.ho_z_chunk = v.chunk;
+      const Result r = time_engine(op, be, t, gpu ? (v.is_default ? 1.0 : 0.5) : 2.0, copy);
       if (sc == Scheme::yee) yee_rate = r.mcells;
-      const double bpc = r.bytes_per_cell + (sc == Scheme::s44 ? 144.0 : 0.0);
+      const double bpc = r.bytes_per_cell + (sc == Scheme::s44 ? 72.0 : 0.0);
       const double gbs = r.mcells * 1e6 * bpc / 1e9;
-      std::ostringstream blk;
-      if (sc == Scheme::yee) blk << "32x4 (Yee kernels)";
-      else blk << (b[0] ? b[0] : 32) << "x" << (b[1] ? b[1] : 4) << "x" << (b[2] ? b[2] : 2) << (b[0] ? "" : " (default)");
-      md << "| " << scheme_name(sc) << " | " << blk.str() << " | " << std::setprecision(1) << r.mcells << " | "
-         << std::setprecision(2) << (r.mcells > 0 ? yee_rate / r.mcells : 0) << " | " << std::setprecision(4)
-         << op.scheme().courant << " | " << std::setprecision(0) << bpc << " | " << gbs << " | " << std::setprecision(2)
+      const double ratio = r.mcells > 0 ? yee_rate / r.mcells : 0;
+      std::string kernel, shape;
+      {
+        std::ostringstream k, b;
+        if (sc == Scheme::yee) { k << "Yee"; b << "32x4"; }
+        else if (!gpu) { k << "CPU"; b << "-"; }
+        else {
+          const HK kk = v.kernel == HK::automatic ? HK::tiled : v.kernel;
+          k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "");
+          if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
+          else b << (v.bx ? v.bx : 32) << "x" << (v.by ? v.by : 4) << "x" << (v.bz ? v.bz : 2);
+        }
+        kernel = k.str(); shape = b.str();
+      }
+      md << "| " << scheme_name(sc) << " | " << kernel << " | " << shape << " | " << std::setprecision(1) << r.mcells
+         << " | " << std::setprecision(2) << ratio << " | " << std::setprecision(4) << op.scheme().courant << " | "
+         << std::setprecision(0) << bpc << " | " << gbs << " | " << std::setprecision(2)
          << (copy > 0 && gpu ? gbs / copy : 0) << " |\n";
-      std::cerr << scheme_name(sc) << " " << blk.str() << ": " << r.mcells << " Mcells/s\n";
+      js << (first ? "" : ",\n") << "    {\"scheme\": \"" << scheme_name(sc) << "\", \"kernel\": \"" << kernel
+         << "\", \"block\": \"" << shape << "\", \"default\": " << (v.is_default ? "true" : "false")
+         << ", \"steps\": " << r.steps << ", \"seconds\": " << r.seconds << ", \"mcells_per_s\": " << r.mcells
+         << ", \"cost_vs_yee\": " << ratio << ", \"courant\": " << op.scheme().courant
+         << ", \"ideal_bytes_per_cell_step\": " << bpc << ", \"GBps_ideal\": " << gbs
+         << ", \"fraction_of_copy\": " << (copy > 0 && gpu ? gbs / copy : 0) << "}";
+      first = false;
+      std::cerr << scheme_name(sc) << " " << kernel << " " << shape << ": " << r.mcells << " Mcells/s\n";
     }
   }
+  js << "\n  ]\n}\n";
   std::cout << md.str();
   std::ofstream(out) << md.str();
+  const std::string stem = out.size() > 3 && out.substr(out.size() - 3) == ".md" ? out.substr(0, out.size() - 3) : out;
+  std::ofstream(stem + ".json") << js.str();
   return 0;
 }
 

@@ -6,7 +6,8 @@
 // probes. After 400 steps every component must agree to max |CUDA - CPU| / max |CPU| <= 1e-5
 // (both float32; the difference is rounding order / FMA contraction only), and the probe series
 // to the same bound. The high-order block shape (EngineTuning::ho_block_*) does not change the
-// arithmetic of a sample: two shapes must give the same fields bit for bit.
+// arithmetic of a sample: two shapes must give the same fields bit for bit, and neither do the
+// kernel variants (EngineTuning::ho_kernel).
 #include <algorithm>
 #include <cmath>
 #include <iostream>
@@ -137,6 +138,47 @@ TEST(SchemeCudaBlock, BlockShapeDoesNotChangeTheFields) {
     EXPECT_GT(max_abs(a), 0.0);
   }
 }
+
+// The high-order kernel variants (EngineTuning::ho_kernel: tables, direct, tiled; fdtd_engine.h)
+// differ only in how a sample's stencil points are fetched (boundary tables, direct offsets in the
+// interior, shared-memory tiles): the same terms in the same order, so the same fields bit for bit.
+// Each scheme's shape is its own compiled stencil; tiled with 8-plane chunks so the test grid's
+// interior spans several chunks and tiles; direct with a block that does not divide the box.
+class SchemeCudaKernels : public testing::TestWithParam<Scheme> {};
+
+TEST_P(SchemeCudaKernels, VariantsGiveTheSameFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const FdtdOperator op(make_setup(GetParam(), MaterialMode::indexed));
+  using HK = EngineTuning::HighOrderKernel;
+  EngineTuning tables, direct, tiled;
+  tables.ho_kernel = HK::tables;
+  direct.ho_kernel = HK::direct;
+  direct.ho_block_x = 32; direct.ho_block_y = 3; direct.ho_block_z = 5;
+  tiled.ho_kernel = HK::tiled;
+  tiled.ho_z_chunk = 8;
+  auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
+  auto e1 = make_engine(op, Backend::cuda, 0, nullptr, direct);
+  auto e2 = make_engine(op, Backend::cuda, 0, nullptr, tiled);
+  const int n = 150;
+  ASSERT_EQ(e0->run(n), n);
+  ASSERT_EQ(e1->run(n), n);
+  ASSERT_EQ(e2->run(n), n);
+  for (int ci = 0; ci < 6; ++ci) {
+    const auto a = e0->field(Component(ci)), b = e1->field(Component(ci)), c = e2->field(Component(ci));
+    std::size_t differ_direct = 0, differ_tiled = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      differ_direct += a[i] != b[i];
+      differ_tiled += a[i] != c[i];
+    }
+    EXPECT_EQ(differ_direct, 0u) << scheme_name(GetParam()) << " direct " << component_name(Component(ci));
+    EXPECT_EQ(differ_tiled, 0u) << scheme_name(GetParam()) << " tiled " << component_name(Component(ci));
+    EXPECT_GT(max_abs(a), 0.0);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaKernels,
+                         testing::Values(Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44),
+                         [](const testing::TestParamInfo<Scheme>& i) { return std::string(scheme_name(i.param)); });
 
 TEST(SchemeCudaBlock, BadBlockShapeIsRefusedWithItsValue) {
   VEM_REQUIRE_BACKEND(Backend::cuda);

@@ -365,15 +365,29 @@ __global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const 
 
 
 // High-order schemes (fv24, fv24_wb, s22, s44; vem/fdtd/schemes/fdtd_scheme.h) --------------
-// s44 adds three stored time levels per component (HoParams::hist) and the multistep update.
-// A separate kernel path: the Yee kernels above are untouched. The stencil is the CPU engine's,
-// resolved by the same tables (build_high_order_stencil, engine_common.h): for every component
-// and axis an offset and a sign per index -kReach..n+kReach, which apply the periodic wrap and
-// the PEC/PMC images (PEC behind a CPML) exactly as the CPU engine does, with the same terms in
-// the same order. Halo: plain loads through L1 (the read-only path, __ldg), no shared memory:
-// the field read by a kernel is never written by it (E kernels read H, H kernels read E), the
-// 18-term stencil's neighbours of a 3D block largely hit in L1/L2, and the resolve tables
-// (a few KB) stay in L1. One thread per sample; a 3D block (EngineTuning::ho_block_*).
+// A separate kernel path: the Yee kernels above are untouched. The stencil is the CPU engine's
+// (build_high_order_stencil, engine_common.h): for every component and axis an offset and a sign
+// per index -kReach..n+kReach, which apply the periodic wrap and the PEC/PMC images (PEC behind a
+// CPML) exactly as the CPU engine does, with the same terms in the same order. Those tables are
+// the identity for samples at least 2 from every face (FdtdEngineCpu::ho_interior), so three
+// kernel variants (EngineTuning::ho_kernel) give the same fields bit for bit:
+//  - tables (update_ho_bulk): every stencil point of every sample through the tables, the terms
+//    from HoTerms at run time. The first version (9-10x Yee at 512^3, results/highorder_bench_
+//    h100_512.md): 6 table loads per field load. Kept for comparison and for stencils of another
+//    shape than the four schemes'.
+//  - direct (ho_interior_direct + ho_shell): the interior box (2..n-3 on every axis, within every
+//    component's update range) with the stencil's shape a template parameter (kShape*: which of the
+//    six weight classes are present; the weights themselves depend on S and the design resolution,
+//    so they are kernel parameters, read from the constant bank like immediates), neighbours at
+//    compile-time offsets from the sample, through L1; the three components of a sample in one
+//    thread (as the Yee kernels). The boundary shell (the samples outside the interior box, ~3 %
+//    at 512^3) through the tables, but each table entry loaded once per sample (table_acc).
+//  - tiled (ho_interior_tiled + ho_shell): the interior through shared memory: a block of 32 x 8
+//    columns marches over a chunk of z planes keeping a ring of 4 planes of the three source
+//    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis).
+// s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
+// shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
+// the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
 struct HoTerms {
   int count;
   int hi[HighOrderStencil::kMaxTerms], lo[HighOrderStencil::kMaxTerms];
@@ -385,10 +399,149 @@ struct HoParams {
   const float* __restrict__ sign;  // resolve signs, same indexing
   int base[6][3];                  // first entry of each table (index -kReach)
   HoTerms terms[2];                // [0] backward (E from H), [1] forward (H from E)
+  float w[2][3];                   // SchemeStencil::w as float (the same values as the terms')
   int s44;                         // s44: Hwang & Ihm backward time differences (fdtd_scheme.h)
-  float* hist[6][3];               // s44: F^{n-1}, F^{n-2}, F^{n-3} of each component
+  float* hist[6][3];               // s44: the arrays of F^{n-1}, F^{n-2}, F^{n-3}; hist[c][2] receives F^{n+1}
 };
 
+// Stencil shapes (bits: which weight classes besides the two centre ones are present).
+constexpr int kShapeN1 = 1, kShapeN2 = 2, kShapeW1 = 4, kShapeW2 = 8;  // narrow/wide axis, diagonal
+constexpr int kShapeS44 = 0;                     // 9/8, -1/24
+constexpr int kShapeFv24Wb = kShapeW2;           // + wide diagonal neighbours
+constexpr int kShapeFv24 = kShapeW1 | kShapeW2;  // + wide axis and diagonal neighbours
+constexpr int kShapeS22 = kShapeN1 | kShapeW1;   // + narrow and wide axis neighbours
+constexpr int kShapeTables = -1;                 // any other shape: the tables kernel
+
+// D_A F (unscaled by 1/h) from an accessor acc(x, y, z) = F at that offset from the sample; FW:
+// forward difference. The terms and their order are build_high_order_stencil's (p = 1/2 then
+// 3/2; centre, axis neighbours (s, 0), (0, s) for s = -1, 1, diagonal ones (s, u)), each added as
+// sum += w (F(hi) - F(lo)), so every accessor gives the same arithmetic.
+template <int A, bool FW, int SHAPE, class Acc>
+__device__ __forceinline__ float ho_dfast(const Acc& acc, const float (&w)[2][3]) {
+  constexpr int B = (A + 1) % 3, D = (A + 2) % 3;
+  float sum = 0.0f;
+#pragma unroll
+  for (int p = 0; p < 2; ++p) {
+    const int hi = FW ? p + 1 : p;       // backward (0, -1), (1, -2); forward (1, 0), (2, -1)
+    const int lo = FW ? -p : -1 - p;
+    auto term = [&](float wt, int tb, int td) {
+      int h[3], l[3];
+      h[A] = hi; l[A] = lo;
+      h[B] = l[B] = tb;
+      h[D] = l[D] = td;
+      sum += wt * (acc(h[0], h[1], h[2]) - acc(l[0], l[1], l[2]));
+    };
+    term(w[p][0], 0, 0);
+    if ((p == 0 && (SHAPE & kShapeN1)) || (p == 1 && (SHAPE & kShapeW1))) {
+      const float wt = w[p][1];
+      term(wt, -1, 0); term(wt, 0, -1); term(wt, 1, 0); term(wt, 0, 1);
+    }
+    if ((p == 0 && (SHAPE & kShapeN2)) || (p == 1 && (SHAPE & kShapeW2))) {
+      const float wt = w[p][2];
+      term(wt, -1, -1); term(wt, -1, 1); term(wt, 1, -1); term(wt, 1, 1);
+    }
+  }
+  return sum;
+}
+
+// Interior accessor: plain loads at compile-time offsets (through L1).
+struct DirectAcc {
+  const float* __restrict__ f;  // the field at the sample
+  int sy, sz;
+  __device__ __forceinline__ float operator()(int x, int y, int z) const { return __ldg(f + x + y * sy + z * sz); }
+};
+
+// Boundary accessor: the resolve tables' entries for the sample's -2..+2 neighbourhood, loaded
+// once (the stencil's offsets are within 2 of the sample on every axis); the same products as
+// the CPU engine's ho_diff (sign product, then times the field where it is nonzero).
+struct TableAcc {
+  const float* __restrict__ f;  // field + layout origin
+  int off[3][5];
+  float sg[3][5];
+  __device__ __forceinline__ float operator()(int x, int y, int z) const {
+    const float s = sg[0][x + 2] * sg[1][y + 2] * sg[2][z + 2];
+    return s != 0.0f ? s * __ldg(f + off[0][x + 2] + off[1][y + 2] + off[2][z + 2]) : 0.0f;
+  }
+};
+template <int SRC>
+__device__ __forceinline__ TableAcc table_acc(const HoParams& p, const float* f, int origin, int i, int j, int k) {
+  constexpr int R = HighOrderStencil::kReach;
+  TableAcc t;
+  t.f = f + origin;
+  const int idx[3] = {i, j, k};
+#pragma unroll
+  for (int a = 0; a < 3; ++a)
+#pragma unroll
+    for (int d = 0; d < 5; ++d) {
+      const int e = p.base[SRC][a] + R + idx[a] + d - 2;
+      t.off[a][d] = __ldg(p.off + e);
+      t.sg[a][d] = __ldg(p.sign + e);
+    }
+  return t;
+}
+
+// Shared-memory accessor of the tiled kernel: pb[q] = the sample's position in the ring slot of
+// plane k + ZLO + q (ho_smem, one ring of 4 planes of WX-wide rows per source component).
+extern __shared__ float ho_smem[];
+template <int WX, int ZLO>
+struct TileAcc {
+  int pb[4];
+  __device__ __forceinline__ float operator()(int x, int y, int z) const { return ho_smem[pb[z - ZLO] + x + y * WX]; }
+};
+
+// The update of component SELF at layout offset o from its curl (same arithmetic as
+// FdtdEngineCpu::bulk_ho); s44 writes F^{n+1} into the array of F^{n-3}.
+template <bool ELECTRIC, int C, class Coef>
+__device__ __forceinline__ void ho_store(const FieldPtrs& F, const HoParams& p, const Coef& coef,
+                                         const FusedSource& src, int o, float curl) {
+  constexpr int SELF = ELECTRIC ? C : 3 + C;
+  const int key = coef.key(o);
+  float* U = F.f[SELF];
+  if (p.s44) {
+    const float b = coef.b(SELF, o, key);
+    const S44Coefficients q = s44_coefficients(coef.a(SELF, o, key), b);
+    float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient
+    if (ELECTRIC && src.s[0] && b != 0.0f) {
+      const float2 v = src.s[C][o];
+      jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
+    }
+    float* h3 = p.hist[SELF][2];
+    const float u0 = U[o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = h3[o];
+    h3[o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
+  } else if (ELECTRIC) {
+    float jc = 0.0f;
+    if (src.s[0]) {
+      const float2 v = src.s[C][o];
+      jc = v.x * src.cr - v.y * src.ci;
+    }
+    U[o] = coef.a(SELF, o, key) * U[o] + coef.b(SELF, o, key) * curl - jc;
+  } else {
+    U[o] = coef.a(SELF, o, key) * U[o] - coef.b(SELF, o, key) * curl;
+  }
+}
+
+// Update of component C (0..2) of E (ELECTRIC) or H at layout offset o, D_a from the accessors of
+// the two source components (accD: component c+2 of the other field, accB: c+1):
+//   E_c <- ca E_c + cb [D_{c+1} H_{c+2} - D_{c+2} H_{c+1}],  H_c <- da H_c - db [D_{c+1} E_{c+2} - D_{c+2} E_{c+1}]
+template <bool ELECTRIC, int C, int SHAPE, class AccD, class AccB, class Coef>
+__device__ __forceinline__ void ho_apply(const FieldPtrs& F, const GridParams& g, const HoParams& p,
+                                         const Coef& coef, const FusedSource& src, int o, const AccD& accD,
+                                         const AccB& accB) {
+  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
+  const float curl = ho_dfast<B, !ELECTRIC, SHAPE>(accD, p.w) * g.inv_d[B] -
+                     ho_dfast<D, !ELECTRIC, SHAPE>(accB, p.w) * g.inv_d[D];
+  ho_store<ELECTRIC, C>(F, p, coef, src, o, curl);
+}
+
+// A sample outside component SELF's update range keeps its value: with s44 it is copied into the
+// array that becomes the current level (the update writes there), as the CPU engine's in-place
+// arrays keep it.
+template <int SELF>
+__device__ __forceinline__ void ho_keep(const FieldPtrs& F, const HoParams& p, int o) {
+  if (p.s44) p.hist[SELF][2][o] = F.f[SELF][o];
+}
+
+// ---- tables: the first version (see above).
 // D_A F (unscaled by 1/h) of source component SRC at sample (i, j, k); FW: forward difference.
 template <int SRC, int A, bool FW>
 __device__ __forceinline__ float ho_diff(const float* __restrict__ F, const HoParams& p, int origin,
@@ -423,47 +576,20 @@ __device__ __forceinline__ float ho_diff(const float* __restrict__ F, const HoPa
   return sum;
 }
 
-// Bulk update of component C (0..2) of E (ELECTRIC) or H with D_a in place of the Yee differences:
-//   E_c <- ca E_c + cb [D_{c+1} H_{c+2} - D_{c+2} H_{c+1}],  H_c <- da H_c - db [D_{c+1} E_{c+2} - D_{c+2} E_{c+1}]
 template <bool ELECTRIC, int C, class Coef>
 __device__ __forceinline__ void ho_update(const FieldPtrs& F, const GridParams& g, const HoParams& p,
                                           const Coef& coef, const FusedSource& src, int i, int j, int k) {
   constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
   constexpr int SELF = ELECTRIC ? C : 3 + C, OTHER = ELECTRIC ? 3 : 0;
-  if (!in(i, g.lo[SELF][0], g.hi[SELF][0]) || !in(j, g.lo[SELF][1], g.hi[SELF][1]) ||
-      !in(k, g.lo[SELF][2], g.hi[SELF][2]))
-    return;
   const int o = g.origin + i + j * g.sy + k * g.sz;
+  if (!in(i, g.lo[SELF][0], g.hi[SELF][0]) || !in(j, g.lo[SELF][1], g.hi[SELF][1]) ||
+      !in(k, g.lo[SELF][2], g.hi[SELF][2])) {
+    ho_keep<SELF>(F, p, o);
+    return;
+  }
   const float curl = ho_diff<OTHER + D, B, !ELECTRIC>(F.f[OTHER + D], p, g.origin, i, j, k) * g.inv_d[B] -
                      ho_diff<OTHER + B, D, !ELECTRIC>(F.f[OTHER + B], p, g.origin, i, j, k) * g.inv_d[D];
-  const int key = coef.key(o);
-  float* U = F.f[SELF];
-  if (p.s44) {  // same arithmetic as FdtdEngineCpu::bulk_ho
-    const float b = coef.b(SELF, o, key);
-    const S44Coefficients q = s44_coefficients(coef.a(SELF, o, key), b);
-    float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient
-    if (ELECTRIC && src.s[0] && b != 0.0f) {
-      const float2 v = src.s[C][o];
-      jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
-    }
-    float* h1 = p.hist[SELF][0];
-    float* h2 = p.hist[SELF][1];
-    float* h3 = p.hist[SELF][2];
-    const float u0 = U[o], u1 = h1[o], u2 = h2[o], u3 = h3[o];
-    U[o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
-    h3[o] = u2;
-    h2[o] = u1;
-    h1[o] = u0;
-  } else if (ELECTRIC) {
-    float jc = 0.0f;
-    if (src.s[0]) {
-      const float2 v = src.s[C][o];
-      jc = v.x * src.cr - v.y * src.ci;
-    }
-    U[o] = coef.a(SELF, o, key) * U[o] + coef.b(SELF, o, key) * curl - jc;
-  } else {
-    U[o] = coef.a(SELF, o, key) * U[o] - coef.b(SELF, o, key) * curl;
-  }
+  ho_store<ELECTRIC, C>(F, p, coef, src, o, curl);
 }
 
 template <bool ELECTRIC, class Coef>
@@ -478,11 +604,134 @@ __global__ void update_ho_bulk(FieldPtrs F, GridParams g, HoParams p, Coef coef,
   ho_update<ELECTRIC, 2>(F, g, p, coef, src, i, j, k);
 }
 
+// ---- direct and tiled: the interior box, and the boundary shell.
+struct HoBox {
+  int lo[3], hi[3];  // inclusive; empty when lo > hi on an axis
+};
+
+template <bool ELECTRIC, int SHAPE, class Coef>
+__global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src) {
+  pdl_begin();
+  const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
+  const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
+  if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
+  constexpr int OTHER = ELECTRIC ? 3 : 0;
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
+      a2{F.f[OTHER + 2] + o, g.sy, g.sz};
+  // Component C reads sources C+2 (accD) and C+1 (accB).
+  ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a2, a1);
+  ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a0, a2);
+  ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a1, a0);
+}
+
+constexpr int kTileX = 32, kTileY = 8;
+constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
+constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
+
+template <bool ELECTRIC, int SHAPE, class Coef>
+__global__ void __launch_bounds__(kTileX * kTileY)
+    ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk) {
+  pdl_begin();
+  constexpr int LO = ELECTRIC ? -2 : -1;  // the stencil's lowest offset on any axis; it reaches LO..LO+3
+  constexpr int OTHER = ELECTRIC ? 3 : 0;
+  constexpr int PL = kTilePlane, WX = kTileWX;
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kTileX * ty;
+  const int i0 = box.lo[0] + int(blockIdx.x) * kTileX, j0 = box.lo[1] + int(blockIdx.y) * kTileY;
+  const int k0 = box.lo[2] + int(blockIdx.z) * chunk;
+  const int k1 = min(box.hi[2], k0 + chunk - 1);
+  const int i = i0 + tx, j = j0 + ty;
+  const bool active = i <= box.hi[0] && j <= box.hi[1];
+  const int ilast = box.hi[0] + LO + 3, jlast = box.hi[1] + LO + 3;  // the last column a tile reads
+  const float* __restrict__ S0 = F.f[OTHER];
+  const float* __restrict__ S1 = F.f[OTHER + 1];
+  const float* __restrict__ S2 = F.f[OTHER + 2];
+  // Plane kz of the three source components (with the halo) into ring slot kz & 3.
+  auto load_plane = [&](int kz) {
+    const int slot = (kz & 3) * PL;
+    for (int t = tid; t < PL; t += kTileX * kTileY) {
+      const int ly = t / WX, lx = t - ly * WX;
+      const int gi = i0 + LO + lx, gj = j0 + LO + ly;
+      float v0 = 0.0f, v1 = 0.0f, v2 = 0.0f;
+      if (gi <= ilast && gj <= jlast) {
+        const int o = g.origin + gi + gj * g.sy + kz * g.sz;
+        v0 = __ldg(S0 + o);
+        v1 = __ldg(S1 + o);
+        v2 = __ldg(S2 + o);
+      }
+      ho_smem[slot + t] = v0;
+      ho_smem[4 * PL + slot + t] = v1;
+      ho_smem[8 * PL + slot + t] = v2;
+    }
+  };
+  for (int kz = k0 + LO; kz < k0 + LO + 3; ++kz) load_plane(kz);
+  const int lbase = (ty - LO) * WX + (tx - LO);
+  for (int k = k0; k <= k1; ++k) {
+    load_plane(k + LO + 3);
+    __syncthreads();
+    if (active) {
+      TileAcc<WX, LO> a[3];
+#pragma unroll
+      for (int c = 0; c < 3; ++c)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
+      const int o = g.origin + i + j * g.sy + k * g.sz;
+      ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
+      ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
+      ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
+    }
+    __syncthreads();
+  }
+}
+
+// The samples outside the interior box: up to six boxes (z-low/high slabs, then y, then x within
+// them), one thread per sample, x fastest; the update ranges and the tables as update_ho_bulk.
+struct HoShell {
+  int o[6][3], d[6][3];
+  long long begin[7];  // first thread of each box; begin[count] = total
+  int count;
+};
+
+template <bool ELECTRIC, int C, int SHAPE, class Coef>
+__device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
+                                                   const Coef& coef, const FusedSource& src, int i, int j, int k) {
+  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
+  constexpr int SELF = ELECTRIC ? C : 3 + C, OTHER = ELECTRIC ? 3 : 0;
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  if (!in(i, g.lo[SELF][0], g.hi[SELF][0]) || !in(j, g.lo[SELF][1], g.hi[SELF][1]) ||
+      !in(k, g.lo[SELF][2], g.hi[SELF][2])) {
+    ho_keep<SELF>(F, p, o);
+    return;
+  }
+  const TableAcc aD = table_acc<OTHER + D>(p, F.f[OTHER + D], g.origin, i, j, k);
+  const TableAcc aB = table_acc<OTHER + B>(p, F.f[OTHER + B], g.origin, i, j, k);
+  ho_apply<ELECTRIC, C, SHAPE>(F, g, p, coef, src, o, aD, aB);
+}
+
+template <bool ELECTRIC, int SHAPE, class Coef>
+__global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src) {
+  pdl_begin();
+  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (u >= sh.begin[sh.count]) return;
+  int q = 0;
+  while (u >= sh.begin[q + 1]) ++q;
+  const long long t = u - sh.begin[q];
+  const int i = sh.o[q][0] + int(t % sh.d[q][0]);
+  const long long r = t / sh.d[q][0];
+  const int j = sh.o[q][1] + int(r % sh.d[q][1]);
+  const int k = sh.o[q][2] + int(r / sh.d[q][1]);
+  ho_shell_component<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, i, j, k);
+  ho_shell_component<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, i, j, k);
+  ho_shell_component<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, i, j, k);
+}
+
 // CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
 // per psi sample, both components of the slab; the slabs are launched one after the other in the
 // CPU engine's order (op.cpml_slabs()), so samples on the edges where slabs overlap receive the
-// same corrections in the same order.
-template <int A, bool ELECTRIC, int Q, class Coef>
+// same corrections in the same order. SHAPE >= 0: D_a as the direct/tiled kernels (direct loads
+// for interior samples, table_acc near the faces); kShapeTables: ho_diff.
+template <int A, bool ELECTRIC, int Q, int SHAPE, class Coef>
 __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
                                                   const SlabParams& s, const Coef& coef, int i, int j, int k,
                                                   int t, float b, float c, float km1) {
@@ -495,7 +744,16 @@ __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const Grid
       !in(k, g.lo[COMP][2], g.hi[COMP][2]))
     return;
   const int o = g.origin + i + j * g.sy + k * g.sz;
-  const float dF = ho_diff<SRC, A, !ELECTRIC>(F.f[SRC], p, g.origin, i, j, k) * s.inv_d;
+  float d;
+  if constexpr (SHAPE == kShapeTables) {
+    d = ho_diff<SRC, A, !ELECTRIC>(F.f[SRC], p, g.origin, i, j, k);
+  } else {
+    if (i >= 2 && i <= g.nx - 3 && j >= 2 && j <= g.ny - 3 && k >= 2 && k <= g.nz - 3)
+      d = ho_dfast<A, !ELECTRIC, SHAPE>(DirectAcc{F.f[SRC] + o, g.sy, g.sz}, p.w);
+    else
+      d = ho_dfast<A, !ELECTRIC, SHAPE>(table_acc<SRC>(p, F.f[SRC], g.origin, i, j, k), p.w);
+  }
+  const float dF = d * s.inv_d;
   const float old = s.psi[Q][t];
   const float np = b * old + c * dF;
   s.psi[Q][t] = np;
@@ -504,7 +762,7 @@ __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const Grid
   F.f[COMP][o] += sign * cb * (km1 * dF + (s.lagged ? old : np));
 }
 
-template <int A, bool ELECTRIC, class Coef>
+template <int A, bool ELECTRIC, int SHAPE, class Coef>
 __global__ void ho_cpml_slab(FieldPtrs F, GridParams g, HoParams p, SlabParams s, Coef coef) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -517,8 +775,8 @@ __global__ void ho_cpml_slab(FieldPtrs F, GridParams g, HoParams p, SlabParams s
   const int x = A == 0 ? i : (A == 1 ? j : k);
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
   const int t = int(u);
-  ho_cpml_component<A, ELECTRIC, 0>(F, g, p, s, coef, i, j, k, t, b, c, km1);
-  ho_cpml_component<A, ELECTRIC, 1>(F, g, p, s, coef, i, j, k, t, b, c, km1);
+  ho_cpml_component<A, ELECTRIC, 0, SHAPE>(F, g, p, s, coef, i, j, k, t, b, c, km1);
+  ho_cpml_component<A, ELECTRIC, 1, SHAPE>(F, g, p, s, coef, i, j, k, t, b, c, km1);
 }
 
 
@@ -582,13 +840,25 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> ho_sign_;
   DeviceArray<float> ho_hist_[6][3];  // s44: the three earlier time levels
   dim3 ho_block_;
+  EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
+  int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
+  int ho_chunk_ = 32;            // tiled: z planes per block
+  HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
+  HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
+  template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shape(const Coef& coef);
+  template <bool ELECTRIC> void rotate_s44();
   // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
   void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
+    launch_smem(kernel, grid, block, 0, std::forward<Args>(args)...);
+  }
+  template <class... KArgs, class... Args>
+  void launch_smem(void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t smem, Args&&... args) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
+    cfg.dynamicSmemBytes = smem;
     cudaLaunchAttribute attr[1];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
@@ -777,6 +1047,60 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
           ho_hist_[c][l].zero();
           ho_.hist[c][l] = ho_hist_[c][l].ptr;
         }
+    const SchemeStencil& st = op.scheme().stencil;
+    for (int q = 0; q < 2; ++q)
+      for (int cls = 0; cls < 3; ++cls) ho_.w[q][cls] = float(st.w[q][cls]);
+    // The stencil's shape: the direct and tiled kernels are compiled for the four schemes' shapes.
+    const int shape = (ho_.w[0][1] != 0.0f ? kShapeN1 : 0) | (ho_.w[0][2] != 0.0f ? kShapeN2 : 0) |
+                      (ho_.w[1][1] != 0.0f ? kShapeW1 : 0) | (ho_.w[1][2] != 0.0f ? kShapeW2 : 0);
+    const bool centres = ho_.w[0][0] != 0.0f && ho_.w[1][0] != 0.0f;
+    ho_shape_ = centres && (shape == kShapeS44 || shape == kShapeFv24Wb || shape == kShapeFv24 || shape == kShapeS22)
+                    ? shape : kShapeTables;
+    using HK = EngineTuning::HighOrderKernel;
+    ho_kernel_ = tuning.ho_kernel == HK::automatic ? HK::tiled : tuning.ho_kernel;
+    if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
+    if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
+    ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
+    // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
+    // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
+    // shell: the samples 0..n outside it, as up to six boxes.
+    const int nn[3] = {g_.nx, g_.ny, g_.nz};
+    for (int e = 0; e < 2; ++e) {
+      HoBox& bx = ho_box_[e];
+      bool empty = false;
+      for (int a = 0; a < 3; ++a) {
+        bx.lo[a] = 2;
+        bx.hi[a] = nn[a] - 3;
+        for (int c = 0; c < 3; ++c) {
+          const int comp = e ? c : 3 + c;
+          bx.lo[a] = std::max(bx.lo[a], g_.lo[comp][a]);
+          bx.hi[a] = std::min(bx.hi[a], g_.hi[comp][a]);
+        }
+        empty = empty || bx.lo[a] > bx.hi[a];
+      }
+      HoShell& sh = ho_shell_[e];
+      sh = HoShell{};
+      auto add_box = [&sh](int o0, int o1, int o2, int d0, int d1, int d2) {
+        if (d0 <= 0 || d1 <= 0 || d2 <= 0) return;
+        const int q = sh.count++;
+        sh.o[q][0] = o0; sh.o[q][1] = o1; sh.o[q][2] = o2;
+        sh.d[q][0] = d0; sh.d[q][1] = d1; sh.d[q][2] = d2;
+        sh.begin[q + 1] = sh.begin[q] + (long long)d0 * d1 * d2;
+      };
+      const int X = nn[0] + 1, Y = nn[1] + 1;
+      if (empty) {
+        for (int a = 0; a < 3; ++a) { bx.lo[a] = 0; bx.hi[a] = -1; }
+        add_box(0, 0, 0, X, Y, nn[2] + 1);
+      } else {
+        const int bz = bx.hi[2] - bx.lo[2] + 1, by = bx.hi[1] - bx.lo[1] + 1;
+        add_box(0, 0, 0, X, Y, bx.lo[2]);
+        add_box(0, 0, bx.hi[2] + 1, X, Y, nn[2] - bx.hi[2]);
+        add_box(0, 0, bx.lo[2], X, bx.lo[1], bz);
+        add_box(0, bx.hi[1] + 1, bx.lo[2], X, nn[1] - bx.hi[1], bz);
+        add_box(0, bx.lo[1], bx.lo[2], bx.lo[0], by, bz);
+        add_box(bx.hi[0] + 1, bx.lo[1], bx.lo[2], nn[0] - bx.hi[0], by, bz);
+      }
+    }
     for (int fw = 0; fw < 2; ++fw) {
       const auto& ts = hs.terms[fw];
       if (ts.size() > std::size_t(HighOrderStencil::kMaxTerms))
@@ -838,19 +1162,74 @@ void FdtdEngineCuda::launch_cpml(const Coef& coef) {
 
 template <bool ELECTRIC, class Coef>
 void FdtdEngineCuda::launch_ho(const Coef& coef) {
-  const dim3 grid((g_.nx + 1 + ho_block_.x - 1) / ho_block_.x, (g_.ny + 1 + ho_block_.y - 1) / ho_block_.y,
-                  (g_.nz + 1 + ho_block_.z - 1) / ho_block_.z);
-  launch(update_ho_bulk<ELECTRIC, Coef>, grid, ho_block_, F_, g_, ho_, coef, fused_);
-  VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
+  switch (ho_shape_) {
+    case kShapeS44: launch_ho_shape<ELECTRIC, kShapeS44>(coef); break;
+    case kShapeFv24Wb: launch_ho_shape<ELECTRIC, kShapeFv24Wb>(coef); break;
+    case kShapeFv24: launch_ho_shape<ELECTRIC, kShapeFv24>(coef); break;
+    case kShapeS22: launch_ho_shape<ELECTRIC, kShapeS22>(coef); break;
+    default: launch_ho_shape<ELECTRIC, kShapeTables>(coef); break;
+  }
+}
+
+// s44: the bulk kernels wrote F^{n+1} into the array of F^{n-3} (hist[c][2]); that array becomes
+// the current level and the others move one level back (no copies).
+template <bool ELECTRIC>
+void FdtdEngineCuda::rotate_s44() {
+  for (int c = ELECTRIC ? 0 : 3; c < (ELECTRIC ? 3 : 6); ++c) {
+    float* cur = fields_[c].ptr;
+    fields_[c].ptr = ho_hist_[c][2].ptr;
+    ho_hist_[c][2].ptr = ho_hist_[c][1].ptr;
+    ho_hist_[c][1].ptr = ho_hist_[c][0].ptr;
+    ho_hist_[c][0].ptr = cur;
+    F_.f[c] = fields_[c].ptr;
+    for (int l = 0; l < 3; ++l) ho_.hist[c][l] = ho_hist_[c][l].ptr;
+  }
+}
+
+template <bool ELECTRIC, int SHAPE, class Coef>
+void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
+  using HK = EngineTuning::HighOrderKernel;
+  const int e = ELECTRIC ? 1 : 0;
+  if (SHAPE == kShapeTables || ho_kernel_ == HK::tables) {
+    const dim3 grid((g_.nx + 1 + ho_block_.x - 1) / ho_block_.x, (g_.ny + 1 + ho_block_.y - 1) / ho_block_.y,
+                    (g_.nz + 1 + ho_block_.z - 1) / ho_block_.z);
+    launch(update_ho_bulk<ELECTRIC, Coef>, grid, ho_block_, F_, g_, ho_, coef, fused_);
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
+  } else {
+    const HoBox& bx = ho_box_[e];
+    const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
+    if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
+      if (ho_kernel_ == HK::tiled) {
+        const dim3 grid((ext[0] + kTileX - 1) / kTileX, (ext[1] + kTileY - 1) / kTileY,
+                        (ext[2] + ho_chunk_ - 1) / ho_chunk_);
+        launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_, g_,
+                    ho_, bx, coef, fused_, ho_chunk_);
+        VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
+      } else {
+        const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
+                        (ext[2] + ho_block_.z - 1) / ho_block_.z);
+        launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, ho_block_, F_, g_, ho_, bx, coef, fused_);
+        VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
+      }
+    }
+    const HoShell& sh = ho_shell_[e];
+    const long long total = sh.begin[sh.count];
+    if (total > 0) {
+      launch(ho_shell<ELECTRIC, SHAPE, Coef>, dim3(unsigned((total + 127) / 128)), dim3(128), F_, g_, ho_, sh, coef,
+             fused_);
+      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell (E)" : "ho_shell (H)");
+    }
+  }
+  if (ho_.s44) rotate_s44<ELECTRIC>();
   for (const auto& st : slabs_) {
     const SlabParams& sp = ELECTRIC ? st->e : st->h;
     const std::int64_t cells = ELECTRIC ? st->ne : st->nh;
     if (cells == 0) continue;
     const dim3 g1(unsigned((cells + 127) / 128)), b1(128);
     switch (st->axis) {
-      case 0: launch(ho_cpml_slab<0, ELECTRIC, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
-      case 1: launch(ho_cpml_slab<1, ELECTRIC, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
-      default: launch(ho_cpml_slab<2, ELECTRIC, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
+      case 0: launch(ho_cpml_slab<0, ELECTRIC, SHAPE, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
+      case 1: launch(ho_cpml_slab<1, ELECTRIC, SHAPE, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
+      default: launch(ho_cpml_slab<2, ELECTRIC, SHAPE, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
     }
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_cpml_slab (E)" : "ho_cpml_slab (H)");
   }

@@ -141,6 +141,19 @@ struct EngineTuning {
   // fv24_wb, s22, s44; one thread per sample, a 3D block); 0 keeps the default 32 x 4 x 2. The Yee
   // kernels use block_x / block_y above.
   int ho_block_x = 0, ho_block_y = 0, ho_block_z = 0;
+  // The CUDA engine's high-order bulk kernel (issue 15; measured in
+  // testing/benchmarks/results/highorder_bench_h100_512_v2.md). All give the same fields bit for bit.
+  //  tables: every stencil point of every sample resolved through the boundary tables (the first
+  //          version, kept for comparison; one thread per sample, block ho_block_*);
+  //  direct: samples at least 2 from every face (where the tables are the identity) index their
+  //          neighbours directly, the stencil's shape fixed at compile time, the three components
+  //          fused, neighbours through L1 (block ho_block_*); the 2-sample boundary shell through
+  //          the tables in a kernel of its own;
+  //  tiled:  as direct, the interior through shared-memory tiles of 32 x 8 columns with a 3-sample
+  //          halo, marching over ho_z_chunk planes (0: the default) with a ring of 4 planes.
+  // automatic: the measured default. Stencils of another shape than the four schemes' use tables.
+  enum class HighOrderKernel { automatic, tables, direct, tiled } ho_kernel = HighOrderKernel::automatic;
+  int ho_z_chunk = 0;
 };
 
 // Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,
