@@ -95,23 +95,31 @@ struct AveragedSar {
   std::size_t valid = 0, assigned = 0, unassigned = 0;
 };
 
-// Averaged SAR for a target mass (0.001 kg = 1 g, 0.01 kg = 10 g). Backend::cuda runs the cube
-// growth and assignment on the GPU (throws when CUDA is not available); automatic picks it when
-// usable. Throws vem::Error for inconsistent arrays, non-cubic voxels or a bad mass.
+// Averaged SAR for a target mass (0.001 kg = 1 g, 0.01 kg = 10 g). Backend::cuda builds the tables,
+// grows the cubes and assigns on the GPU, with the CPU's results (sar_cuda.cu; throws when CUDA is
+// not available); automatic picks it when usable. Throws vem::Error for inconsistent arrays,
+// non-cubic voxels or a bad mass.
 AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg,
                                 Backend backend = Backend::cpu);
 // Several masses (e.g. 1 g and 10 g) on one set of summed-volume tables (built once).
 std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vector<double>& target_masses_kg,
                                              Backend backend = Backend::cpu);
 
-// Internal: summed-volume tables (double, (nx+1)(ny+1)(nz+1)) of tissue mass (kg), absorbed
-// power (W) and tissue voxel count, and the CUDA pass.
-struct SarTables {
-  int nx = 0, ny = 0, nz = 0;
-  double voxel_volume = 0, d = 0;
-  std::vector<double> mass, power, tissue;
+// Stage times of the last Backend::cuda averaging in this process (one spatial_average_sar call,
+// all its masses; for the benchmark). Seconds of wall time on the host; the GPU stages from
+// CUDA events. upload: density and sigma / |E|^2 (or power density) to the device, staged through
+// pinned buffers; tables: the three summed-volume tables built on the device; grow: the centred
+// cubes; dilate: the assignment's unit dilations; finish: assignment, counts and peak;
+// download: averaged SAR, side and status back; alloc_wait: time spent waiting for the host
+// output arrays (allocated on other threads while the GPU works); device_alloc: cudaMalloc/Free.
+struct SarCudaStages {
+  double device_alloc = 0, upload = 0, tables = 0, grow = 0, dilate = 0, finish = 0, download = 0,
+         alloc_wait = 0, total = 0;
+  int search_start = 0;   // n the cube search starts from (a bound from the largest density)
+  int max_cover = -1;     // dilations = max_cover (last mass)
+  std::size_t box_voxels = 0;  // voxels of the tissue bounding box the dilations run over
+  bool staged_copies = true;
 };
-void spatial_average_sar_cuda(const SarTables& t, const std::vector<float>& density,
-                              double target_mass_kg, AveragedSar& out);
+SarCudaStages sar_cuda_last_stages();
 
 }  // namespace vem

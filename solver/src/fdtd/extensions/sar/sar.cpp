@@ -1,16 +1,46 @@
 // SAR (sar.h): local and whole-body SAR and the CPU (OpenMP) peak spatial-average SAR.
-// The GPU twin of the cube growth / assignment is in sar_cuda.cu.
+// The GPU twin (tables, cube growth, assignment) is in sar_cuda.cu.
 #include "vem/fdtd/extensions/sar.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <mutex>
 
+#include "fdtd/extensions/sar/sar_internal.h"
 #include "vem/core/error.h"
 #include "vem/fdfd/fdfd_operator.h"
 
 namespace vem {
 
 namespace {
+
+// Summed-volume tables (double, (nx+1)(ny+1)(nz+1)) of tissue mass (kg), absorbed power (W) and
+// tissue voxel count.
+struct SarTables {
+  int nx = 0, ny = 0, nz = 0;
+  double voxel_volume = 0, d = 0;
+  std::vector<double> mass, power, tissue;
+};
+
+std::mutex last_stages_mutex;
+SarCudaStages last_stages;
+
+// The first voxel (in index order) whose inputs are bad, n if none (all threads).
+std::size_t first_bad_voxel(const SarInput& in, std::size_t n) {
+  const bool pd = !in.power_density.empty();
+  std::int64_t first = std::int64_t(n);
+#pragma omp parallel for reduction(min : first) schedule(static)
+  for (std::int64_t q = 0; q < std::int64_t(n); ++q) {
+    const bool ok = pd ? std::isfinite(in.density[q]) && std::isfinite(in.power_density[q]) && in.power_density[q] >= 0
+                       : std::isfinite(in.sigma[q]) && in.sigma[q] >= 0 && std::isfinite(in.density[q]) &&
+                             std::isfinite(in.e_squared[q]) && in.e_squared[q] >= 0;
+    if (!ok) first = std::min(first, q);
+  }
+  return std::size_t(first);
+}
 
 void check_input(const SarInput& in) {
   in.grid.validate();
@@ -19,7 +49,8 @@ void check_input(const SarInput& in) {
   if (!in.power_density.empty()) {
     if (in.power_density.size() != n)
       fail("SAR: power density has ", in.power_density.size(), " entries, the grid ", n, " voxels");
-    for (std::size_t q = 0; q < n; ++q) {
+    // The values are checked on every thread; the first bad voxel gets the serial checks' message.
+    for (std::size_t q = first_bad_voxel(in, n); q < n; ++q) {
       if (!std::isfinite(in.density[q])) fail("SAR: density at voxel ", q, " is not finite");
       if (!std::isfinite(in.power_density[q]) || in.power_density[q] < 0)
         fail("SAR: power density ", in.power_density[q], " W/m^3 at voxel ", q, " is negative or not finite");
@@ -29,7 +60,7 @@ void check_input(const SarInput& in) {
   if (in.sigma.size() != n || in.e_squared.size() != n)
     fail("SAR: sigma (", in.sigma.size(), "), density (", in.density.size(), ") and |E|^2 (",
          in.e_squared.size(), ") must each have one entry per voxel (", n, ")");
-  for (std::size_t q = 0; q < n; ++q) {
+  for (std::size_t q = first_bad_voxel(in, n); q < n; ++q) {
     if (!std::isfinite(in.sigma[q]) || in.sigma[q] < 0)
       fail("SAR: conductivity ", in.sigma[q], " S/m at voxel ", q, " is negative or not finite");
     if (!std::isfinite(in.density[q])) fail("SAR: density at voxel ", q, " is not finite");
@@ -263,6 +294,17 @@ std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vect
     std::string why;
     if (!cuda_available(&why)) fail("SAR: the CUDA backend was requested but ", why);
   }
+  if (backend == Backend::cuda) {
+#ifdef VEM_WITH_CUDA
+    std::vector<AveragedSar> results;
+    const SarCudaStages stages = sar_detail::average_cuda(in, target_masses_kg, results);
+    std::lock_guard<std::mutex> lock(last_stages_mutex);
+    last_stages = stages;
+    return results;
+#else
+    fail("SAR: built without CUDA");
+#endif
+  }
   SarTables t;
   t.nx = g.nx; t.ny = g.ny; t.nz = g.nz;
   t.d = g.dx;
@@ -306,13 +348,7 @@ std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vect
     out.sar.assign(n, 0.0f);
     out.status.assign(n, 0);
     out.side_m.assign(n, 0.0f);
-    if (backend == Backend::cuda) {
-#ifdef VEM_WITH_CUDA
-      spatial_average_sar_cuda(t, in.density, target_mass_kg, out);
-#else
-      fail("SAR: built without CUDA");
-#endif
-    } else {
+    {
       std::vector<float> avg(n, 0.0f);
       std::vector<int> cover(n, -1);
 #pragma omp parallel for collapse(2) schedule(dynamic)
@@ -347,6 +383,22 @@ std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vect
     results.push_back(std::move(out));
   }
   return results;
+}
+
+SarCudaStages sar_cuda_last_stages() {
+  std::lock_guard<std::mutex> lock(last_stages_mutex);
+  return last_stages;
+}
+
+void sar_detail::parallel_copy(void* dst, const void* src, std::size_t bytes, int threads) {
+  std::size_t nt = std::size_t(std::max(1, std::min(threads, omp_get_max_threads())));
+  nt = std::max<std::size_t>(1, std::min(nt, bytes >> 18));  // at least 256 KiB a thread
+  const std::size_t per = (bytes + nt - 1) / nt;
+#pragma omp parallel for num_threads(int(nt)) schedule(static)
+  for (int p = 0; p < int(nt); ++p) {
+    const std::size_t off = std::size_t(p) * per;
+    if (off < bytes) std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, std::min(per, bytes - off));
+  }
 }
 
 AveragedSar spatial_average_sar(const SarInput& in, double target_mass_kg, Backend backend) {
