@@ -276,3 +276,92 @@ TEST(SubpixelSmoothing, OptionsAreValidatedWithReadableMessages) {
             std::string::npos);
   EXPECT_NE(message([] { SphereGeometry({0, 0, 0}, -1, 1); }).find("radius -1"), std::string::npos);
 }
+
+TEST(SubpixelSmoothing, PropertyArraysGiveTheLabelResultAndDistinctValuesAreMaterials) {
+  // The same sphere as labels (indexed) and as per-cell arrays (the ParaView "Property arrays"
+  // mode): VoxelDomain::smooth_materials gives the same smoothed medium both ways.
+  const std::array<int, 3> nv{8, 8, 8};
+  const std::array<double, 3> sp{2e-3, 2e-3, 2e-3}, org{0, 0, 0};
+  VoxelDomainOptions vo;
+  vo.air_padding = 2;
+  vo.cpml_thickness = 2;
+  vo.subpixel_smoothing = true;
+  const VoxelDomain vd = make_voxel_domain(nv, sp, org, vo);
+  FdtdSetup labels, arrays;
+  labels.grid = arrays.grid = vd.grid();
+  labels.materials = {Material::vacuum(), Material::isotropic("a", 4.0, 0.5), Material::isotropic("b", 9.0, 0.25)};
+  labels.material_index.assign(std::size_t(vd.total_cells()), 0);
+  arrays.material_mode = MaterialMode::coefficient_array;
+  arrays.medium.eps_r.assign(1, std::vector<float>(std::size_t(vd.total_cells()), 1.0f));
+  arrays.medium.sigma_e.assign(1, std::vector<float>(std::size_t(vd.total_cells()), 0.0f));
+  for (std::int64_t v = 0; v < vd.voxel_count(); ++v) {
+    const int i = int(v % 8), j = int((v / 8) % 8), k = int(v / 64);
+    const double r2 = (i - 3.5) * (i - 3.5) + (j - 3.5) * (j - 3.5) + (k - 3.5) * (k - 3.5);
+    const std::uint16_t m = r2 < 2.5 * 2.5 ? 2 : (r2 < 3.6 * 3.6 ? 1 : 0);
+    const std::size_t t = std::size_t(vd.total_index(v));
+    labels.material_index[t] = m;
+    arrays.medium.eps_r[0][t] = float(labels.materials[m].eps_r[0]);
+    arrays.medium.sigma_e[0][t] = float(labels.materials[m].sigma_e[0]);
+  }
+  vd.smooth_materials(labels);
+  vd.smooth_materials(arrays);
+  ASSERT_EQ(labels.material_mode, MaterialMode::coefficient_array);
+  ASSERT_EQ(arrays.material_mode, MaterialMode::coefficient_array);
+  EXPECT_TRUE(labels.material_index.empty());
+  EXPECT_FALSE(arrays.medium.average_at_edges);
+  int between = 0;
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(labels.medium.eps_r[c], arrays.medium.eps_r[c]);
+    EXPECT_EQ(labels.medium.sigma_e[c], arrays.medium.sigma_e[c]);
+    for (float e : arrays.medium.eps_r[c]) between += e > 4.0f && e < 9.0f;  // the inner interface
+  }
+  EXPECT_GT(between, 50);
+}
+
+TEST(SubpixelSmoothing, PeriodicFacesWrapTheVoxelsInsteadOfMeetingVacuum) {
+  // A homogeneous dielectric filling a box periodic on every face has no interface: every sample
+  // keeps eps 4. A slab along z (periodic in x and y, CPML in z) keeps the exact planar answer at
+  // the periodic faces too: tangential samples on the slab's faces get the arithmetic mean.
+  const std::array<int, 3> nv{6, 5, 8};
+  const std::array<double, 3> sp{1e-3, 1e-3, 1e-3}, org{0, 0, 0};
+  VoxelDomainOptions vo;
+  vo.subpixel_smoothing = true;
+  vo.air_padding = 2;
+  vo.cpml_thickness = 3;
+  vo.boundaries.fill(BoundaryType::periodic);
+  LabelProperties props;
+  props.labels = {1};
+  props.names = {"d"};
+  props.density = {1000};
+  DielectricProperties dp;
+  dp.eps_r = 4;
+  dp.sigma = 0.5;
+  props.dielectric = {dp};
+  {
+    const VoxelDomain vd = make_voxel_domain(nv, sp, org, vo);
+    FdtdSetup s;
+    vd.set_label_materials(s, std::vector<std::uint16_t>(std::size_t(vd.voxel_count()), 1), props);
+    for (int c = 0; c < 3; ++c)
+      for (std::size_t q = 0; q < s.medium.eps_r[c].size(); ++q) {
+        ASSERT_EQ(s.medium.eps_r[c][q], 4.0f) << "component " << c << " cell " << q;
+        ASSERT_EQ(s.medium.sigma_e[c][q], 0.5f) << "component " << c << " cell " << q;
+      }
+  }
+  vo.boundaries[4] = vo.boundaries[5] = BoundaryType::cpml;
+  const VoxelDomain vd = make_voxel_domain(nv, sp, org, vo);
+  std::vector<std::uint16_t> labels(std::size_t(vd.voxel_count()), 0);
+  for (std::int64_t v = 0; v < vd.voxel_count(); ++v)
+    if (v / 30 >= 3) labels[std::size_t(v)] = 1;  // voxel layers k >= 3 (z from 3 mm)
+  FdtdSetup s;
+  vd.set_label_materials(s, labels, props);
+  const YeeGrid g = vd.grid();
+  const int kface = vd.lo_total[2] + 3;
+  for (int j = 0; j < g.ny; ++j)
+    for (int i = 0; i < g.nx; ++i) {
+      EXPECT_NEAR(s.medium.eps_r[0][cell(g, i, j, kface)], 2.5, 1e-6) << i << " " << j;  // Ex, tangential
+      EXPECT_NEAR(s.medium.eps_r[1][cell(g, i, j, kface)], 2.5, 1e-6) << i << " " << j;  // Ey
+      EXPECT_EQ(s.medium.eps_r[2][cell(g, i, j, kface)], 4.0f) << i << " " << j;  // Ez box inside the slab
+      EXPECT_EQ(s.medium.eps_r[2][cell(g, i, j, kface - 1)], 1.0f) << i << " " << j;
+      EXPECT_EQ(s.medium.eps_r[0][cell(g, i, j, kface + 1)], 4.0f) << i << " " << j;
+    }
+}

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <map>
+#include <string>
 #include <utility>
 
 #include "vem/core/error.h"
@@ -19,14 +21,17 @@ void SubpixelOptions::validate(const char* owner) const {
 }
 
 LabelGeometry::LabelGeometry(const VoxelPlacement& placement, const std::vector<std::uint16_t>& material_per_voxel,
-                             int outside)
+                             int outside, const std::array<bool, 3>& periodic)
     : n_(placement.voxels), h_(placement.spacing), origin_(placement.voxel_origin), m_(material_per_voxel),
-      outside_(outside) {
+      outside_(outside), periodic_(periodic) {
   if (std::int64_t(m_.size()) != placement.voxel_count())
     fail("subpixel smoothing: ", m_.size(), " voxel materials for ", placement.voxel_count(), " voxels");
 }
 
 int LabelGeometry::voxel(long i, long j, long k) const {
+  long* idx[3] = {&i, &j, &k};
+  for (int a = 0; a < 3; ++a)
+    if (periodic_[a]) *idx[a] = ((*idx[a] % n_[a]) + n_[a]) % n_[a];
   if (i < 0 || j < 0 || k < 0 || i >= n_[0] || j >= n_[1] || k >= n_[2]) return outside_;
   return m_[std::size_t(i + long(n_[0]) * (j + long(n_[1]) * k))];
 }
@@ -66,6 +71,7 @@ bool LabelGeometry::uniform_in(const std::array<double, 3>& lo, const std::array
   for (int a = 0; a < 3; ++a) {
     a0[a] = long(std::floor((lo[a] - origin_[a]) / h_[a] - 0.5));
     a1[a] = long(std::floor((hi[a] - origin_[a]) / h_[a] - 0.5)) + 1;
+    if (periodic_[a]) continue;  // voxel() wraps
     // Entirely outside the voxels along this axis: the outside material.
     if (a1[a] < 0 || a0[a] >= n_[a]) {
       material = outside_;
@@ -247,9 +253,75 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Mater
 
 PerCellMedium subpixel_label_medium(const VoxelPlacement& placement, const std::vector<std::uint16_t>& material_per_voxel,
                                     const std::vector<Material>& materials, const SubpixelOptions& options,
-                                    SubpixelStats* stats) {
-  const LabelGeometry geo(placement, material_per_voxel, 0);
+                                    SubpixelStats* stats, const std::array<bool, 3>& periodic) {
+  const LabelGeometry geo(placement, material_per_voxel, 0, periodic);
   return subpixel_smoothed_medium(placement.grid(), materials, geo, options, stats);
+}
+
+PerCellMedium subpixel_array_medium(const VoxelPlacement& placement, const PerCellMedium& cells,
+                                    const SubpixelOptions& options, SubpixelStats* stats,
+                                    const std::array<bool, 3>& periodic) {
+  options.validate();
+  if (cells.has_array_box()) fail("subpixel smoothing: property arrays with an array box (a piece's arrays)");
+  const std::size_t total = std::size_t(placement.total_cells());
+  const std::vector<std::vector<float>>* q[4] = {&cells.eps_r, &cells.sigma_e, &cells.mu_r, &cells.sigma_m};
+  const char* names[4] = {"eps_r", "sigma_e", "mu_r", "sigma_m"};
+  if (cells.eps_r.empty()) fail("subpixel smoothing: the property arrays have no permittivity");
+  for (int a = 0; a < 4; ++a) {
+    const std::size_t n = q[a]->size();
+    if (n != 0 && n != 1 && n != 3)
+      fail("subpixel smoothing: ", n, " ", names[a], " arrays (1 or 3, or none)");
+    for (const std::vector<float>& v : *q[a])
+      if (v.size() != total)
+        fail("subpixel smoothing: an ", names[a], " array of ", v.size(), " values for ", total, " cells");
+  }
+  // A material per distinct tuple (eps_r, sigma_e, mu_r, sigma_m per axis) among the voxels.
+  using Tuple = std::array<float, 12>;
+  const float absent[4] = {1.0f, 0.0f, 1.0f, 0.0f};  // defaults of the optional arrays
+  auto tuple_at = [&](std::size_t t) {
+    Tuple r;
+    for (int a = 0; a < 4; ++a)
+      for (int c = 0; c < 3; ++c) {
+        const std::vector<std::vector<float>>& arr = *q[a];
+        r[std::size_t(3 * a + c)] = arr.empty() ? absent[a] : arr[arr.size() == 3 ? std::size_t(c) : 0][t];
+      }
+    return r;
+  };
+  // Voxels of vacuum are material 0, the padding's: one material on both sides of the model's
+  // faces (two would split the label interpolation's weights there).
+  std::map<Tuple, std::uint16_t> index{{Tuple{1, 1, 1, 0, 0, 0, 1, 1, 1, 0, 0, 0}, std::uint16_t(0)}};
+  std::vector<Material> materials{Material::vacuum()};
+  std::vector<std::uint16_t> per_voxel(std::size_t(placement.voxel_count()));
+  Tuple last{};
+  std::uint16_t last_m = 0;
+  bool have_last = false;
+  for (std::int64_t v = 0; v < placement.voxel_count(); ++v) {
+    const Tuple tv = tuple_at(std::size_t(placement.total_index(v)));
+    if (!have_last || tv != last) {
+      auto it = index.find(tv);
+      if (it == index.end()) {
+        if (materials.size() > 65535)
+          fail("subpixel smoothing of property arrays: more than 65535 distinct values of (permittivity, ",
+               "conductivity, permeability) among the voxels; smoothing takes the arrays as piecewise-constant ",
+               "materials (labels with a tissue table, or arrays with fewer distinct values)");
+        Material m;
+        m.name = "array value " + std::to_string(materials.size());
+        for (int c = 0; c < 3; ++c) {
+          m.eps_r[std::size_t(c)] = tv[std::size_t(c)];
+          m.sigma_e[std::size_t(c)] = tv[std::size_t(3 + c)];
+          m.mu_r[std::size_t(c)] = tv[std::size_t(6 + c)];
+          m.sigma_m[std::size_t(c)] = tv[std::size_t(9 + c)];
+        }
+        it = index.emplace(tv, std::uint16_t(materials.size())).first;
+        materials.push_back(std::move(m));
+      }
+      last = tv;
+      last_m = it->second;
+      have_last = true;
+    }
+    per_voxel[std::size_t(v)] = last_m;
+  }
+  return subpixel_label_medium(placement, per_voxel, materials, options, stats, periodic);
 }
 
 }  // namespace vem

@@ -73,16 +73,28 @@ FdfdLabelCells FdfdVoxelDomain::set_label_materials(FdfdProblem& p,
     c.label[t] = labels[static_cast<std::size_t>(v)];
     c.density[t] = static_cast<float>(density[m]);
   }
-  if (options.subpixel_smoothing) {
-    std::vector<std::uint16_t> per_voxel(static_cast<std::size_t>(nv));
-    for (std::int64_t v = 0; v < nv; ++v)
-      per_voxel[static_cast<std::size_t>(v)] = to_material[labels[static_cast<std::size_t>(v)]];
-    SubpixelOptions so = options.subpixel;
-    if (so.frequency == 0) so.frequency = options.frequency;
-    p.material_mode = MaterialMode::coefficient_array;
-    p.medium = subpixel_label_medium(*this, per_voxel, p.materials, so);
-  }
+  smooth_materials(p);
   return c;
+}
+
+void FdfdVoxelDomain::smooth_materials(FdfdProblem& p) const {
+  if (!options.subpixel_smoothing) return;
+  SubpixelOptions so = options.subpixel;
+  if (so.frequency == 0) so.frequency = options.frequency;
+  if (p.material_mode == MaterialMode::indexed) {
+    const std::int64_t nv = voxel_count();
+    std::vector<std::uint16_t> per_voxel(static_cast<std::size_t>(nv), 0);
+    if (!p.material_index.empty()) {
+      if (static_cast<std::int64_t>(p.material_index.size()) != total_cells())
+        fail("subpixel smoothing: ", p.material_index.size(), " material indices for ", total_cells(), " cells");
+      for (std::int64_t v = 0; v < nv; ++v)
+        per_voxel[static_cast<std::size_t>(v)] = p.material_index[static_cast<std::size_t>(total_index(v))];
+    }
+    p.medium = subpixel_label_medium(*this, per_voxel, p.materials, so);
+  } else {
+    p.medium = subpixel_array_medium(*this, p.medium, so);
+  }
+  p.material_mode = MaterialMode::coefficient_array;
 }
 
 FdfdVoxelDomain make_fdfd_voxel_domain(const std::array<int, 3>& voxels,

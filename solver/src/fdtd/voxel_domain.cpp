@@ -111,17 +111,29 @@ void VoxelDomain::set_label_materials(FdtdSetup& s, const std::vector<std::uint1
     s.materials.push_back(Material::isotropic(props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
     to_material[static_cast<std::size_t>(props.labels[q]) & 0xffff] = static_cast<std::uint16_t>(q + 1);
   }
-  std::vector<std::uint16_t> per_voxel(labels.size());
-  for (std::size_t v = 0; v < labels.size(); ++v) per_voxel[v] = to_material[labels[v]];
-  if (options.subpixel_smoothing) {
-    s.material_mode = MaterialMode::coefficient_array;
-    s.medium = subpixel_label_medium(*this, per_voxel, s.materials, options.subpixel);
-    s.material_index.clear();
-    return;
-  }
   s.material_mode = MaterialMode::indexed;
   s.material_index.assign(std::size_t(total_cells()), 0);
-  for (std::size_t v = 0; v < per_voxel.size(); ++v) s.material_index[std::size_t(total_index(std::int64_t(v)))] = per_voxel[v];
+  for (std::size_t v = 0; v < labels.size(); ++v)
+    s.material_index[std::size_t(total_index(std::int64_t(v)))] = to_material[labels[v]];
+  smooth_materials(s);
+}
+
+void VoxelDomain::smooth_materials(FdtdSetup& s) const {
+  if (!options.subpixel_smoothing) return;
+  std::array<bool, 3> periodic{};  // no padding on periodic faces: the voxels repeat there
+  for (int a = 0; a < 3; ++a) periodic[std::size_t(a)] = options.boundaries[std::size_t(2 * a)] == BoundaryType::periodic;
+  if (s.material_mode == MaterialMode::indexed) {
+    if (std::int64_t(s.material_index.size()) != total_cells())
+      fail("subpixel smoothing: ", s.material_index.size(), " material indices for ", total_cells(), " cells");
+    std::vector<std::uint16_t> per_voxel(static_cast<std::size_t>(voxel_count()));
+    for (std::int64_t v = 0; v < voxel_count(); ++v)
+      per_voxel[std::size_t(v)] = s.material_index[std::size_t(total_index(v))];
+    s.medium = subpixel_label_medium(*this, per_voxel, s.materials, options.subpixel, nullptr, periodic);
+    s.material_index.clear();
+  } else {
+    s.medium = subpixel_array_medium(*this, s.medium, options.subpixel, nullptr, periodic);
+  }
+  s.material_mode = MaterialMode::coefficient_array;
 }
 
 }  // namespace vem

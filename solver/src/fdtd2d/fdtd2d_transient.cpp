@@ -187,6 +187,10 @@ VoxelDomain2D make_voxel_domain_2d(const std::array<int, 3>& voxels, const std::
   d.plane = Plane2D::for_normal(normal);
   if (voxels[std::size_t(normal)] != 1)
     fail("internal: a 2D domain with ", voxels[std::size_t(normal)], " voxels along its normal ", axis_name(normal));
+  if (options.subpixel_smoothing)
+    fail("VoxelDomainOptions::subpixel_smoothing (SubpixelSmoothing) is for 3D models: this model is 2D (one voxel ",
+         "along ", axis_name(normal), "), where the dual cells of the smoothing would reach past the single layer; ",
+         "turn it off, or run the model in 3D (Dimension 3)");
   d.domain = make_voxel_domain(voxels, spacing, voxel_origin, domain_options_2d(options, normal));
   const YeeGrid2D g = d.grid();
   g.validate();

@@ -103,12 +103,14 @@ class SubpixelGeometry {
 };
 
 // Labels on the voxels of a placement (material_per_voxel: one index into the materials table per
-// voxel, voxel order i + nx (j + ny k)); `outside` outside the voxels (padding, absorbing layers).
+// voxel, voxel order i + nx (j + ny k)); `outside` outside the voxels (padding, absorbing layers),
+// except along the `periodic` axes, where the voxels repeat (a periodic voxel domain has no padding
+// there, so its dual cells at the faces reach into the opposite side of the model, as the fields do).
 // Trilinear indicator interpolation between voxel centres (see above).
 class LabelGeometry final : public SubpixelGeometry {
  public:
   LabelGeometry(const VoxelPlacement& placement, const std::vector<std::uint16_t>& material_per_voxel,
-                int outside = 0);
+                int outside = 0, const std::array<bool, 3>& periodic = {false, false, false});
   int material_at(const std::array<double, 3>& p) const override;
   bool uniform_in(const std::array<double, 3>& lo, const std::array<double, 3>& hi, int& material) const override;
 
@@ -118,6 +120,7 @@ class LabelGeometry final : public SubpixelGeometry {
   std::array<double, 3> h_, origin_;
   const std::vector<std::uint16_t>& m_;
   int outside_;
+  std::array<bool, 3> periodic_;
 };
 
 struct SubpixelStats {
@@ -141,9 +144,22 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& grid, const std::vector<Ma
 
 // The shared voxel-domain path (FDTD voxel_domain.h and FDFD fdfd_voxel_domain.h): labels of the
 // placement's voxels as material indices (material 0 outside the voxels), smoothed on its grid.
+// `periodic`: the axes along which the domain is periodic (LabelGeometry).
 PerCellMedium subpixel_label_medium(const VoxelPlacement& placement,
                                     const std::vector<std::uint16_t>& material_per_voxel,
                                     const std::vector<Material>& materials, const SubpixelOptions& options,
-                                    SubpixelStats* stats = nullptr);
+                                    SubpixelStats* stats = nullptr,
+                                    const std::array<bool, 3>& periodic = {false, false, false});
+
+// Property arrays instead of labels (the ParaView filters' "Property arrays" mode): the voxels'
+// distinct tuples of `cells` (per computational cell, eps_r / sigma_e / mu_r / sigma_m, 1 or 3
+// components each, the coefficient_array input) become the materials (material 0 vacuum: outside
+// the voxels and every voxel holding vacuum's values), then as subpixel_label_medium. The arrays are taken as piecewise constant: each
+// distinct value is a material of its own, so smooth (graded) arrays are not averaged across their
+// gradients, and more than 65535 distinct tuples among the voxels is refused (vem::Error naming the
+// count). cells.average_at_edges is replaced (the result has average_at_edges = false).
+PerCellMedium subpixel_array_medium(const VoxelPlacement& placement, const PerCellMedium& cells,
+                                    const SubpixelOptions& options, SubpixelStats* stats = nullptr,
+                                    const std::array<bool, 3>& periodic = {false, false, false});
 
 }  // namespace vem

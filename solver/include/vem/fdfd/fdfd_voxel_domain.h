@@ -72,6 +72,12 @@ struct FdfdVoxelDomain : VoxelPlacement {  // voxels, padding and PML cells: vox
   // labels or a label count other than the voxel count.
   FdfdLabelCells set_label_materials(FdfdProblem& p, const std::vector<std::uint16_t>& labels,
                                      const LabelProperties& props) const;
+  // With options.subpixel_smoothing (nothing otherwise): p's materials (indexed, or per-cell
+  // arrays in coefficient_array mode, each distinct value a material: subpixel_array_medium) replaced
+  // by the smoothed per-sample medium, p.material_mode = coefficient_array; the conductivity is
+  // averaged as a complex permittivity at options.frequency unless subpixel.frequency says otherwise.
+  // set_label_materials calls it; the FDFD Solver filter calls it for property arrays.
+  void smooth_materials(FdfdProblem& p) const;
 };
 
 // The domain of `voxels` cells of `spacing` (m, > 0) with voxel (0,0,0) at `voxel_origin`.

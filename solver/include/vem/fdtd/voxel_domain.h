@@ -63,6 +63,12 @@ struct VoxelDomain : VoxelPlacement {  // voxels, padding and CPML cells: voxel_
   // subpixel_label_medium, shared with the FDFD voxel domain). Throws vem::Error for a label count
   // other than the voxel count or more than 65535 distinct labels.
   void set_label_materials(FdtdSetup& s, const std::vector<std::uint16_t>& labels, const LabelProperties& props) const;
+  // With options.subpixel_smoothing (nothing otherwise): replaces the materials of s (on this
+  // domain's grid) by the smoothed per-sample medium, s.material_mode = coefficient_array:
+  // indexed materials (labels) through subpixel_label_medium, per-cell arrays through
+  // subpixel_array_medium (each distinct value a material). The ParaView filters call it after
+  // building either kind of model; set_label_materials calls it itself.
+  void smooth_materials(FdtdSetup& s) const;
 };
 
 // The domain of `voxels` cells of `spacing` (m, > 0) with voxel (0,0,0) at `voxel_origin`.
