@@ -313,6 +313,9 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
   {
     ArrayMaterials(self, lookup, input, g, association, r, m);
   }
+  // SubpixelSmoothing: the smoothed per-sample medium replaces either kind of model (the material
+  // arrays kept for the output stay the voxels' own values).
+  m.domain.smooth_materials(m.setup);
   for (float& rho : m.density)
   {
     rho = vem::is_tissue_density(rho) ? rho : 0.0f; // gases (air 1.16 kg/m^3) are air for SAR

@@ -47,6 +47,7 @@ vem::FdfdVoxelOptions VoxelOptions(vtkVEMFDFDSolver* self)
   o.incident.polarization = self->GetPolarization() * deg;
   o.pml_thickness = self->GetPMLThickness();
   o.air_padding = self->GetAirPadding();
+  o.subpixel_smoothing = self->GetSubpixelSmoothing();
   return o;
 }
 
@@ -251,6 +252,9 @@ bool vtkVEMFDFDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
     {
       rhoCells = std::move(density);
     }
+    // SubpixelSmoothing (set_label_materials does it for labels). The material arrays of the
+    // output stay the voxels' own values.
+    d.smooth_materials(prob);
   }
   if (!d.has_ntff_room())
   {
@@ -323,6 +327,7 @@ void vtkVEMFDFDSolver::PrintSelf(ostream& os, vtkIndent indent)
   os << indent << "Polarization: " << this->Polarization << "\n";
   os << indent << "PMLThickness: " << this->PMLThickness << "\n";
   os << indent << "AirPadding: " << this->AirPadding << "\n";
+  os << indent << "SubpixelSmoothing: " << this->SubpixelSmoothing << "\n";
   os << indent << "Tolerance: " << this->Tolerance << "\n";
   os << indent << "MaxIterations: " << this->MaxIterations << "\n";
   os << indent << "Precision: " << this->Precision << "\n";

@@ -102,6 +102,11 @@ public:
   /// Average eps/sigma over the cells around each E sample.
   vtkSetMacro(AverageAtEdges, bool);
   vtkGetMacro(AverageAtEdges, bool);
+  /// Subpixel smoothing of the permittivity at material interfaces
+  /// (vem::FdfdVoxelOptions::subpixel_smoothing, vem/core/subpixel_smoothing.h).
+  vtkSetMacro(SubpixelSmoothing, bool);
+  vtkGetMacro(SubpixelSmoothing, bool);
+  vtkBooleanMacro(SubpixelSmoothing, bool);
 
   // Excitation.
   /// Hz (> 0).
@@ -172,6 +177,7 @@ protected:
   std::string TissueTableFile;
   bool UseBuiltInTissueTable = true;
   bool AverageAtEdges = true;
+  bool SubpixelSmoothing = false;
   double Frequency = 900e6;
   double IncidentTheta = 0.0, IncidentPhi = 0.0, Polarization = 0.0;
   int PMLThickness = 10;

@@ -118,6 +118,7 @@ void vtkVEMFDTDFilterBase::GetDomainOptions(vem::VoxelDomainOptions& o) const
     vem::fail("Scheme = ", this->Scheme, ": must be 0 (yee), 1 (fv24), 2 (fv24_wb), 3 (s22) or 4 (s44)");
   }
   o.scheme = static_cast<vem::Scheme>(this->Scheme);
+  o.subpixel_smoothing = this->SubpixelSmoothing;
 }
 
 void vtkVEMFDTDFilterBase::GetPlaneWave(vem::HarmonicPlaneWave& w) const

@@ -161,6 +161,11 @@ public:
   /// Spatial update scheme (vem::Scheme: 0 yee, 1 fv24, 2 fv24_wb, 3 s22, 4 s44), 3D runs.
   vtkSetMacro(Scheme, int);
   vtkGetMacro(Scheme, int);
+  /// Subpixel smoothing of the permittivity at material interfaces
+  /// (vem::VoxelDomainOptions::subpixel_smoothing, vem/core/subpixel_smoothing.h), 3D runs.
+  vtkSetMacro(SubpixelSmoothing, bool);
+  vtkGetMacro(SubpixelSmoothing, bool);
+  vtkBooleanMacro(SubpixelSmoothing, bool);
 
   // 2D (values checked by the solver: one message, empty outputs).
   vtkSetMacro(Dimension, int);
@@ -255,6 +260,7 @@ protected:
   int AirPadding;
   double CourantFactor;
   int Scheme = 0;
+  bool SubpixelSmoothing = false;
   int ProgressInterval;
   int Dimension;
   int Polarization2D;
