@@ -6,11 +6,13 @@
 // For each size and mass: the CPU engine once; the GPU `reps` times (median, and the first run),
 // with the stage times of the median run (vem::sar_cuda_last_stages: device allocation, upload,
 // tables, cube growth, dilations, assignment + counts, download, waiting for the host output
-// arrays); optionally once more with plain pageable cudaMemcpy instead of the staged copies
-// (VEM_SAR_PLAIN_COPIES); and the GPU result against the CPU's: status mismatches, the largest
-// |SAR difference| / peak, side mismatches, counts, peak value and voxel.
+// arrays, the input checks); optionally once more each with plain pageable cudaMemcpy instead of
+// the staged copies (VEM_SAR_PLAIN_COPIES) and without the huge-page advice for the host output
+// arrays (VEM_SAR_NO_HUGEPAGES); and the GPU result against the CPU's: status mismatches, the
+// largest |SAR difference| / peak, side mismatches, counts, peak value and voxel.
 // The time is spatial_average_sar's whole call (input checks, host output arrays, transfers),
-// one mass per call. A 32^3 GPU call first warms the CUDA context and the pinned buffers.
+// one mass per call; the previous result is freed before the clock starts. A 32^3 GPU call first
+// warms the CUDA context and the pinned buffers.
 // Usage: bench_sar <out.json> [--commit C] [--sizes 256,512] [--cpu-sizes 256,512] [--reps 3]
 //                  [--plain 1]
 #include <algorithm>
@@ -105,9 +107,10 @@ Agreement compare(const AveragedSar& c, const AveragedSar& g) {
 
 struct Row {
   int n = 0;
-  double mass_g = 0, cpu_s = -1, gpu_median_s = 0, gpu_first_s = 0, gpu_plain_s = -1, peak = 0;
+  double mass_g = 0, cpu_s = -1, gpu_median_s = 0, gpu_first_s = 0, gpu_plain_s = -1, gpu_small_pages_s = -1,
+         peak = 0;
   std::vector<double> gpu_runs;
-  SarCudaStages stages, plain_stages;
+  SarCudaStages stages, plain_stages, small_pages_stages;
   std::size_t valid = 0, assigned = 0, unassigned = 0;
   bool compared = false;
   Agreement agree;
@@ -167,6 +170,7 @@ int main(int argc, char** argv) {
         std::vector<std::pair<double, SarCudaStages>> runs;
         AveragedSar res;
         for (int rep = 0; rep < reps; ++rep) {
+          res = AveragedSar{};  // free the previous result outside the timing
           const auto t0 = std::chrono::steady_clock::now();
           res = spatial_average_sar(in, mass, Backend::cuda);
           runs.push_back({seconds_since(t0), sar_cuda_last_stages()});
@@ -184,13 +188,18 @@ int main(int argc, char** argv) {
           r.peak = res.peak;
           r.valid = res.valid; r.assigned = res.assigned; r.unassigned = res.unassigned;
         }
-        if (plain) {
-          setenv("VEM_SAR_PLAIN_COPIES", "1", 1);
-          const auto t0 = std::chrono::steady_clock::now();
-          spatial_average_sar(in, mass, Backend::cuda);
-          r.gpu_plain_s = seconds_since(t0);
-          r.plain_stages = sar_cuda_last_stages();
-          unsetenv("VEM_SAR_PLAIN_COPIES");
+        if (plain) {  // the variants, once each
+          res = AveragedSar{};
+          for (int v = 0; v < 2; ++v) {
+            const char* var = v == 0 ? "VEM_SAR_PLAIN_COPIES" : "VEM_SAR_NO_HUGEPAGES";
+            setenv(var, "1", 1);
+            AveragedSar x;
+            const auto t0 = std::chrono::steady_clock::now();
+            x = spatial_average_sar(in, mass, Backend::cuda);
+            (v == 0 ? r.gpu_plain_s : r.gpu_small_pages_s) = seconds_since(t0);
+            (v == 0 ? r.plain_stages : r.small_pages_stages) = sar_cuda_last_stages();
+            unsetenv(var);
+          }
         }
       }
       rows.push_back(r);
@@ -199,7 +208,7 @@ int main(int argc, char** argv) {
 
   auto stages_json = [](const SarCudaStages& s) {
     std::ostringstream o;
-    o << std::setprecision(6) << "{\"device_alloc\": " << s.device_alloc << ", \"upload\": " << s.upload
+    o << std::setprecision(6) << "{\"checks\": " << s.checks << ", \"device_alloc\": " << s.device_alloc << ", \"upload\": " << s.upload
       << ", \"tables\": " << s.tables << ", \"grow\": " << s.grow << ", \"dilate\": " << s.dilate
       << ", \"finish\": " << s.finish << ", \"alloc_wait\": " << s.alloc_wait << ", \"download\": " << s.download
       << ", \"total_in_cuda_path\": " << s.total << ", \"search_start_n\": " << s.search_start
@@ -224,7 +233,9 @@ int main(int argc, char** argv) {
     for (std::size_t k = 0; k < r.gpu_runs.size(); ++k) js << (k ? ", " : "") << r.gpu_runs[k];
     js << "], \"speedup\": " << (r.cpu_s > 0 && r.gpu_median_s > 0 ? r.cpu_s / r.gpu_median_s : 0)
        << ", \"gpu_stages\": " << stages_json(r.stages) << ", \"gpu_plain_copies_seconds\": " << r.gpu_plain_s
-       << ", \"gpu_plain_copies_stages\": " << stages_json(r.plain_stages) << ", \"peak_W_per_kg\": " << r.peak
+       << ", \"gpu_plain_copies_stages\": " << stages_json(r.plain_stages)
+       << ", \"gpu_no_hugepage_advice_seconds\": " << r.gpu_small_pages_s
+       << ", \"gpu_no_hugepage_advice_stages\": " << stages_json(r.small_pages_stages) << ", \"peak_W_per_kg\": " << r.peak
        << ", \"valid\": " << r.valid << ", \"assigned\": " << r.assigned << ", \"unassigned\": " << r.unassigned;
     if (r.compared)
       js << ", \"agreement\": {\"status_mismatches\": " << r.agree.status_mismatch
@@ -238,14 +249,15 @@ int main(int argc, char** argv) {
   js << "  ]\n}\n";
 
   std::cout << "| voxels | mass | CPU s (" << threads << " threads) | GPU s (median) | speed-up | GPU first | plain copies | "
-               "upload | tables | grow | dilate | finish | alloc wait | download | status mism. | max dSAR/peak |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+               "no huge pages | checks | upload | tables | grow | dilate | finish | alloc wait | download | status mism. | "
+               "max dSAR/peak |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const Row& r : rows) {
     const SarCudaStages& s = r.stages;
     std::cout << std::fixed << "| " << r.n << "^3 | " << std::setprecision(0) << r.mass_g << " g | "
               << std::setprecision(3) << r.cpu_s << " | " << std::setprecision(4) << r.gpu_median_s << " | "
               << std::setprecision(1) << (r.cpu_s > 0 && r.gpu_median_s > 0 ? r.cpu_s / r.gpu_median_s : 0) << "x | "
-              << std::setprecision(4) << r.gpu_first_s << " | " << r.gpu_plain_s << " | " << s.upload << " | "
+              << std::setprecision(4) << r.gpu_first_s << " | " << r.gpu_plain_s << " | " << r.gpu_small_pages_s << " | "
+              << s.checks << " | " << s.upload << " | "
               << s.tables << " | " << s.grow << " | " << s.dilate << " (" << std::max(0, s.max_cover) << ") | "
               << s.finish << " | " << s.alloc_wait << " | " << s.download << " | "
               << (r.compared ? std::to_string(r.agree.status_mismatch) : std::string("-")) << " | "

@@ -111,9 +111,10 @@ std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vect
 // pinned buffers; tables: the three summed-volume tables built on the device; grow: the centred
 // cubes; dilate: the assignment's unit dilations; finish: assignment, counts and peak;
 // download: averaged SAR, side and status back; alloc_wait: time spent waiting for the host
-// output arrays (allocated on other threads while the GPU works); device_alloc: cudaMalloc/Free.
+// output arrays (allocated on other threads while the GPU works); device_alloc: cudaMalloc;
+// checks: the input checks before the GPU path (sar.cpp).
 struct SarCudaStages {
-  double device_alloc = 0, upload = 0, tables = 0, grow = 0, dilate = 0, finish = 0, download = 0,
+  double checks = 0, device_alloc = 0, upload = 0, tables = 0, grow = 0, dilate = 0, finish = 0, download = 0,
          alloc_wait = 0, total = 0;
   int search_start = 0;   // n the cube search starts from (a bound from the largest density)
   int max_cover = -1;     // dilations = max_cover (last mass)

@@ -29,6 +29,7 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <type_traits>
 
 #include "core/cuda_check.h"
 #include "fdtd/extensions/sar/sar_internal.h"
@@ -482,14 +483,21 @@ SarCudaStages sar_detail::average_cuda(const SarInput& in, const std::vector<dou
   const bool power_given = !in.power_density.empty();
   const double vv = g.dx * g.dy * g.dz;  // as sar.cpp's voxel_volume
 
-  // Host output arrays, zero-filled (page faults) on their own threads while the GPU works.
+  // Host output arrays, on their own threads while the GPU works: the storage is reserved, faulted
+  // in on a few threads with huge pages requested (sar_detail::prefault), then resized (zeros).
   outs.assign(masses.size(), AveragedSar{});
   std::vector<std::future<void>> allocs;
+  auto make = [N](auto& v) {
+    using T = typename std::decay_t<decltype(v)>::value_type;
+    v.reserve(N);
+    sar_detail::prefault(v.data(), N * sizeof(T), 3);
+    v.resize(N);
+  };
   for (auto& o : outs) {
     AveragedSar* p = &o;
-    allocs.push_back(std::async(std::launch::async, [p, N] { p->sar.resize(N); }));
-    allocs.push_back(std::async(std::launch::async, [p, N] { p->side_m.resize(N); }));
-    allocs.push_back(std::async(std::launch::async, [p, N] { p->status.resize(N); }));
+    allocs.push_back(std::async(std::launch::async, [p, make] { make(p->sar); }));
+    allocs.push_back(std::async(std::launch::async, [p, make] { make(p->side_m); }));
+    allocs.push_back(std::async(std::launch::async, [p, make] { make(p->status); }));
   }
   auto wait_allocs = [&](std::size_t q) {
     for (std::size_t a = 3 * q; a < 3 * q + 3; ++a) allocs[a].get();

@@ -17,4 +17,9 @@ SarCudaStages average_cuda(const SarInput& in, const std::vector<double>& masses
 // copies; the .cu is not compiled with OpenMP).
 void parallel_copy(void* dst, const void* src, std::size_t bytes, int threads);
 
+// Fault in fresh storage [p, p + bytes) (zeros) on up to `threads` OpenMP threads, with
+// transparent huge pages requested for it (Linux): what a zero-filling std::vector::resize would
+// otherwise do page by page on one thread (the largest host cost of the GPU averaging).
+void prefault(void* p, std::size_t bytes, int threads);
+
 }  // namespace vem::sar_detail
