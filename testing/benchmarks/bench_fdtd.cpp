@@ -14,6 +14,7 @@
 //        bench_fdtd extensions <out.json> [options]   (overhead of TF/SF, DFT monitors, SAR; below)
 //        bench_fdtd profile [n]
 //        bench_fdtd schemes <out.md> [n] [commit]   (issue 15: every update scheme, below)
+//        bench_fdtd accuracy <out.md> [options]     (issue 15: wall time to a phase accuracy; at run_accuracy)
 //
 // Schemes mode (issue 15): the same lossy indexed model (10-cell CPML) at n^3 (default 512 on
 // CUDA, 64 on the CPU) stepped with each scheme (yee, fv24, fv24_wb, s22, s44) on one engine in
@@ -515,8 +516,9 @@ int run_extensions(int argc, char** argv) {
 
 // Issue 15: every scheme on one engine, same model (see the header). Rows per high-order scheme
 // (CUDA): the kernel variants of EngineTuning::ho_kernel in one run - tables (the first version),
-// direct (two blocks), tiled (three z chunks; the default is tiled with 32 planes) - so the Yee
-// ratio of each is measured against the Yee row of the same run. Also writes <out stem>.json.
+// direct (several blocks), tiled (z chunks); the default (tiled with 32 planes for the leap-frog
+// schemes, direct 32 x 8 x 1 for s44) first - so the cost relative to Yee of each is measured
+// against the Yee row of the same run. Also writes <out stem>.json.
 int run_schemes(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "bench_fdtd_schemes.md";
   std::string device = "none";
@@ -544,10 +546,15 @@ int run_schemes(int argc, char** argv) {
     s.scheme = sc;
     const FdtdOperator op(s);
     std::vector<Variant> variants = {{HK::automatic, 0, 0, 0, 0, true}};
-    if (sc != Scheme::yee && gpu)
+    if (sc != Scheme::yee && sc != Scheme::s44 && gpu)  // default: tiled, 32 planes
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 32, 8, 1, 0, false},
                   {HK::tiled, 0, 0, 0, 16, false},   {HK::tiled, 0, 0, 0, 64, false}};
+    if (sc == Scheme::s44 && gpu)  // default: direct, 32 x 8 x 1
+      variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
+                  {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 64, 4, 1, 0, false},
+                  {HK::direct, 32, 16, 1, 0, false}, {HK::direct, 128, 2, 1, 0, false},
+                  {HK::tiled, 0, 0, 0, 32, false}};
     for (const Variant& v : variants) {
       EngineTuning t;
       t.ho_kernel = v.kernel;
@@ -564,10 +571,10 @@ int run_schemes(int argc, char** argv) {
         if (sc == Scheme::yee) { k << "Yee"; b << "32x4"; }
         else if (!gpu) { k << "CPU"; b << "-"; }
         else {
-          const HK kk = v.kernel == HK::automatic ? HK::tiled : v.kernel;
+          const HK kk = v.kernel != HK::automatic ? v.kernel : sc == Scheme::s44 ? HK::direct : HK::tiled;
           k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "");
           if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
-          else b << (v.bx ? v.bx : 32) << "x" << (v.by ? v.by : 4) << "x" << (v.bz ? v.bz : 2);
+          else b << (v.bx ? v.bx : 32) << "x" << (v.by ? v.by : 8) << "x" << (v.bz ? v.bz : 1);
         }
         kernel = k.str(); shape = b.str();
       }
@@ -593,9 +600,136 @@ int run_schemes(int argc, char** argv) {
   return 0;
 }
 
+
+// Accuracy mode (issue 15, "wall time to a given accuracy"): for each scheme the coarsest grid
+// (cells per wavelength N) whose own dispersion relation (scheme_numerical_omega, checked against
+// measured phase velocities by test_fdtd_schemes_dispersion) keeps the phase error of a plane wave
+// after W wavelengths (default 50) within the target (default 1e-2 rad) in EVERY direction
+// (worst of the axes, the face and body diagonals and a 5-degree grid of the octant):
+//   phase error = 2 pi W |c / v_p - 1|,  v_p = omega_num(k) / |k|,
+// at the engine's own time step (Courant factor 0.99 of the scheme's limit; fv24 and s22 designed
+// at N, scheme_design_cells_per_wavelength = N, as a user would design them). N is scanned upward
+// from 4. Then that run is timed on the engine: a periodic vacuum cube of B wavelengths per side
+// (default 2; (B N)^3 cells), a CW point source, W periods of steps (ceil(W N / S)), the whole
+// run() timed (engine creation reported apart). Also the throughput-bound estimate: cell-steps /
+// (Mcells/s of that scheme at 512^3 from --rates, when given), which a large problem would see.
+//   bench_fdtd accuracy <out.md> [--commit c] [--box B] [--wavelengths W] [--phase rad]
+int run_accuracy(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "bench_fdtd_accuracy.md";
+  std::string commit = "unknown";
+  double box = 2, waves = 50, target = 1e-2;
+  for (int a = 3; a + 1 < argc; a += 2) {
+    const std::string k = argv[a];
+    if (k == "--commit") commit = argv[a + 1];
+    else if (k == "--box") box = std::atof(argv[a + 1]);
+    else if (k == "--wavelengths") waves = std::atof(argv[a + 1]);
+    else if (k == "--phase") target = std::atof(argv[a + 1]);
+    else { std::cerr << "bench_fdtd accuracy: unknown option " << k << "\n"; return 2; }
+  }
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  const bool gpu = cuda_available();
+  const Backend be = gpu ? Backend::cuda : Backend::cpu;
+  const double c0 = kC0, lambda = 1e-2;  // any wavelength: everything scales with N
+  std::vector<std::array<double, 3>> dirs;
+  for (int t = 0; t <= 18; ++t)
+    for (int p = 0; p <= 18; ++p) {
+      const double th = kPi / 2 * t / 18, ph = kPi / 2 * p / 18;
+      dirs.push_back({std::sin(th) * std::cos(ph), std::sin(th) * std::sin(ph), std::cos(th)});
+    }
+  dirs.push_back({1 / std::sqrt(2.0), 1 / std::sqrt(2.0), 0});
+  dirs.push_back({1 / std::sqrt(3.0), 1 / std::sqrt(3.0), 1 / std::sqrt(3.0)});
+  auto worst_phase = [&](const SchemeDesign& d, double N, std::array<double, 3>* worst_dir) {
+    const double h = lambda / N, dt = d.courant * h / c0, k = 2 * kPi / lambda, w = c0 * k;
+    double worst = 0;
+    for (const auto& u : dirs) {
+      const double wn = scheme_numerical_omega(d.stencil, h, dt, c0, {k * u[0], k * u[1], k * u[2]});
+      const double e = std::isfinite(wn) ? 2 * kPi * waves * std::fabs(w / wn - 1) : 1e300;
+      if (e > worst) { worst = e; if (worst_dir) *worst_dir = u; }
+    }
+    return worst;
+  };
+  std::ostringstream md, js;
+  const std::string date = vem_bench::utc_date();
+  md << "Wall time to a phase error of " << target << " rad after " << waves << " wavelengths (worst direction), "
+     << "periodic vacuum cube of " << box << " wavelengths per side, CW point source, " << waves
+     << " periods of steps; engine " << backend_name(be) << ", device " << device << ", copy bandwidth "
+     << std::fixed << std::setprecision(0) << copy << " GB/s, commit " << commit << ", " << date << "\n\n"
+     << "| scheme | coarsest N (cells/wavelength) | predicted phase error (rad) | worst direction | S = c dt / h | grid | steps | cell-steps | engine setup (s) | run wall time (s) | Mcells/s in the run | wall time / Yee's |\n"
+     << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  js << std::setprecision(8) << "{\n  \"benchmark\": \"fdtd_schemes_accuracy\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"engine\": \""
+     << backend_name(be) << "\",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"phase_target_rad\": " << target
+     << ",\n  \"wavelengths\": " << waves << ",\n  \"box_wavelengths\": " << box << ",\n  \"results\": [\n";
+  double yee_wall = 0;
+  bool first = true;
+  for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
+    int N = 0;
+    double err = 0;
+    std::array<double, 3> wdir{};
+    for (int n = 4; n <= 1000 && !N; ++n) {
+      try {
+        const SchemeDesign d = scheme_design_for_factor(sc, 0.99, double(n));
+        const double e = worst_phase(d, n, &wdir);
+        if (e <= target) { N = n; err = e; }
+      } catch (const std::exception&) {  // no valid design at this resolution
+      }
+    }
+    if (!N) { std::cerr << scheme_name(sc) << ": no N <= 1000 meets the target\n"; continue; }
+    const int n = int(std::lround(box * N));
+    FdtdSetup s;
+    const double h = lambda / N;
+    s.grid = {n, n, n, h, h, h};
+    s.boundaries = BoundarySpec::all(BoundaryType::periodic);
+    s.material_mode = MaterialMode::indexed;
+    s.materials = {Material::isotropic("vacuum", 1.0, 0.0)};
+    s.material_index.assign(std::size_t(s.grid.cell_count()), 0);
+    s.scheme = sc;
+    s.scheme_design_cells_per_wavelength = N;
+    PointSource src;
+    src.i = n / 2; src.j = n / 2; src.k = n / 2;
+    src.waveform = Waveform::sinusoid(c0 / lambda);
+    s.sources = {src};
+    const FdtdOperator op(s);
+    // The engine's own design must give the same predicted error (same S, same weights).
+    const double err_op = worst_phase(op.scheme(), N, nullptr);
+    const int steps = int(std::ceil(waves * lambda / (c0 * op.dt())));
+    auto t0 = std::chrono::steady_clock::now();
+    auto eng = make_engine(op, be);
+    const double setup = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    t0 = std::chrono::steady_clock::now();
+    eng->run(steps, {}, steps);
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (sc == Scheme::yee) yee_wall = wall;
+    const double cs = double(op.grid().cell_count()) * steps;
+    std::ostringstream dir;
+    dir << std::setprecision(2) << "(" << wdir[0] << ", " << wdir[1] << ", " << wdir[2] << ")";
+    md << "| " << scheme_name(sc) << " | " << N << " | " << std::scientific << std::setprecision(2) << err_op
+       << std::fixed << " | " << dir.str() << " | " << std::setprecision(4) << op.scheme().courant << " | " << n << "^3 | "
+       << steps << " | " << std::scientific << std::setprecision(3) << cs << std::fixed << " | " << std::setprecision(2)
+       << setup << " | " << std::setprecision(3) << wall << " | " << std::setprecision(0) << cs / wall / 1e6 << " | "
+       << std::setprecision(4) << (yee_wall > 0 ? wall / yee_wall : 0) << " |\n";
+    js << (first ? "" : ",\n") << "    {\"scheme\": \"" << scheme_name(sc) << "\", \"cells_per_wavelength\": " << N
+       << ", \"predicted_phase_error_rad\": " << err_op << ", \"search_phase_error_rad\": " << err
+       << ", \"courant\": " << op.scheme().courant << ", \"n\": " << n << ", \"steps\": " << steps
+       << ", \"cell_steps\": " << cs << ", \"setup_seconds\": " << setup << ", \"run_seconds\": " << wall
+       << ", \"mcells_per_s\": " << cs / wall / 1e6 << ", \"wall_vs_yee\": " << (yee_wall > 0 ? wall / yee_wall : 0)
+       << "}";
+    first = false;
+    std::cerr << scheme_name(sc) << ": N " << N << ", " << n << "^3, " << steps << " steps, " << wall << " s\n";
+  }
+  js << "\n  ]\n}\n";
+  std::cout << md.str();
+  std::ofstream(out) << md.str();
+  const std::string stem = out.size() > 3 && out.substr(out.size() - 3) == ".md" ? out.substr(0, out.size() - 3) : out;
+  std::ofstream(stem + ".json") << js.str();
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "extensions") return run_extensions(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "schemes") return run_schemes(argc, argv);
+  if (argc > 1 && std::string(argv[1]) == "accuracy") return run_accuracy(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "profile") {
     // A few steps at 512^3 for a profiler (ncu) to count DRAM bytes per kernel.
     const FdtdOperator op(make_setup(argc > 2 ? std::atoi(argv[2]) : 512, MaterialMode::indexed));

@@ -1018,8 +1018,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
   if (op.scheme().scheme != Scheme::yee) {
     high_order_ = true;
-    ho_block_ = dim3(tuning.ho_block_x > 0 ? tuning.ho_block_x : 32, tuning.ho_block_y > 0 ? tuning.ho_block_y : 4,
-                     tuning.ho_block_z > 0 ? tuning.ho_block_z : 2);
+    // Default block 32 x 8 x 1: the best of the direct kernel for s44 (results/highorder_bench_h100_512_v2.md;
+    // the tables kernel measured the same with 32 x 4 x 2 and 32 x 8 x 1).
+    ho_block_ = dim3(tuning.ho_block_x > 0 ? tuning.ho_block_x : 32, tuning.ho_block_y > 0 ? tuning.ho_block_y : 8,
+                     tuning.ho_block_z > 0 ? tuning.ho_block_z : 1);
     if (tuning.ho_block_x < 0 || tuning.ho_block_y < 0 || tuning.ho_block_z < 0 || ho_block_.z > 64 ||
         ho_block_.x * ho_block_.y * ho_block_.z > 1024)
       fail("CUDA high-order block shape ", tuning.ho_block_x, " x ", tuning.ho_block_y, " x ", tuning.ho_block_z,
@@ -1057,7 +1059,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     ho_shape_ = centres && (shape == kShapeS44 || shape == kShapeFv24Wb || shape == kShapeFv24 || shape == kShapeS22)
                     ? shape : kShapeTables;
     using HK = EngineTuning::HighOrderKernel;
-    ho_kernel_ = tuning.ho_kernel == HK::automatic ? HK::tiled : tuning.ho_kernel;
+    // automatic (measured at 512^3 on an H100, results/highorder_bench_h100_512_v2.md): tiled for the
+    // leap-frog schemes (wide stencils: fv24 1.67-1.70x Yee against direct's 1.96-2.01x), direct
+    // for s44 (narrow stencil, bandwidth-bound on its time levels: 1.74x against tiled's 1.96x).
+    ho_kernel_ = tuning.ho_kernel != HK::automatic ? tuning.ho_kernel : ho_.s44 ? HK::direct : HK::tiled;
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;

@@ -138,7 +138,7 @@ struct EngineTuning {
   // same arithmetic, the same fields bit for bit). automatic: programmatic on sm_90 and later.
   enum class KernelLaunch { automatic, plain, programmatic } launch = KernelLaunch::automatic;
   // Threads per block (x, y, z) of the CUDA engine's high-order bulk kernels (schemes fv24,
-  // fv24_wb, s22, s44; one thread per sample, a 3D block); 0 keeps the default 32 x 4 x 2. The Yee
+  // fv24_wb, s22, s44; one thread per sample, a 3D block); 0 keeps the default 32 x 8 x 1. The Yee
   // kernels use block_x / block_y above.
   int ho_block_x = 0, ho_block_y = 0, ho_block_z = 0;
   // The CUDA engine's high-order bulk kernel (issue 15; measured in
@@ -151,7 +151,8 @@ struct EngineTuning {
   //          the tables in a kernel of its own;
   //  tiled:  as direct, the interior through shared-memory tiles of 32 x 8 columns with a 3-sample
   //          halo, marching over ho_z_chunk planes (0: the default) with a ring of 4 planes.
-  // automatic: the measured default. Stencils of another shape than the four schemes' use tables.
+  // automatic: the measured default, tiled for fv24, fv24_wb and s22, direct for s44. Stencils of
+  // another shape than the four schemes' use tables.
   enum class HighOrderKernel { automatic, tables, direct, tiled } ho_kernel = HighOrderKernel::automatic;
   int ho_z_chunk = 0;
 };
