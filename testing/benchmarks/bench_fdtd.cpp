@@ -12,7 +12,7 @@
 //                      index 2 or coefficients 8: 42 (indexed) or 48 (arrays), both phases.
 // Usage: bench_fdtd <out.json> [commit] [max_n] [cpu_max_n]
 //        bench_fdtd extensions <out.json> [options]   (overhead of TF/SF, DFT monitors, SAR; below)
-//        bench_fdtd profile [n]
+//        bench_fdtd profile [n] [scheme]
 //        bench_fdtd schemes <out.md> [n] [commit]   (issue 15: every update scheme, below)
 //        bench_fdtd accuracy <out.md> [options]     (issue 15: wall time to a phase accuracy; at run_accuracy)
 //
@@ -732,7 +732,10 @@ int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "accuracy") return run_accuracy(argc, argv);
   if (argc > 1 && std::string(argv[1]) == "profile") {
     // A few steps at 512^3 for a profiler (ncu) to count DRAM bytes per kernel.
-    const FdtdOperator op(make_setup(argc > 2 ? std::atoi(argv[2]) : 512, MaterialMode::indexed));
+    // bench_fdtd profile [n] [scheme]: the scheme's default kernels (issue 15).
+    FdtdSetup s = make_setup(argc > 2 ? std::atoi(argv[2]) : 512, MaterialMode::indexed);
+    if (argc > 3) s.scheme = scheme_from_name(argv[3]);
+    const FdtdOperator op(s);
     auto eng = make_engine(op, Backend::cuda);
     eng->run(3);
     return 0;
