@@ -381,10 +381,13 @@ __global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const 
 //    so they are kernel parameters, read from the constant bank like immediates), neighbours at
 //    compile-time offsets from the sample, through L1; the three components of a sample in one
 //    thread (as the Yee kernels). The boundary shell (the samples outside the interior box, ~3 %
-//    at 512^3) through the tables, but each table entry loaded once per sample (table_acc).
+//    at 512^3) through the tables, each source component's entries loaded once per sample and
+//    only along the axes where the sample is within 2 of a face (table_acc).
 //  - tiled (ho_interior_tiled + ho_shell): the interior through shared memory: a block of 32 x 8
 //    columns marches over a chunk of z planes keeping a ring of 4 planes of the three source
-//    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis).
+//    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis);
+//    the next plane is loaded into registers before the current one is computed (its loads overlap
+//    the arithmetic; the first version loaded it between two barriers: 1.67-1.70x Yee on the H100).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
@@ -463,20 +466,35 @@ struct TableAcc {
     return s != 0.0f ? s * __ldg(f + off[0][x + 2] + off[1][y + 2] + off[2][z + 2]) : 0.0f;
   }
 };
+// Along an axis where the sample is at least 2 from both faces the table entries are the identity
+// (index times stride, sign 1: no wrap or image reaches there), so only the other axes' entries
+// are loaded: a sample of the boundary shell near one face loads 10 entries, not 30.
 template <int SRC>
-__device__ __forceinline__ TableAcc table_acc(const HoParams& p, const float* f, int origin, int i, int j, int k) {
+__device__ __forceinline__ TableAcc table_acc(const HoParams& p, const GridParams& g, const float* f, int i, int j,
+                                              int k) {
   constexpr int R = HighOrderStencil::kReach;
   TableAcc t;
-  t.f = f + origin;
+  t.f = f + g.origin;
   const int idx[3] = {i, j, k};
+  const int n[3] = {g.nx, g.ny, g.nz};
+  const int stride[3] = {1, g.sy, g.sz};
 #pragma unroll
-  for (int a = 0; a < 3; ++a)
+  for (int a = 0; a < 3; ++a) {
+    if (idx[a] >= 2 && idx[a] <= n[a] - 3) {
 #pragma unroll
-    for (int d = 0; d < 5; ++d) {
-      const int e = p.base[SRC][a] + R + idx[a] + d - 2;
-      t.off[a][d] = __ldg(p.off + e);
-      t.sg[a][d] = __ldg(p.sign + e);
+      for (int d = 0; d < 5; ++d) {
+        t.off[a][d] = (idx[a] + d - 2) * stride[a];
+        t.sg[a][d] = 1.0f;
+      }
+    } else {
+#pragma unroll
+      for (int d = 0; d < 5; ++d) {
+        const int e = p.base[SRC][a] + R + idx[a] + d - 2;
+        t.off[a][d] = __ldg(p.off + e);
+        t.sg[a][d] = __ldg(p.sign + e);
+      }
     }
+  }
   return t;
 }
 
@@ -647,29 +665,48 @@ __global__ void __launch_bounds__(kTileX * kTileY)
   const float* __restrict__ S0 = F.f[OTHER];
   const float* __restrict__ S1 = F.f[OTHER + 1];
   const float* __restrict__ S2 = F.f[OTHER + 2];
-  // Plane kz of the three source components (with the halo) into ring slot kz & 3.
-  auto load_plane = [&](int kz) {
-    const int slot = (kz & 3) * PL;
-    for (int t = tid; t < PL; t += kTileX * kTileY) {
+  // Plane kz of the three source components (with the halo): each thread holds kPerThread
+  // positions of it in registers (fetch), then writes them into ring slot kz & 3 (put). The next
+  // plane is fetched before the current one is computed, so its loads overlap the arithmetic.
+  constexpr int kThreads = kTileX * kTileY, kPerThread = (PL + kThreads - 1) / kThreads;
+  float r[kPerThread][3];
+  auto fetch = [&](int kz) {
+#pragma unroll
+    for (int q = 0; q < kPerThread; ++q) {
+      const int t = tid + q * kThreads;
       const int ly = t / WX, lx = t - ly * WX;
       const int gi = i0 + LO + lx, gj = j0 + LO + ly;
-      float v0 = 0.0f, v1 = 0.0f, v2 = 0.0f;
-      if (gi <= ilast && gj <= jlast) {
+      r[q][0] = r[q][1] = r[q][2] = 0.0f;
+      if (t < PL && gi <= ilast && gj <= jlast) {
         const int o = g.origin + gi + gj * g.sy + kz * g.sz;
-        v0 = __ldg(S0 + o);
-        v1 = __ldg(S1 + o);
-        v2 = __ldg(S2 + o);
+        r[q][0] = __ldg(S0 + o);
+        r[q][1] = __ldg(S1 + o);
+        r[q][2] = __ldg(S2 + o);
       }
-      ho_smem[slot + t] = v0;
-      ho_smem[4 * PL + slot + t] = v1;
-      ho_smem[8 * PL + slot + t] = v2;
     }
   };
-  for (int kz = k0 + LO; kz < k0 + LO + 3; ++kz) load_plane(kz);
+  auto put = [&](int kz) {
+    const int slot = (kz & 3) * PL;
+#pragma unroll
+    for (int q = 0; q < kPerThread; ++q) {
+      const int t = tid + q * kThreads;
+      if (t < PL) {
+        ho_smem[slot + t] = r[q][0];
+        ho_smem[4 * PL + slot + t] = r[q][1];
+        ho_smem[8 * PL + slot + t] = r[q][2];
+      }
+    }
+  };
+  for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
+    fetch(kz);
+    put(kz);
+  }
+  __syncthreads();
   const int lbase = (ty - LO) * WX + (tx - LO);
   for (int k = k0; k <= k1; ++k) {
-    load_plane(k + LO + 3);
-    __syncthreads();
+    // Window k+LO .. k+LO+3 is in the ring; plane k+LO+4 goes into the slot of k+LO after use.
+    const bool more = k < k1;
+    if (more) fetch(k + LO + 4);
     if (active) {
       TileAcc<WX, LO> a[3];
 #pragma unroll
@@ -681,7 +718,11 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
       ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
     }
-    __syncthreads();
+    if (more) {
+      __syncthreads();
+      put(k + LO + 4);
+      __syncthreads();
+    }
   }
 }
 
@@ -695,18 +736,17 @@ struct HoShell {
 
 template <bool ELECTRIC, int C, int SHAPE, class Coef>
 __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
-                                                   const Coef& coef, const FusedSource& src, int i, int j, int k) {
+                                                   const Coef& coef, const FusedSource& src, int i, int j, int k,
+                                                   const TableAcc (&acc)[3]) {
   constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
-  constexpr int SELF = ELECTRIC ? C : 3 + C, OTHER = ELECTRIC ? 3 : 0;
+  constexpr int SELF = ELECTRIC ? C : 3 + C;
   const int o = g.origin + i + j * g.sy + k * g.sz;
   if (!in(i, g.lo[SELF][0], g.hi[SELF][0]) || !in(j, g.lo[SELF][1], g.hi[SELF][1]) ||
       !in(k, g.lo[SELF][2], g.hi[SELF][2])) {
     ho_keep<SELF>(F, p, o);
     return;
   }
-  const TableAcc aD = table_acc<OTHER + D>(p, F.f[OTHER + D], g.origin, i, j, k);
-  const TableAcc aB = table_acc<OTHER + B>(p, F.f[OTHER + B], g.origin, i, j, k);
-  ho_apply<ELECTRIC, C, SHAPE>(F, g, p, coef, src, o, aD, aB);
+  ho_apply<ELECTRIC, C, SHAPE>(F, g, p, coef, src, o, acc[D], acc[B]);
 }
 
 template <bool ELECTRIC, int SHAPE, class Coef>
@@ -721,9 +761,14 @@ __global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef
   const long long r = t / sh.d[q][0];
   const int j = sh.o[q][1] + int(r % sh.d[q][1]);
   const int k = sh.o[q][2] + int(r / sh.d[q][1]);
-  ho_shell_component<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, i, j, k);
-  ho_shell_component<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, i, j, k);
-  ho_shell_component<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, i, j, k);
+  // The three source components' table entries, each loaded once for the two components using it.
+  constexpr int OTHER = ELECTRIC ? 3 : 0;
+  const TableAcc acc[3] = {table_acc<OTHER>(p, g, F.f[OTHER], i, j, k),
+                           table_acc<OTHER + 1>(p, g, F.f[OTHER + 1], i, j, k),
+                           table_acc<OTHER + 2>(p, g, F.f[OTHER + 2], i, j, k)};
+  ho_shell_component<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, i, j, k, acc);
 }
 
 // CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
@@ -751,7 +796,7 @@ __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const Grid
     if (i >= 2 && i <= g.nx - 3 && j >= 2 && j <= g.ny - 3 && k >= 2 && k <= g.nz - 3)
       d = ho_dfast<A, !ELECTRIC, SHAPE>(DirectAcc{F.f[SRC] + o, g.sy, g.sz}, p.w);
     else
-      d = ho_dfast<A, !ELECTRIC, SHAPE>(table_acc<SRC>(p, F.f[SRC], g.origin, i, j, k), p.w);
+      d = ho_dfast<A, !ELECTRIC, SHAPE>(table_acc<SRC>(p, g, F.f[SRC], i, j, k), p.w);
   }
   const float dF = d * s.inv_d;
   const float old = s.psi[Q][t];
