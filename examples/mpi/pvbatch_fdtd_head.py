@@ -22,8 +22,9 @@ Notes:
   of the labels: each piece keeps its neighbours' cells beside its cuts, so the result is the same.
 - Files are written inline binary (DataMode 'Binary'): Debian 12's expat cannot read back VTK's
   default 'Appended' raw mode.
-- Each rank builds the voxel model from the whole input image (the tissue labels: 2 bytes per
-  voxel) and keeps only its piece's fields; the input is not split by the pipeline yet.
+- The input is split by the pipeline: each rank asks HeadPhantom (and TissueProperties) only for
+  the voxels of its piece, so no rank generates or holds the whole phantom; the extent each rank
+  read is in its .vti piece's field data `input_extent`.
 - GPU: `--backend cuda`; rank r uses device r modulo VEM_GPUS_PER_NODE (default 1: all on device 0).
 """
 import argparse

@@ -7,6 +7,8 @@ and with `mpirun -np N pvbatch` for N = 2 and 3 (dipole; uneven pieces for 3), 4
 2 x 2 x 1 split) and 2 (plane wave), and checks:
 - each rank wrote its own piece (N .vti files per time step, their extents partition the whole extent,
   none is the whole image): the field was not gathered;
+- each rank read only its piece of the input image (the input_extent field data of its output: none
+  is what all ranks read together): the input was split by the pipeline, not read whole everywhere;
 - every array (E, H, |E|, permittivity, conductivity, tissue) at every saved time equals the one-rank
   run's bit for bit, and the probe table is written once with the same values;
 - FDTD Steady State (dipole, fixed steps) on 2 and 3 ranks: the phasor / |E| / SAR / 1 g / 10 g
@@ -68,6 +70,35 @@ def arrays(pvti):
     return {cd.GetArrayName(i): vtk_to_numpy(cd.GetArray(i)).copy() for i in range(cd.GetNumberOfArrays())}
 
 
+# pvbatch script: HeadPhantom -> TissueProperties -> (permittivity -1 at voxel (0, 0, 0) of the whole
+# image, seen only by the rank that reads it) -> FDTD Solver with property arrays.
+BAD_PIECE_SCRIPT = '''
+import sys
+from paraview.simple import *
+LoadPlugin(sys.argv[1], remote=False, ns=globals())
+phantom = HeadPhantom(Dimensions=[40, 40, 26], Spacing=[0.0066] * 3, Origin=[-0.132, -0.132, -0.0858])
+tissues = TissueProperties(Input=phantom, Frequency=900e6)
+bad = ProgrammableFilter(Input=tissues)
+bad.Script = """
+inp = self.GetInputDataObject(0, 0)
+out = self.GetOutputDataObject(0)
+out.ShallowCopy(inp)
+ext = inp.GetExtent()
+print("bad_piece: %s extent %s" % ("whole" if list(ext) == [0, 40, 0, 40, 0, 26] else "read", list(ext)))
+eps = inp.GetCellData().GetArray("permittivity").NewInstance()
+eps.DeepCopy(inp.GetCellData().GetArray("permittivity"))
+if ext[0] == 0 and ext[2] == 0 and ext[4] == 0:
+    eps.SetValue(0, -1.0)
+out.GetCellData().AddArray(eps)
+"""
+fdtd = FDTDSolver(Input=bad, MaterialMode="Property arrays")
+fdtd.AirPadding = 4
+fdtd.CPMLThickness = 6
+fdtd.NumberOfSteps = 20
+fdtd.UpdatePipeline()
+'''
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--plugin", required=True)
@@ -112,6 +143,22 @@ def main():
         c.check(covered.min() == 1 and covered.max() == 1,
                 "%s %s: the pieces partition the whole extent (each cell once)" % (tag, name))
         c.check(all(e != whole for e, _ in ps), "%s %s: no rank holds the whole image (not gathered)" % (tag, name))
+        # The input was split by the pipeline: each rank read only its piece of the image (field
+        # data input_extent), a proper part of what the ranks read together.
+        read = []
+        for e, src in ps:
+            r = vtkXMLImageDataReader()
+            r.SetFileName(os.path.join(out, src))
+            r.Update()
+            a = r.GetOutput().GetFieldData().GetArray("input_extent")
+            read.append([int(a.GetValue(i)) for i in range(6)] if a is not None and a.GetNumberOfTuples() == 6 else None)
+        if not c.check(all(x is not None for x in read), "%s %s: every rank reports the input extent it read" % (tag, name)):
+            return
+        union = [min(x[0] for x in read), max(x[1] for x in read), min(x[2] for x in read),
+                 max(x[3] for x in read), min(x[4] for x in read), max(x[5] for x in read)]
+        size = lambda x: np.prod([x[2 * a + 1] - x[2 * a] + 1 for a in range(3)])
+        c.check(all(x != union for x in read) and sum(size(x) for x in read) < n * size(union),
+                "%s %s: no rank read the whole input (%s of %s)" % (tag, name, read, union))
 
     # --- FDTD Steady State: phasors, SAR, psSAR 1 g / 10 g, summary and far field (fixed steps). ---
     steady = ["--analysis", "steady", "--fixed-steps", "400"]
@@ -180,6 +227,22 @@ def main():
     c.check(ranks_with_msg == {"0", "1"}, "bad NumberOfSteps on 2 ranks: both ranks report it (ranks %s)"
             % sorted(ranks_with_msg))
     c.check(rc not in (None, 0) or " 0 solve(s)" in log, "bad NumberOfSteps on 2 ranks: reported as a failure")
+    # A bad value in ONE rank's piece of the input (permittivity -1 at voxel (0, 0, 0), held only by
+    # the rank whose piece starts there): every rank ends with that rank's message, in time.
+    script = os.path.join(args.out, "bad_piece.py")
+    with open(script, "w") as f:
+        f.write(BAD_PIECE_SCRIPT)
+    rc, log = run([args.mpirun, "--oversubscribe", "-np", "2", args.pvbatch, script, args.plugin], 120)
+    msg = "has the value -1 at voxel (0, 0, 0)"
+    ranks_with_msg = set(re.findall(r"\[pvbatch\.(\d)\s*\][^\n]*ERR[^\n]*rank \d of 2: [^\n]*" + re.escape(msg), log))
+    c.check(rc is not None, "bad value in one rank's piece: ended within 120 s (no hang)")
+    c.check(ranks_with_msg == {"0", "1"}, "bad value in one rank's piece: both ranks report that rank's message "
+            "(ranks %s)" % sorted(ranks_with_msg))
+    if ranks_with_msg != {"0", "1"}:
+        print(log[-3000:])
+    c.check("bad_piece: read" in log and "bad_piece: whole" not in log,
+            "bad value in one rank's piece: the ranks read pieces of the input, not the whole")
+
     if c.failures:
         print("FAILED: %d check(s)" % len(c.failures))
         sys.exit(1)

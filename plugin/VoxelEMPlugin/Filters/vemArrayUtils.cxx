@@ -133,9 +133,9 @@ namespace
 {
 void voxel_ijk(long long v, const VoxelGrid& g, int& i, int& j, int& k)
 {
-  i = static_cast<int>(v % g.n[0]);
-  j = static_cast<int>((v / g.n[0]) % g.n[1]);
-  k = static_cast<int>(v / (static_cast<long long>(g.n[0]) * g.n[1]));
+  i = g.first[0] + static_cast<int>(v % g.n[0]);
+  j = g.first[1] + static_cast<int>((v / g.n[0]) % g.n[1]);
+  k = g.first[2] + static_cast<int>(v / (static_cast<long long>(g.n[0]) * g.n[1]));
 }
 } // namespace
 
@@ -157,8 +157,10 @@ std::vector<float> ReadVoxelValues(
       int i, j, k;
       voxel_ijk(v, g, i, j, k);
       vem::fail(what, " array '", a->GetName() ? a->GetName() : "", "' has the value ", x,
-        " at voxel (", i, ", ", j, ", ", k, ") (world position ", g.origin[0] + (i + 0.5) * g.spacing[0],
-        ", ", g.origin[1] + (j + 0.5) * g.spacing[1], ", ", g.origin[2] + (k + 0.5) * g.spacing[2],
+        " at voxel (", i, ", ", j, ", ", k, ") (world position ",
+        g.origin[0] + (i - g.first[0] + 0.5) * g.spacing[0], ", ",
+        g.origin[1] + (j - g.first[1] + 0.5) * g.spacing[1], ", ",
+        g.origin[2] + (k - g.first[2] + 0.5) * g.spacing[2],
         " m); it must be finite and ", positive ? "> 0" : ">= 0");
     }
     out[static_cast<std::size_t>(v)] = static_cast<float>(x);
@@ -178,7 +180,11 @@ int AppendPaddedComponents(vtkDataArray* a, const VoxelGrid& g, const std::strin
     std::vector<float> grid(static_cast<std::size_t>(total), pad);
     for (long long v = 0; v < nVox; ++v)
     {
-      grid[static_cast<std::size_t>(totalIndex(v))] = vox[static_cast<std::size_t>(v)];
+      const long long t = totalIndex(v);
+      if (t >= 0)
+      {
+        grid[static_cast<std::size_t>(t)] = vox[static_cast<std::size_t>(v)];
+      }
     }
     dst->push_back(std::move(grid));
   }
@@ -354,11 +360,16 @@ void RequestWholeInput(vtkInformation* inInfo)
 {
   int whole[6];
   inInfo->Get(vtkStreamingDemandDrivenPipeline::WHOLE_EXTENT(), whole);
-  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), whole, 6);
+  RequestInputExtent(inInfo, whole);
+}
+
+void RequestInputExtent(vtkInformation* inInfo, const int ext[6])
+{
+  inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_EXTENT(), ext, 6);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::EXACT_EXTENT(), 1);
   // On several ranks (pvbatch / pvserver) the executive would otherwise translate this rank's
-  // piece number into a piece of the input's extent and override the whole extent asked above:
-  // every rank then solved a different part of the model. Piece 0 of 1 is the whole image.
+  // piece number into a piece of the input's extent and override the extent asked above: every
+  // rank then solved a different part of the model. Piece 0 of 1: the extent is ours.
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_PIECE_NUMBER(), 0);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_PIECES(), 1);
   inInfo->Set(vtkStreamingDemandDrivenPipeline::UPDATE_NUMBER_OF_GHOST_LEVELS(), 0);

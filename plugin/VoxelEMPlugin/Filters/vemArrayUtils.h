@@ -29,6 +29,9 @@ struct VoxelGrid
   std::array<int, 3> n{ 0, 0, 0 };
   std::array<double, 3> spacing{ 1, 1, 1 };
   std::array<double, 3> origin{ 0, 0, 0 };
+  /// Index of voxel (0,0,0) in the whole image (a rank's piece of it): messages name whole-image
+  /// voxels. `origin` stays the world corner of voxel (0,0,0) of these voxels.
+  std::array<int, 3> first{ 0, 0, 0 };
   long long count() const { return static_cast<long long>(n[0]) * n[1] * n[2]; }
 };
 
@@ -61,7 +64,8 @@ std::vector<float> ReadVoxelValues(vtkDataArray* a, int comp, const VoxelGrid& g
   const std::string& what, bool positive);
 
 // Every component of `a` (ReadVoxelValues) placed on the computational grid: one array of
-// `total` values per component, voxel v at totalIndex(v), `pad` elsewhere; appended to *dst.
+// `total` values per component, voxel v at totalIndex(v) (left out where it is < 0), `pad`
+// elsewhere; appended to *dst.
 // Returns the number of components.
 int AppendPaddedComponents(vtkDataArray* a, const VoxelGrid& g, const std::string& what, bool positive,
   float pad, long long total, const std::function<long long(long long)>& totalIndex,
@@ -70,6 +74,8 @@ int AppendPaddedComponents(vtkDataArray* a, const VoxelGrid& g, const std::strin
 // RequestUpdateExtent of the solvers: the whole input, exactly (EXACT_EXTENT), and no time step
 // (the simulation time is the filter's own).
 void RequestWholeInput(vtkInformation* inInfo);
+// The same for the input extent `ext` (a rank's piece of the image: vemInputPiece.h).
+void RequestInputExtent(vtkInformation* inInfo, const int ext[6]);
 
 // Integer labels of a 1-component integer array (voxel order). Throws vem::Error for
 // floating-point or multi-component arrays and for values outside 0..65535, naming the voxel.

@@ -90,6 +90,7 @@ void FDTDRun::Clear()
   }
   this->E.reset();
   this->MaterialArrays.clear();
+  this->InputPiece = ModelPiece();
   this->BackendName.clear();
   this->DecompositionText.clear();
 }
@@ -122,6 +123,8 @@ void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
     {
       this->StartDistributed(*e, model, x, r, warnings);
       this->MaterialArrays = model.materials;
+      this->InputPiece = model.piece;
+      this->InputPiece.fill = nullptr; // used; its arrays moved into the piece
       this->E = std::move(e);
       return;
     }
@@ -187,6 +190,12 @@ void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, const vem::Transie
   // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1).
   o.device_index = -1;
   o.devices_per_node = vem_vtk::GpusPerNode();
+  if (model.piece.split)
+  {
+    // The input was split by the pipeline: this rank holds only its piece's materials.
+    o.cells = model.piece.cells;
+    o.fill_materials = model.piece.fill;
+  }
   const MPI_Comm comm = *static_cast<const MPI_Comm*>(r.parallel.comm.get());
   e.dist.reset(new vem::DistributedFdtd(comm, model.setup, o));
   if (x.plane_wave)
@@ -209,7 +218,7 @@ void FDTDRun::StartDistributed(Engines& e, VoxelModel& model, const vem::Transie
   this->PieceCellLo = lo;
   for (auto& m : model.materials)
   {
-    m = CropOutputArray(m, d, this->Geom.piece_lo, this->Geom.piece_cells);
+    m = model.piece.split ? m : CropOutputArray(m, d, this->Geom.piece_lo, this->Geom.piece_cells);
   }
   this->BackendName = e.dist->engine().backend() + " on " + std::to_string(e.dist->size()) + " ranks";
   this->DecompositionText = dec.describe();

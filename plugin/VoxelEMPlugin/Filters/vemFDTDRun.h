@@ -108,6 +108,8 @@ public:
   vem::ProbeRecord Probes() const;
   const vem::Waveform& Waveform() const { return this->SourceWaveform; }
   const std::vector<vtkSmartPointer<vtkDataArray>>& Materials() const { return this->MaterialArrays; }
+  /// The model's piece (split input on several ranks: the extent this rank read).
+  const ModelPiece& Piece() const { return this->InputPiece; }
   /// The 2D engine (nullptr for a 3D run or none).
   vem::Fdtd2dEngine* Engine2D() const;
 
@@ -122,6 +124,7 @@ private:
   std::string DecompositionText;
   vem::Waveform SourceWaveform;
   std::vector<vtkSmartPointer<vtkDataArray>> MaterialArrays;
+  ModelPiece InputPiece;
 };
 
 } // namespace vem_vtk

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace vem_vtk
 {
@@ -33,6 +34,15 @@ int GpusPerNode();
 
 /// True when the plugin can run a model over several ranks (built with MPI).
 bool PluginHasMPI();
+
+/// Collective over p's ranks (a no-op when not distributed): `error` is this rank's failure (empty:
+/// none). When any rank failed, every rank throws vem::Error with the lowest failing rank's
+/// message, "rank r of N: <message>" (so a bad value in one rank's piece ends every rank, without
+/// a hang).
+void CheckOnEveryRank(const ParallelContext& p, const std::string& error);
+
+/// Collective: v summed element-wise over p's ranks, in place (v the same size on every rank).
+void SumOverRanks(const ParallelContext& p, std::vector<long long>& v);
 
 } // namespace vem_vtk
 

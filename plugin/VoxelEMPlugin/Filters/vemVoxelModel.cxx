@@ -1,6 +1,8 @@
 #include "vemVoxelModel.h"
 
 #include "vemArrayUtils.h"
+#include "vemInputPiece.h"
+#include "vemParallel.h"
 
 #include "vtkAlgorithm.h"
 #include "vtkDataObject.h"
@@ -171,6 +173,52 @@ void SetOutputGeometry(vtkInformation* info, const vem::VoxelDomain& d)
   info->Set(vtkDataObject::ORIGIN(), d.origin_out.data(), 3);
 }
 
+vem::LabelProperties LookupLabels(const VoxelModelRequest& r, const std::vector<std::int64_t>& values,
+  const std::vector<std::int64_t>& counts)
+{
+  const vem::TissueTable tissues = LoadTissueTable(r.builtin_tissue_table, r.tissue_table_file);
+  if (!(r.tissue_frequency > 0) || !std::isfinite(r.tissue_frequency))
+  {
+    vem::fail("the tissue frequency ", r.tissue_frequency, " Hz must be > 0 (", r.tissue_frequency_origin, ")");
+  }
+  return tissues.lookup(values, r.tissue_frequency, &counts);
+}
+
+LabelTable AddLabelMaterials(const vem::LabelProperties& props, vem::FdtdSetup& setup)
+{
+  if (props.labels.size() + 1 > 65536)
+  {
+    vem::fail("too many distinct labels (", props.labels.size(), "); at most 65535");
+  }
+  LabelTable t;
+  setup.material_mode = vem::MaterialMode::indexed;
+  setup.materials.push_back(vem::Material::vacuum());
+  t.material.assign(65536, 0);
+  t.density.assign(1, 0.0);
+  for (std::size_t q = 0; q < props.labels.size(); ++q)
+  {
+    setup.materials.push_back(vem::Material::isotropic(
+      props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
+    t.density.push_back(props.density[q]);
+    t.material[static_cast<std::size_t>(props.labels[q])] = static_cast<std::uint16_t>(q + 1);
+  }
+  return t;
+}
+
+void SetGridAndBoundaries(VoxelModel& m)
+{
+  const auto& h = m.domain.spacing;
+  if (h[0] > 0.05 || h[1] > 0.05 || h[2] > 0.05)
+  {
+    m.warning = "voxel size " + std::to_string(h[0]) + " x " + std::to_string(h[1]) + " x " +
+      std::to_string(h[2]) + " m is large; lengths are in metres (millimetre data needs a spacing of 0.001).";
+  }
+  m.setup.grid = m.domain.grid();
+  m.setup.courant_factor = m.domain.options.courant_factor;
+  m.setup.scheme = m.domain.options.scheme;
+  m.setup.boundaries = m.domain.boundaries();
+}
+
 namespace
 {
 
@@ -183,29 +231,12 @@ void LabelMaterials(vtkDataArray* labelsArray, vtkImageData* input, const VoxelG
   std::vector<ArraySelection> selection{ { Quantity::labels, labelsArray->GetName() ? labelsArray->GetName() : "" } };
   CheckArraySelections(input, selection);
   const std::vector<std::uint16_t> labels = ReadLabels(labelsArray, g, "label");
-  const vem::TissueTable tissues = LoadTissueTable(r.builtin_tissue_table, r.tissue_table_file);
-  if (!(r.tissue_frequency > 0) || !std::isfinite(r.tissue_frequency))
-  {
-    vem::fail("the tissue frequency ", r.tissue_frequency, " Hz must be > 0 (", r.tissue_frequency_origin, ")");
-  }
   std::vector<std::int64_t> values, counts;
   UniqueLabels(labels, values, counts);
-  const vem::LabelProperties props = tissues.lookup(values, r.tissue_frequency, &counts);
-  if (props.labels.size() + 1 > 65536)
-  {
-    vem::fail("too many distinct labels (", props.labels.size(), "); at most 65535");
-  }
-  setup.material_mode = vem::MaterialMode::indexed;
-  setup.materials.push_back(vem::Material::vacuum());
-  std::vector<std::uint16_t> toMaterial(65536, 0);
-  std::vector<double> materialDensity(1, 0.0);
-  for (std::size_t q = 0; q < props.labels.size(); ++q)
-  {
-    setup.materials.push_back(vem::Material::isotropic(
-      props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
-    materialDensity.push_back(props.density[q]);
-    toMaterial[static_cast<std::size_t>(props.labels[q])] = static_cast<std::uint16_t>(q + 1);
-  }
+  const vem::LabelProperties props = LookupLabels(r, values, counts);
+  const LabelTable table = AddLabelMaterials(props, setup);
+  const std::vector<std::uint16_t>& toMaterial = table.material;
+  const std::vector<double>& materialDensity = table.density;
   const std::int64_t nTotal = d.total_cells(), nVox = d.voxel_count();
   setup.material_index.assign(static_cast<std::size_t>(nTotal), 0);
   for (std::int64_t v = 0; v < nVox; ++v)
@@ -290,21 +321,20 @@ void BuildVoxelModel(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData
   vtkDataArray* primaryArray = ResolvePrimaryMaterialArray(lookup(primary, association),
     self->GetInputArrayInformation(primary), primary, input, r.label_mode, association);
   const bool points = association == vtkDataObject::FIELD_ASSOCIATION_POINTS;
-  m.geometry = GeometryOfInput(
-    input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, r.domain, r.dimension);
+  // On several ranks the input may be this rank's piece of the image: the geometry is the whole's.
+  int whole[6];
+  const bool piece = r.split_over_ranks && WholeInputExtent(self, whole);
+  m.geometry = GeometryOfInput(piece ? whole : input->GetExtent(), input->GetSpacing(),
+    input->GetOrigin(), points, r.domain, r.dimension);
   m.domain = m.geometry.domain;
+  SetGridAndBoundaries(m);
+  if (piece && PlanInputPiece(m.geometry, GlobalParallelContext(), !r.label_mode, r.average_at_edges).split)
+  {
+    BuildVoxelModelPiece(self, lookup, input, primaryArray, association, r, GlobalParallelContext(), m);
+    return;
+  }
   const VoxelGrid g =
     VoxelGridFromExtent(input->GetExtent(), input->GetSpacing(), input->GetOrigin(), points, true);
-  const auto& h = m.domain.spacing;
-  if (h[0] > 0.05 || h[1] > 0.05 || h[2] > 0.05)
-  {
-    m.warning = "voxel size " + std::to_string(h[0]) + " x " + std::to_string(h[1]) + " x " +
-      std::to_string(h[2]) + " m is large; lengths are in metres (millimetre data needs a spacing of 0.001).";
-  }
-  m.setup.grid = m.domain.grid();
-  m.setup.courant_factor = m.domain.options.courant_factor;
-  m.setup.scheme = m.domain.options.scheme;
-  m.setup.boundaries = m.domain.boundaries();
   if (r.label_mode)
   {
     LabelMaterials(primaryArray, input, g, r, m);

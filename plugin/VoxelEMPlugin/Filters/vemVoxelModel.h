@@ -16,6 +16,7 @@
 #include "vemArrayUtils.h"
 
 #include <array>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct VoxelModelRequest
   bool density = false;             // also the density (array 5 or the tissue table)
   bool keep_materials = true;       // output-grid material arrays
   int dimension = 0;                // FDTD filters: 0 automatic (2D for one voxel along an axis), 3
+  /// FDTD filters on several ParaView ranks: the input holds this rank's piece of the image
+  /// (vemInputPiece.h), and the model is built for the piece only.
+  bool split_over_ranks = false;
 };
 
 /// Dimension property of the FDTD filters.
@@ -76,6 +80,19 @@ RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const 
 void SetOutputGeometry(vtkInformation* info, const RunGeometry& g);
 void SetOutputGeometry(vtkImageData* image, const RunGeometry& g);
 
+/// A model built from this rank's piece of the input (vemInputPiece.h): the setup then carries the
+/// material table but no per-cell arrays, `fill` fills a piece's (vem::DistributedOptions::
+/// fill_materials) for the decomposition `cells` (DistributedOptions::cells), and the density and
+/// material arrays are the piece's (density: the piece's computational cells; materials: its
+/// output cells).
+struct ModelPiece
+{
+  bool split = false;
+  std::array<std::vector<int>, 3> cells;
+  std::function<void(const std::array<int, 3>&, const std::array<int, 3>&, vem::FdtdSetup&)> fill;
+  std::array<int, 6> input_extent{ 0, -1, 0, -1, 0, -1 }; // the extent this rank read
+};
+
 struct VoxelModel
 {
   vem::VoxelDomain domain;
@@ -84,7 +101,27 @@ struct VoxelModel
   std::vector<vtkSmartPointer<vtkDataArray>> materials; // on the output grid
   std::string warning;              // e.g. voxels so large that millimetres were probably meant
   RunGeometry geometry;             // the domain again, with the plane of a 2D model
+  ModelPiece piece;                 // split_over_ranks: this rank's piece
 };
+
+/// Label mode: the tissue table's properties of the distinct labels `values` (voxel `counts`) at
+/// the request's tissue frequency; throws vem::Error (a bad frequency, a label not in the table).
+vem::LabelProperties LookupLabels(const VoxelModelRequest& r, const std::vector<std::int64_t>& values,
+  const std::vector<std::int64_t>& counts);
+
+/// Label mode's material table: material 0 the padding's vacuum, material q + 1 the label
+/// props.labels[q] (appended to setup.materials); `material[label]` and `density[material]`.
+struct LabelTable
+{
+  std::vector<std::uint16_t> material; // 65536 entries
+  std::vector<double> density;         // kg/m^3 per material
+};
+/// Throws vem::Error for more than 65535 distinct labels.
+LabelTable AddLabelMaterials(const vem::LabelProperties& props, vem::FdtdSetup& setup);
+
+/// The setup's grid, time step rule, scheme and boundaries from the model's domain, and the
+/// warning for voxels so large that millimetres were probably meant.
+void SetGridAndBoundaries(VoxelModel& m);
 
 /// The domain from the input's geometry alone (RequestInformation); throws vem::Error.
 vem::VoxelDomain DomainFromGeometry(const int extent[6], const double spacing[3],

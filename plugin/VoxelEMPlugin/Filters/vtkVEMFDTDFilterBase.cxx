@@ -1,5 +1,7 @@
 #include "vtkVEMFDTDFilterBase.h"
 
+#include "vemInputPiece.h"
+
 #include "vemArrayUtils.h"
 #include "vemParallel.h"
 #include "vemVoxelModel.h"
@@ -162,7 +164,30 @@ bool vtkVEMFDTDFilterBase::PointsAsVoxels()
 int vtkVEMFDTDFilterBase::RequestUpdateExtent(
   vtkInformation*, vtkInformationVector** inputVector, vtkInformationVector*)
 {
-  vem_vtk::RequestWholeInput(inputVector[0]->GetInformationObject(0));
+  vtkInformation* inInfo = inputVector[0]->GetInformationObject(0);
+  // Distributed: each rank asks only for the voxels of its piece of the model (vemInputPiece.h).
+  const vem_vtk::ParallelContext ranks = vem_vtk::GlobalParallelContext();
+  vem_vtk::RunGeometry g;
+  bool known = false;
+  try
+  {
+    known = this->SplitsOverRanks && ranks.distributed && this->InputGeometry(inputVector, g);
+  }
+  catch (const vem::Error&)
+  {
+    // a bad option: RequestData reports it (on the whole input, as on one rank)
+  }
+  if (known)
+  {
+    const vem_vtk::InputPiece plan = vem_vtk::PlanInputPiece(
+      g, ranks, this->MaterialMode == PROPERTY_ARRAYS, this->AverageAtEdges);
+    if (plan.split)
+    {
+      vem_vtk::RequestInputPiece(inInfo, plan, this->PointsAsVoxels());
+      return 1;
+    }
+  }
+  vem_vtk::RequestWholeInput(inInfo);
   return 1;
 }
 
@@ -178,14 +203,12 @@ int vtkVEMFDTDFilterBase::Run(vtkDataObject* input, const std::function<bool()>&
     this, this->Label(), input, true, this->State, this->StateMTime, this->StateInput, solve);
 }
 
-bool vtkVEMFDTDFilterBase::InformationDomain(
-  vtkInformationVector** inputVector, vtkInformation* outInfo, vem_vtk::RunGeometry& g)
+bool vtkVEMFDTDFilterBase::InputGeometry(vtkInformationVector** inputVector, vem_vtk::RunGeometry& g)
 {
   int ext[6];
   double spacing[3], origin[3];
   if (!vem_vtk::ReadInputGeometry(inputVector[0]->GetInformationObject(0), ext, spacing, origin))
   {
-    vtkErrorMacro(<< this->Label() << ": the input has no whole extent (is it a vtkImageData?)");
     return false;
   }
   vem::VoxelDomainOptions options;
@@ -197,6 +220,23 @@ bool vtkVEMFDTDFilterBase::InformationDomain(
       ext, spacing, origin, this->PointsAsVoxels(), options, this->Dimension);
   }
   catch (const vem::Error&)
+  {
+    return false;
+  }
+  return true;
+}
+
+bool vtkVEMFDTDFilterBase::InformationDomain(
+  vtkInformationVector** inputVector, vtkInformation* outInfo, vem_vtk::RunGeometry& g)
+{
+  int ext[6];
+  double spacing[3], origin[3];
+  if (!vem_vtk::ReadInputGeometry(inputVector[0]->GetInformationObject(0), ext, spacing, origin))
+  {
+    vtkErrorMacro(<< this->Label() << ": the input has no whole extent (is it a vtkImageData?)");
+    return false;
+  }
+  if (!this->InputGeometry(inputVector, g))
   {
     return false;
   }
@@ -219,6 +259,8 @@ void vtkVEMFDTDFilterBase::GetModelRequest(vem_vtk::VoxelModelRequest& r) const
   r.builtin_tissue_table = this->UseBuiltInTissueTable;
   r.tissue_table_file = this->TissueTableFile;
   r.dimension = this->Dimension;
+  // On several ParaView ranks each reads and builds only its piece of a 3D model.
+  r.split_over_ranks = this->SplitsOverRanks && vem_vtk::GlobalParallelContext().distributed;
 }
 
 //------------------------------------------------------------------------------

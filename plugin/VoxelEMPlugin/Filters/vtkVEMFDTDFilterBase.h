@@ -218,6 +218,9 @@ protected:
   /// The analysis's label for messages ("FDTD Solver", "FDTD Steady State").
   virtual const char* Label() const = 0;
 
+  /// The run's geometry from the input's pipeline information (whole extent, spacing, origin)
+  /// and the options; false when there is none or an option is bad (RequestData reports it).
+  bool InputGeometry(vtkInformationVector** inputVector, vem_vtk::RunGeometry& g);
   /// RequestInformation's part: the domain of the input's geometry, set as the output's whole
   /// extent, spacing and origin. False when the geometry or an option is bad (RequestData
   /// reports it, once).

@@ -1,5 +1,7 @@
 #include "vtkVEMFDTDSolver.h"
 
+#include "vemInputPiece.h"
+
 #include "vemArrayUtils.h"
 #include "vemFDTDRun.h"
 #include "vemParallel.h"
@@ -31,6 +33,7 @@ struct vtkVEMFDTDSolver::Internals
   vem_vtk::SnapshotStore store;
   vtkSmartPointer<vtkTable> probes;
   std::vector<vtkSmartPointer<vtkDataArray>> materials; // output-grid material arrays
+  vem_vtk::ModelPiece piece;                            // split input: the extent read
 };
 
 
@@ -184,6 +187,7 @@ int vtkVEMFDTDSolver::RequestData(
   try
   {
     vem_vtk::FillSnapshotImage(output, in.store, t, in.geometry, in.materials, this->LastBackend);
+    vem_vtk::AddInputExtent(output, in.piece);
   }
   catch (const vem::Error& err)
   {
@@ -283,6 +287,7 @@ bool vtkVEMFDTDSolver::Solve(vtkImageData* input, vtkInformationVector** inputVe
   this->StartRun(run, input, inputVector, r);
   in.geometry = run.Geometry();
   in.materials = run.Materials();
+  in.piece = run.Piece();
   in.snapshot_steps = r.options.snapshot_steps(run.Dt());
   const int steps = in.snapshot_steps.back();
 

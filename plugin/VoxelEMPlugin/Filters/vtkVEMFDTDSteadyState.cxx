@@ -1,5 +1,7 @@
 #include "vtkVEMFDTDSteadyState.h"
 
+#include "vemInputPiece.h"
+
 #include "vemArrayUtils.h"
 #include "vemSteadyState2D.h"
 #include "vemSteadyStateOutputs.h"
@@ -272,13 +274,19 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
       // One GPU per node-local rank: rank modulo VEM_GPUS_PER_NODE (default 1).
       dist.device_index = -1;
       dist.devices_per_node = vem_vtk::GpusPerNode();
+      if (model.piece.split)
+      {
+        // The input was split by the pipeline: this rank holds only its piece's materials.
+        dist.cells = model.piece.cells;
+        dist.fill_materials = model.piece.fill;
+      }
       const MPI_Comm comm = *static_cast<const MPI_Comm*>(ranks.comm.get());
       vem::DistributedHarmonicResult dres = vem::run_fdtd_harmonic_distributed(comm, model.setup, opt, dist);
       res = std::move(dres.result);
       window = vem_vtk::OutputWindow::Piece(model.domain, dres.piece_cells.lo, dres.piece_cells.dims());
       for (auto& m : model.materials)
       {
-        m = vem_vtk::CropOutputArray(m, model.domain, window.out_lo, window.cells);
+        m = model.piece.split ? m : vem_vtk::CropOutputArray(m, model.domain, window.out_lo, window.cells);
       }
 #else
       vem::fail("this VoxelEM plugin was built without MPI: it cannot split a model over ", ranks.size, " ranks");
@@ -318,6 +326,7 @@ bool vtkVEMFDTDSteadyState::Solve(vtkImageData* input, vtkInformationVector** in
   this->Internal->outputs = vem_vtk::MakeSteadyStateOutputs(res, opt, model.domain, window, phasorSign,
     model.materials,
     labelMode ? request.tissue_frequency : std::numeric_limits<double>::quiet_NaN());
+  vem_vtk::AddInputExtent(this->Internal->outputs.fields, model.piece);
   for (const std::string& w : this->Internal->outputs.warnings)
   {
     vtkWarningMacro("FDTD Steady State: " << w);

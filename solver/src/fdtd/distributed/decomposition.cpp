@@ -128,7 +128,7 @@ Decomposition decomposition_from_cells(const std::array<std::vector<int>, 3>& ce
   return d;
 }
 
-void validate_decomposition(const Decomposition& d, const FdtdSetup& setup, int nranks) {
+void validate_decomposition(const Decomposition& d, const FdtdSetup& setup, int nranks, bool materials_per_piece) {
   const auto n = grid_cells(setup);
   const auto& bc = setup.boundaries;
   const std::string what = "decomposition " + d.describe() + " of the " + std::to_string(n[0]) + " x " +
@@ -170,17 +170,17 @@ void validate_decomposition(const Decomposition& d, const FdtdSetup& setup, int 
   }
   if (d.size() > 1) {
     if (setup.material_mode == MaterialMode::coefficient_array && setup.medium.average_at_edges &&
-        setup.medium.eps_r.empty())
-      fail(what, ": a coefficient-array medium averaged at the edges needs the whole model's arrays in the "
-           "setup (each piece keeps its neighbours' cells beside the cuts); with the arrays filled per piece "
-           "(DistributedOptions::fill_materials) use average_at_edges = false or indexed materials");
+        setup.medium.eps_r.empty() && !materials_per_piece)
+      fail(what, ": a coefficient-array medium averaged at the edges has no arrays in the setup (each piece "
+           "keeps its neighbours' cells beside the cuts): give the whole model's arrays, or fill each piece's "
+           "box through DistributedOptions::fill_materials");
     if (setup.scheme != Scheme::yee)
       fail(what, ": scheme ", scheme_name(setup.scheme),
            " cannot run distributed yet (its wide stencil needs a 2-layer halo); use scheme yee");
   }
 }
 
-Decomposition choose_decomposition(const FdtdSetup& setup, int nranks) {
+Decomposition choose_decomposition(const FdtdSetup& setup, int nranks, bool materials_per_piece) {
   if (nranks < 1) fail("decomposition: ", nranks, " ranks (must be >= 1)");
   const auto n = grid_cells(setup);
   const auto periodic = periodic_axes(setup);
@@ -202,7 +202,7 @@ Decomposition choose_decomposition(const FdtdSetup& setup, int nranks) {
       const Decomposition d = even_decomposition(n, {px, py, pz});
       const long long cost = d.halo_values_per_step(n, periodic);
       try {
-        validate_decomposition(d, setup, nranks);
+        validate_decomposition(d, setup, nranks, materials_per_piece);
       } catch (const Error& e) {
         if (cost < reason_cost) { reason_cost = cost; reason = e.what(); }
         continue;
@@ -258,6 +258,18 @@ std::array<int, 6> face_neighbours(const Decomposition& d, const FdtdSetup& glob
   return nb;
 }
 
+void piece_material_box(const FdtdSetup& global, const Decomposition& d, int rank, std::array<int, 3>& first,
+                        std::array<int, 3>& count) {
+  const auto n = grid_cells(global);
+  const auto lo = d.piece_lo(rank), m = d.piece_cells(rank);
+  const bool boxed = global.material_mode == MaterialMode::coefficient_array && global.medium.average_at_edges;
+  for (int a = 0; a < 3; ++a) {
+    first[a] = boxed ? std::max(0, lo[a] - 2) : lo[a];
+    const int last = boxed ? std::min(n[a] - 1, lo[a] + m[a]) : lo[a] + m[a] - 1;
+    count[a] = last - first[a] + 1;
+  }
+}
+
 FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank, std::vector<int>* probe_ids) {
   const auto n = grid_cells(global);
   const auto lo = d.piece_lo(rank);
@@ -303,15 +315,14 @@ FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank,
   // Averaged at the edges: the averages next to a cut read the neighbours' cells (up to two cells
   // below the piece and one above, fdtd_operator.cpp), so the piece keeps that box of cells and
   // clamps at the whole model's faces as the whole grid does: coefficients bit for bit.
-  const bool boxed = global.material_mode == MaterialMode::coefficient_array && global.medium.average_at_edges &&
-                     !global.medium.eps_r.empty();
-  std::array<int, 3> blo = lo, bn = m;  // the cells each medium array keeps: the piece's, or the box
+  // With no arrays in `global` (DistributedOptions::fill_materials) the box is set all the same:
+  // the filler fills the box's cells.
+  const bool boxed = global.material_mode == MaterialMode::coefficient_array && global.medium.average_at_edges;
+  std::array<int, 3> blo, bn;  // the cells each medium array keeps: the piece's, or the box
+  piece_material_box(global, d, rank, blo, bn);
   if (boxed) {
     for (int a = 0; a < 3; ++a) {
-      const int first = std::max(0, lo[a] - 2), last = std::min(n[a] - 1, lo[a] + m[a]);
-      blo[a] = first;
-      bn[a] = last - first + 1;
-      s.medium.array_lo[a] = first - lo[a];
+      s.medium.array_lo[a] = blo[a] - lo[a];
       s.medium.array_n[a] = bn[a];
       s.medium.clamp_lo[a] = -lo[a];
       s.medium.clamp_hi[a] = n[a] - 1 - lo[a];

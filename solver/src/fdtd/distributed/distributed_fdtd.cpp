@@ -170,9 +170,9 @@ DistributedFdtd::DistributedFdtd(MPI_Comm comm, const FdtdSetup& global, const D
                ": every axis needs >= 1 (or all 0 for the automatic choice)");
       decomp_ = even_decomposition(n, options.ranks);
     } else {
-      decomp_ = choose_decomposition(global, size_);
+      decomp_ = choose_decomposition(global, size_, bool(options.fill_materials));
     }
-    validate_decomposition(decomp_, global, size_);
+    validate_decomposition(decomp_, global, size_, bool(options.fill_materials));
   } catch (const std::exception& e) {
     error = e.what();
   }

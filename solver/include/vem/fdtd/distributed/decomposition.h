@@ -49,13 +49,15 @@ Decomposition decomposition_from_cells(const std::array<std::vector<int>, 3>& ce
 // ranks: rank count mismatch, more ranks than cells along an axis, a piece thinner than the
 // stencil (1 cell), a piece on a CPML face not thicker than the CPML (thickness + 1 cells),
 // high-order schemes (their wide stencil needs a 2-layer halo), a coefficient-array medium
-// averaged at material edges (the averages at a cut need the neighbour's cells: not yet).
-void validate_decomposition(const Decomposition& d, const FdtdSetup& setup, int nranks);
+// averaged at material edges without its arrays (the averages at a cut need the neighbours' cells)
+// unless `materials_per_piece` (DistributedOptions::fill_materials fills each piece's box).
+void validate_decomposition(const Decomposition& d, const FdtdSetup& setup, int nranks,
+                            bool materials_per_piece = false);
 
 // The decomposition of `setup`'s grid over `nranks` ranks with the fewest halo samples among the
 // valid even splits (ties: the one cutting the slowest axis z, then y). Throws vem::Error when none
 // is valid, with the reason for the most balanced candidate.
-Decomposition choose_decomposition(const FdtdSetup& setup, int nranks);
+Decomposition choose_decomposition(const FdtdSetup& setup, int nranks, bool materials_per_piece = false);
 
 // Owned sample-index box of `rank` along each axis (see above): [lo, hi] inclusive, global indices.
 struct SampleBox {
@@ -73,8 +75,18 @@ int owner_of_sample(const Decomposition& d, const std::array<int, 3>& sample);
 // cuts (periodic axes cut into pieces become subdomain faces joined around), the point sources
 // that drive one of its updated samples, and the probes it owns (`probe_ids`: their indices in
 // global.probes). `global`'s material arrays may be left empty when `fill_materials` is used
-// (distributed_fdtd.h); then the piece's are empty too.
+// (distributed_fdtd.h); then the piece's are empty too, and a coefficient-array medium averaged at
+// the edges still gets its box (PerCellMedium::array_lo/array_n/clamp_lo/clamp_hi: the piece's
+// cells, two more below and one more above each cut) for the filler to fill.
 FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank, std::vector<int>* probe_ids);
+
+// The cells (global indices: first cell and count per axis) whose materials `rank`'s piece of
+// `global` holds: for a coefficient-array medium averaged at the edges, the piece's cells with two
+// more below and one more above along each axis, clamped to the grid (the cells the averages next
+// to a cut read); otherwise the piece's own cells. What piece_setup copies and a fill_materials
+// callback fills.
+void piece_material_box(const FdtdSetup& global, const Decomposition& d, int rank, std::array<int, 3>& first,
+                        std::array<int, 3>& count);
 
 // Neighbour rank across each face of `rank` (boundary.h numbering), -1 on outer faces.
 std::array<int, 6> face_neighbours(const Decomposition& d, const FdtdSetup& global, int rank);

@@ -57,7 +57,9 @@ struct DistributedOptions {
   EngineTuning tuning;
   // Optional: fills the piece's material arrays (material_index or medium arrays, piece cells,
   // x fastest) for the piece of `cells` cells starting at global cell `lo`; the global setup
-  // then carries the material table / the array layout but no per-cell arrays.
+  // then carries the material table / the array layout but no per-cell arrays. A coefficient-array
+  // medium averaged at the edges is filled on the box piece.medium already names (array_lo /
+  // array_n in piece cells: the neighbours' cells beside the cuts), not on the piece's cells.
   std::function<void(const std::array<int, 3>& lo, const std::array<int, 3>& cells, FdtdSetup& piece)> fill_materials;
 };
 
