@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "fdtd/engine_common.h"
+#include "fdtd/cuda/graph_stepping.cuh"
 #include "core/cuda_check.h"
 #include "core/device_array.h"
 #include "vem/core/error.h"
@@ -833,6 +834,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   ~FdtdEngineCuda() override {
     const void* self = this;
     g_constant_table_owner.compare_exchange_strong(self, nullptr);
+    if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
+      cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
+      cudaCtxResetPersistingL2Cache();
+    }
   }
   std::string backend() const override { return "cuda:" + device_name_; }
   std::vector<float> field(Component c) const override;
@@ -859,6 +864,7 @@ class FdtdEngineCuda final : public FdtdEngine {
 
  private:
   template <class Coef> void step_once(const Coef& coef, int step);
+  template <class Coef> void run_steps(const Coef& coef, int n);
   void push_point_updates(bool electric, int step);
 
   int device_;
@@ -904,14 +910,29 @@ class FdtdEngineCuda final : public FdtdEngine {
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cfg.stream = stream_;
+    cudaLaunchAttribute attr[2];
+    unsigned na = 0;
+    if (pdl_) {
+      attr[na].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attr[na++].val.programmaticStreamSerializationAllowed = 1;
+    }
+    if (l2_persist_) {
+      attr[na].id = cudaLaunchAttributeAccessPolicyWindow;
+      attr[na++].val.accessPolicyWindow = l2_window_;
+    }
     cfg.attrs = attr;
-    cfg.numAttrs = pdl_ ? 1 : 0;
+    cfg.numAttrs = na;
     VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   }
   bool pdl_ = false;
+  // Small grids (fdtd/cuda/graph_stepping.cuh): CUDA graphs of chunks of steps (the stream the
+  // stepping launches go to: 0, or the capture stream while a chunk is recorded) and the L2
+  // persisting window.
+  small_grid::GraphState graph_;
+  cudaStream_t stream_ = nullptr;
+  bool l2_persist_ = false;
+  cudaAccessPolicyWindow l2_window_{};
   std::vector<std::unique_ptr<SlabState>> slabs_;
   // CPML launch sets (cpml_correct_all): all slabs in one (merged) or one per axis.
   SlabSet set_e_ = {}, set_h_ = {};
@@ -1163,6 +1184,29 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
     }
   }
+  // Small grids (issue 16): graphs and the L2 window, defaults measured on an H100
+  // (testing/benchmarks/results/fdtd_small_grids_h100.md).
+  {
+    using GR = EngineTuning::Graph;
+    using LP = EngineTuning::L2Persist;
+    const bool small = gr.cell_count() < std::int64_t(8) * 1000 * 1000;
+    graph_.enabled = tuning.graph == GR::on || (tuning.graph == GR::automatic && small);
+    if (tuning.graph_chunk < 0) fail("CUDA graph chunk ", tuning.graph_chunk, " is invalid (>= 0; 0: 32 steps)");
+    graph_.chunk = tuning.graph_chunk > 0 ? tuning.graph_chunk : 32;
+    if (graph_.enabled) VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&graph_.stream, cudaStreamDefault));
+    if (tuning.l2_persist == LP::on) {
+      const char* lo = reinterpret_cast<const char*>(fields_[0].ptr);
+      const char* hi = lo;
+      auto span = [&](const void* p, std::size_t bytes) {
+        if (!p) return;
+        lo = std::min(lo, static_cast<const char*>(p));
+        hi = std::max(hi, static_cast<const char*>(p) + bytes);
+      };
+      for (int c = 0; c < 6; ++c) span(fields_[c].ptr, L.size * sizeof(float));
+      span(index_.ptr, index_.count * sizeof(std::uint16_t));
+      l2_persist_ = small_grid::make_l2_window(prop, lo, hi, l2_window_);
+    }
+  }
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -1171,7 +1215,7 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
   PointUpdates u{};
   auto flush = [&]() {
     if (u.count == 0) return;
-    apply_point_updates<<<1, kMaxPointUpdates>>>(F_, u);
+    apply_point_updates<<<1, kMaxPointUpdates, 0, stream_>>>(F_, u);
     VEM_CUDA_CHECK_LAUNCH("apply_point_updates");
     u.count = 0;
   };
@@ -1308,7 +1352,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     if (!any) continue;
     const int b = (a + 1) % 3, d = (a + 2) % 3;
     const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-    fill_h_ghosts<<<pg, pb>>>(F_, g_, a, int(lo), int(hi));
+    fill_h_ghosts<<<pg, pb, 0, stream_>>>(F_, g_, a, int(lo), int(hi));
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
   exchange_halo(false);
@@ -1326,17 +1370,29 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     if (bc.face[2 * a] != BoundaryType::periodic) continue;
     const int b = (a + 1) % 3, d = (a + 2) % 3;
     const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-    copy_periodic_e<<<pg, pb>>>(F_, g_, a);
+    copy_periodic_e<<<pg, pb, 0, stream_>>>(F_, g_, a);
     VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
   }
   exchange_halo(true);
   const int np = int(op_.probes().size());
   if (np > 0) {
-    gather_probes<<<(np + 127) / 128, 128>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,
+    gather_probes<<<(np + 127) / 128, 128, 0, stream_>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,
                                            probe_buf_.ptr + std::size_t(step) * np);
     VEM_CUDA_CHECK_LAUNCH("gather_probes");
   }
   run_hooks(HookPoint::end_of_step, step);
+}
+
+// Graphs where the run allows them (fdtd/cuda/graph_stepping.cuh), else one launch per kernel.
+template <class Coef>
+void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
+  const bool graph = graph_.enabled && !graph_.failed && !has_extensions() && !halo_ && !fused_.s[0] &&
+                     !(high_order_ && ho_.s44);
+  if (!graph) {
+    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    return;
+  }
+  small_grid::run_steps_graph(graph_, n, steps_, [&](int s) { step_once(coef, s); }, stream_, pdl_);
 }
 
 void FdtdEngineCuda::do_steps(int n) {
@@ -1356,15 +1412,15 @@ void FdtdEngineCuda::do_steps(int n) {
   if (use_table_) {
     if (constant_table_) {
       const ConstantTable coef{index_.ptr};
-      for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+      run_steps(coef, n);
     } else {
       const GlobalTable coef{index_.ptr, table_.ptr};
-      for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+      run_steps(coef, n);
     }
   } else {
     CoefficientArrays coef;
     for (int q = 0; q < 12; ++q) coef.arr[q] = coef_[q].ptr;
-    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    run_steps(coef, n);
   }
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
 }

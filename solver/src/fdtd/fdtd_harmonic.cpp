@@ -509,7 +509,18 @@ std::vector<FarFieldRow> dipole_table(int axis, double step_deg, double accepted
 
 HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOptions& o) {
   using namespace harmonic_detail;
+  using clock = std::chrono::steady_clock;
+  const auto t_call = clock::now();
+  auto t_lap = t_call;
+  auto lap = [&t_lap]() {  // seconds since the previous lap
+    const auto now = clock::now();
+    const double s_ = std::chrono::duration<double>(now - t_lap).count();
+    t_lap = now;
+    return s_;
+  };
+  HarmonicTimings tm;
   const Plan plan = make_plan(setup_in, o);
+  tm.plan = lap();
   const YeeGrid& g = setup_in.grid;
   const std::int64_t ncell = g.cell_count();
   const bool cw = plan.cw, dipole = plan.dipole;
@@ -529,8 +540,10 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
 
   // ---- operator, engine, extensions --------------------------------------------------------
   FdtdOperator op(s);
+  tm.op = lap();
   std::string engine_warning;
   auto eng = make_engine(op, o.backend, o.device_index, &engine_warning, o.tuning);
+  tm.engine = lap();
   res.backend = eng->backend();
   res.dt = plan.dt;
   res.dft_sample_interval = M;
@@ -568,6 +581,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       }
   }
 
+  tm.extensions = lap();
   // ---- stepping -----------------------------------------------------------------------------
   const int max_steps = plan.max_steps;
   double change_now = 1.0;  // for the progress callback inside a chunk
@@ -583,6 +597,12 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
             std::max(1, o.progress_interval));
       },
       [&]() -> std::optional<double> {
+        const auto t_check = clock::now();
+        struct AddCheck {  // adds the check's wall time to tm.checks however it returns
+          clock::time_point t0;
+          double& sum;
+          ~AddCheck() { sum += std::chrono::duration<double>(clock::now() - t0).count(); }
+        } add_check{t_check, tm.checks};
         if (cw) {
           const SteadyStateCheck sc = main.check_steady_state();
           double worst = sc.has_previous ? sc.relative_change : 1.0;
@@ -599,12 +619,18 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       },
       [&](int done, double change) { return o.progress(done, max_steps, change); });
   finish(res, plan, o, st, ncell, engine_warning);
-  if (res.aborted) return res;
+  tm.stepping = lap() - tm.checks;
+  if (res.aborted) {
+    tm.total = std::chrono::duration<double>(clock::now() - t_call).count();
+    res.timings = tm;
+    return res;
+  }
   const int done = st.done;
 
   // ---- per-frequency results ----------------------------------------------------------------
   std::array<std::vector<float>, 3> edge_sigma;
   if (!o.density.empty()) edge_sigma = edge_conductivity(op);
+  tm.local_sar += lap();
   const bool cubic = std::fabs(d[0] - d[1]) <= 1e-9 * d[0] && std::fabs(d[0] - d[2]) <= 1e-9 * d[0];
   const Backend sar_backend = eng->fields_on_device() ? Backend::cuda : Backend::cpu;
   const std::int64_t N = ncell;
@@ -645,6 +671,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       for (int a = 0; a < 3; ++a) centre[a] = g.origin[a] + 0.5 * (nbox.lo[a] + nbox.hi[a]) * d[a];
       nf = std::make_unique<NearToFarTransform>(g, f, sample, nbox, centre);
     }
+    tm.far_field += lap();
     double accepted_unit = 0;
     // The raw E phasors, read once (the dipole's gap sample comes from them too).
     r.ex = raw(main, Component::Ex);
@@ -667,6 +694,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     for (std::vector<cf>* v : {&r.ex, &r.ey, &r.ez})
       for (cf& x : *v) x = cf(cd(x) * factor);
     r.e_squared = cell_centre_e_squared(g, r.ex, r.ey, r.ez);
+    tm.phasors += lap();
 
     if (!o.density.empty()) {
       SarInput in;
@@ -689,6 +717,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       if (tissue) {
         r.has_sar = true;
         r.whole_body_sar = whole_body_sar(in);
+        tm.local_sar += lap();
         if (o.averaged_sar) {
           if (cubic) {
             auto both = spatial_average_sar(in, std::vector<double>{1e-3, 1e-2}, sar_backend);
@@ -698,12 +727,14 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
             res.warning += std::string(res.warning.empty() ? "" : "; ") +
                            "1 g / 10 g averaged SAR skipped: the voxels are not cubic (IEC/IEEE 62704-1 cubes)";
           }
+          tm.averaged_sar += lap();
         }
       } else if (fi == 0) {
         res.warning += std::string(res.warning.empty() ? "" : "; ") + "no SAR: the density is <= 0 everywhere";
       }
     }
 
+    tm.local_sar += lap();  // the density-only work when no tissue (nothing otherwise)
     if (nf) {
       r.has_far_field = true;
       r.radiated_power = nf->power_out() * r.normalization * r.normalization;
@@ -723,8 +754,11 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
         });
       }
     }
+    tm.far_field += lap();
     res.frequencies.push_back(std::move(r));
   }
+  tm.total = std::chrono::duration<double>(clock::now() - t_call).count();
+  res.timings = tm;
   return res;
 }
 

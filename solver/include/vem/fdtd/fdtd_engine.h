@@ -106,6 +106,7 @@ class FdtdEngine {
   void run_hooks(HookPoint where, int step) {
     if (!extensions_.empty()) run_hooks_slow(where, step);
   }
+  bool has_extensions() const { return !extensions_.empty(); }
 
   const FdtdOperator& op_;
   int steps_ = 0;
@@ -155,6 +156,17 @@ struct EngineTuning {
   // another shape than the four schemes' use tables.
   enum class HighOrderKernel { automatic, tables, direct, tiled } ho_kernel = HighOrderKernel::automatic;
   int ho_z_chunk = 0;
+  // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps
+  // of a run recorded in CUDA graphs of graph_chunk steps (0: 32) and replayed, instead of one
+  // stream launch per kernel; only runs without extensions, halo exchange or a fused source (and
+  // not s44) can be recorded, the others step directly. Same launches, same fields bit for bit.
+  // automatic: the measured default (on below 8 M cells).
+  enum class Graph { automatic, off, on } graph = Graph::automatic;
+  int graph_chunk = 0;
+  // l2_persist: the field arrays and the material index as an L2 persisting access-policy window
+  // on every stepping launch (the persisting set-aside, a device-wide limit, sized to them).
+  // automatic: the measured default (off).
+  enum class L2Persist { automatic, off, on } l2_persist = L2Persist::automatic;
 };
 
 // Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,

@@ -187,8 +187,26 @@ struct HarmonicFrequencyResult {
   double normalization = 1;                // factor applied to the raw phasors
 };
 
+// Wall time of run_fdtd_harmonic's stages, seconds (issue 16: the user-visible time explained).
+// `stepping` is the stepping loop without the steady-state checks (the TF/SF and DFT hooks run
+// inside it); the per-frequency stages are summed over the frequencies.
+struct HarmonicTimings {
+  double plan = 0;         // options checked, the run's setup (TF/SF box, dipole) made
+  double op = 0;           // FdtdOperator built (coefficients, CPML profiles)
+  double engine = 0;       // engine created: device memory, coefficients uploaded
+  double extensions = 0;   // TF/SF source and DFT monitors created
+  double stepping = 0;     // steps (with the TF/SF and DFT accumulation hooks)
+  double checks = 0;       // steady-state checks (DFT phasors compared on the device)
+  double phasors = 0;      // E phasors downloaded and normalized, |E|^2 at the cell centres
+  double local_sar = 0;    // absorbed power density, local and whole-body SAR
+  double averaged_sar = 0; // 1 g and 10 g averaged SAR (IEC/IEEE 62704-1)
+  double far_field = 0;    // near-to-far transform and tables
+  double total = 0;        // the whole call
+};
+
 struct HarmonicResult {
   std::vector<HarmonicFrequencyResult> frequencies;
+  HarmonicTimings timings;
   int steps = 0;
   double dt = 0;                   // s
   double simulated_time = 0;       // s

@@ -1,0 +1,279 @@
+// Small and mid-size grids of the CUDA FDTD engine (issue 16), not a test.
+//
+//   bench_fdtd_small rows <out.json> [commit] [target_s]
+//     Mcells/s of the CUDA engine on the model of bench_fdtd (16 lossy materials in 8^3-cell
+//     blocks, indexed, 1 mm cells, 10-cell CPML on every face, one point source) at 64^3, 96^3,
+//     128^3, 160 x 160 x 93 (the size of the FDFD benchmark's head) and 192^3, for the small-grid
+//     variants of EngineTuning, all in one process (compare rows of one run only):
+//       stream      one launch per kernel (programmatic dependent launch), no graph, no L2 window;
+//       graph       CUDA graphs of 32 steps (graph_chunk), re-captured per chunk and updated;
+//       graph8 / graph128  chunks of 8 / 128 steps;
+//       l2          stream launches with the L2 persisting window over the fields and index;
+//       graph+l2    both;
+//       default     EngineTuning{} (what users get).
+//     Each: 5 warm-up steps, the step count calibrated to ~target_s (default 0.3 s), median of 3.
+//     Bytes per cell-step: bench_fdtd's ideal count (76 + 2 x 42 x CPML-slab fraction).
+//   bench_fdtd_small head <out.json> [commit] [runs]
+//     The steady-state head SAR run as the ParaView FDTD Steady State filter makes it, without
+//     VTK: the head phantom (HeadPhantom defaults: 0.2816 x 0.2816 x 0.179 m) voxelized at 2 mm,
+//     the filter's default domain (8 cells of air padding, 10-cell CPML), the tissue table at
+//     900 MHz (one material per label, the density per voxel), a 1 V/m plane wave, DFT at
+//     900 MHz, far field on, 1 g and 10 g averaged SAR, the CUDA backend; run_fdtd_harmonic's
+//     stage times (HarmonicTimings) plus the model build. `runs` times (default 2: the first pays
+//     the CUDA context and module load). The VTK conversion of the outputs
+//     (vem_vtk::MakeSteadyStateOutputs) is not measured here: the device machine has no VTK.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "vem/fdtd/extensions/sar.h"
+#include "vem/fdtd/fdtd_engine.h"
+#include "vem/fdtd/fdtd_harmonic.h"
+#include "vem/fdtd/voxel_domain.h"
+#include "vem/models/head_phantom.h"
+
+using namespace vem;
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+double since(clk::time_point t0) { return std::chrono::duration<double>(clk::now() - t0).count(); }
+
+// bench_fdtd's model on an nx x ny x nz grid (the same for cubic grids).
+FdtdSetup block_setup(int nx, int ny, int nz) {
+  FdtdSetup s;
+  s.grid = {nx, ny, nz, 1e-3, 1e-3, 1e-3};
+  s.boundaries = BoundarySpec::all(BoundaryType::cpml, 10);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  const int bx = (nx + 7) / 8, by = (ny + 7) / 8, bz = (nz + 7) / 8;
+  std::vector<int> block_label(std::size_t(bx) * by * bz);
+  for (auto& v : block_label) v = int(16 * u(rng)) % 16;
+  std::vector<double> eps(16), sig(16);
+  for (int m = 0; m < 16; ++m) { eps[m] = 1 + 60 * u(rng); sig[m] = 1.5 * u(rng); }
+  s.material_mode = MaterialMode::indexed;
+  for (int m = 0; m < 16; ++m) s.materials.push_back(Material::isotropic("m" + std::to_string(m), eps[m], sig[m]));
+  s.material_index.resize(std::size_t(s.grid.cell_count()));
+  for (int k = 0; k < nz; ++k)
+    for (int j = 0; j < ny; ++j)
+      for (int i = 0; i < nx; ++i)
+        s.material_index[i + std::size_t(nx) * (j + std::size_t(ny) * k)] =
+            std::uint16_t(block_label[i / 8 + bx * (j / 8 + by * (k / 8))]);
+  PointSource src;
+  src.i = nx / 2; src.j = ny / 2; src.k = nz / 2;
+  src.waveform = Waveform::modulated_gaussian(10e9, 10e9);
+  s.sources = {src};
+  return s;
+}
+
+double slab_fraction(const FdtdOperator& op) {
+  const YeeGrid& g = op.grid();
+  const int n[3] = {g.nx, g.ny, g.nz};
+  double samples = 0;
+  for (const auto& s : op.cpml_slabs()) {
+    const double across = double(n[(s.axis + 1) % 3] + 1) * (n[(s.axis + 2) % 3] + 1);
+    samples += across * 0.5 * ((s.e_end - s.e_begin + 1) + (s.h_end - s.h_begin + 1));
+  }
+  return samples / double(g.cell_count());
+}
+
+struct Variant {
+  const char* name;
+  EngineTuning t;
+};
+
+std::vector<Variant> variants() {
+  using GR = EngineTuning::Graph;
+  using LP = EngineTuning::L2Persist;
+  auto mk = [](GR g, int chunk, LP l) {
+    EngineTuning t;
+    t.graph = g;
+    t.graph_chunk = chunk;
+    t.l2_persist = l;
+    return t;
+  };
+  return {{"stream", mk(GR::off, 0, LP::off)},      {"graph", mk(GR::on, 0, LP::off)},
+          {"graph8", mk(GR::on, 8, LP::off)},       {"graph128", mk(GR::on, 128, LP::off)},
+          {"l2", mk(GR::off, 0, LP::on)},           {"graph+l2", mk(GR::on, 0, LP::on)},
+          {"default", EngineTuning{}}};
+}
+
+int run_rows(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_small_grids.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  const double target_s = argc > 4 ? std::atof(argv[4]) : 0.3;
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  if (!cuda_available()) { std::cerr << "no CUDA device\n"; return 1; }
+  struct Size { int nx, ny, nz; };
+  const Size sizes[] = {{64, 64, 64}, {96, 96, 96}, {128, 128, 128}, {160, 160, 93}, {192, 192, 192}};
+  std::ostringstream js, md;
+  const std::string date = vem_bench::utc_date();
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_small_grids\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"copy_bandwidth_GBps\": " << copy
+     << ",\n  \"model\": \"indexed, 16 lossy materials in 8^3 blocks, 1 mm, 10-cell CPML on every face, one point source\""
+     << ",\n  \"results\": [\n";
+  md << "Device: " << device << "; commit " << commit << "; " << date << "; copy bandwidth measured in the same run: "
+     << std::fixed << std::setprecision(0) << copy << " GB/s.\n\n"
+     << "| grid | variant | steps | us/step | Mcells/s | B/cell-step | GB/s | of copy BW |\n|---|---|---|---|---|---|---|---|\n";
+  bool first = true;
+  for (const Size& sz : sizes) {
+    const FdtdOperator op(block_setup(sz.nx, sz.ny, sz.nz));
+    const double cells = double(op.grid().cell_count());
+    const double bpc = 76.0 + 2.0 * 42.0 * slab_fraction(op);
+    for (const Variant& v : variants()) {
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, v.t);
+      auto t0 = clk::now();
+      eng->run(5, {}, 5);
+      const double per = since(t0) / 5;
+      int steps = std::min(20000, std::max(20, int(target_s / std::max(per, 1e-6))));
+      std::vector<double> secs;
+      for (int r = 0; r < 3; ++r) {
+        t0 = clk::now();
+        eng->run(steps, {}, steps);
+        secs.push_back(since(t0));
+      }
+      std::sort(secs.begin(), secs.end());
+      const double s = secs[1];
+      const double mcells = steps * cells / s / 1e6, gbs = mcells * 1e6 * bpc / 1e9;
+      std::ostringstream grid;
+      grid << sz.nx << "x" << sz.ny << "x" << sz.nz;
+      std::cerr << grid.str() << " " << v.name << ": " << mcells << " Mcells/s, " << s / steps * 1e6 << " us/step\n";
+      js << (first ? "" : ",\n") << "    {\"grid\": \"" << grid.str() << "\", \"cells\": " << cells << ", \"variant\": \""
+         << v.name << "\", \"steps\": " << steps << ", \"seconds\": " << s << ", \"us_per_step\": " << s / steps * 1e6
+         << ", \"mcells_per_s\": " << mcells << ", \"bytes_per_cell_step\": " << bpc << ", \"GBps\": " << gbs
+         << ", \"fraction_of_copy\": " << (copy > 0 ? gbs / copy : 0) << "}";
+      first = false;
+      md << "| " << grid.str() << " | " << v.name << " | " << steps << " | " << std::setprecision(1) << s / steps * 1e6
+         << " | " << std::setprecision(0) << mcells << " | " << std::setprecision(1) << bpc << " | "
+         << std::setprecision(0) << gbs << " | " << std::setprecision(2) << (copy > 0 ? gbs / copy : 0) << " |\n";
+    }
+  }
+  js << "\n  ]\n}\n";
+  std::ofstream(out) << js.str();
+  const std::string stem = out.size() > 5 && out.substr(out.size() - 5) == ".json" ? out.substr(0, out.size() - 5) : out;
+  std::ofstream(stem + ".md") << md.str();
+  std::cout << md.str();
+  return 0;
+}
+
+int run_head(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_head_e2e.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  const int runs = argc > 4 ? std::max(1, std::atoi(argv[4])) : 2;
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  const double f = 900e6, h = 2e-3;
+  std::ostringstream js;
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_head_end_to_end\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << vem_bench::utc_date()
+     << "\",\n  \"copy_bandwidth_GBps\": " << copy
+     << ",\n  \"case\": \"head phantom (HeadPhantom defaults) at 2 mm, 900 MHz plane wave 1 V/m, DFT 900 MHz, "
+        "far field, 1 g + 10 g SAR; padding 8, CPML 10 (filter defaults); CUDA\""
+     << ",\n  \"not_measured\": \"VTK conversion of the outputs (no VTK on the device machine)\",\n  \"runs\": [\n";
+  for (int run = 0; run < runs; ++run) {
+    const auto t_all = clk::now();
+    // ---- the model, as vem_vtk::BuildVoxelModel's label mode builds it -------------------------
+    auto t0 = clk::now();
+    const std::array<double, 3> ext_m{kHeadPhantomDefaultCells[0] * kHeadPhantomDefaultSpacing[0],
+                                      kHeadPhantomDefaultCells[1] * kHeadPhantomDefaultSpacing[1],
+                                      kHeadPhantomDefaultCells[2] * kHeadPhantomDefaultSpacing[2]};
+    const std::array<int, 3> vox{int(std::lround(ext_m[0] / h)), int(std::lround(ext_m[1] / h)),
+                                 int(std::lround(ext_m[2] / h))};
+    std::vector<std::uint8_t> label8(std::size_t(vox[0]) * vox[1] * vox[2]);
+    const int ext[6] = {0, vox[0] - 1, 0, vox[1] - 1, 0, vox[2] - 1};
+    head_phantom_fill(HeadPhantomGeometry{}, kHeadPhantomDefaultOrigin, {h, h, h}, ext, label8.data());
+    const double t_phantom = since(t0);
+    t0 = clk::now();
+    const VoxelDomain d = make_voxel_domain(vox, {h, h, h}, kHeadPhantomDefaultOrigin, VoxelDomainOptions{});
+    std::vector<std::int64_t> values, counts(256, 0);
+    for (std::uint8_t l : label8) ++counts[l];
+    std::vector<std::int64_t> present_counts;
+    for (int l = 0; l < 256; ++l)
+      if (counts[l]) { values.push_back(l); present_counts.push_back(counts[l]); }
+    const LabelProperties props = head_phantom_tissue_table().lookup(values, f, &present_counts);
+    FdtdSetup setup;
+    setup.grid = d.grid();
+    setup.courant_factor = d.options.courant_factor;
+    setup.boundaries = d.boundaries();
+    setup.material_mode = MaterialMode::indexed;
+    setup.materials.push_back(Material::vacuum());
+    std::vector<std::uint16_t> to_material(256, 0);
+    std::vector<double> mat_density{0.0};
+    for (std::size_t q = 0; q < props.labels.size(); ++q) {
+      setup.materials.push_back(Material::isotropic(props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
+      mat_density.push_back(props.density[q]);
+      to_material[std::size_t(props.labels[q])] = std::uint16_t(q + 1);
+    }
+    setup.material_index.assign(std::size_t(d.total_cells()), 0);
+    HarmonicOptions o;
+    o.frequencies = {f};
+    o.far_field = true;
+    o.averaged_sar = true;
+    o.backend = Backend::cuda;
+    o.density.assign(std::size_t(d.total_cells()), 0.0f);
+    for (std::int64_t v = 0; v < d.voxel_count(); ++v) {
+      const std::size_t t = std::size_t(d.total_index(v));
+      setup.material_index[t] = to_material[label8[std::size_t(v)]];
+      const float rho = float(mat_density[setup.material_index[t]]);
+      o.density[t] = is_tissue_density(rho) ? rho : 0.0f;
+    }
+    const double t_model = since(t0);
+    // ---- the solve ---------------------------------------------------------------------------
+    t0 = clk::now();
+    const HarmonicResult r = run_fdtd_harmonic(setup, o);
+    const double t_solve = since(t0);
+    const double total = since(t_all);
+    const HarmonicTimings& tm = r.timings;
+    const auto& fr = r.frequencies.at(0);
+    std::cerr << "head run " << run << ": grid " << setup.grid.nx << "x" << setup.grid.ny << "x" << setup.grid.nz
+              << ", " << r.steps << " steps (" << (r.converged ? "converged" : "not converged") << "), "
+              << r.mcells_per_second << " Mcells/s; phantom " << t_phantom << " s, model " << t_model
+              << " s, plan " << tm.plan << ", operator " << tm.op << ", engine " << tm.engine << ", extensions "
+              << tm.extensions << ", stepping " << tm.stepping << ", checks " << tm.checks << ", phasors "
+              << tm.phasors << ", local SAR " << tm.local_sar << ", averaged SAR " << tm.averaged_sar
+              << ", far field " << tm.far_field << "; run_fdtd_harmonic " << t_solve << " s, all " << total
+              << " s; peak 10 g " << fr.sar_10g.peak << " W/kg\n";
+    js << (run ? ",\n" : "") << "    {\"run\": " << run << ", \"grid\": [" << setup.grid.nx << ", " << setup.grid.ny
+       << ", " << setup.grid.nz << "], \"cells\": " << setup.grid.cell_count() << ", \"backend\": \"" << r.backend
+       << "\", \"steps\": " << r.steps << ", \"converged\": " << (r.converged ? "true" : "false")
+       << ", \"dft_sample_interval\": " << r.dft_sample_interval << ", \"mcells_per_s_stepping\": " << r.mcells_per_second
+       << ", \"seconds\": {\"phantom_voxelization\": " << t_phantom << ", \"model_build\": " << t_model
+       << ", \"plan\": " << tm.plan << ", \"operator\": " << tm.op << ", \"engine_create_upload\": " << tm.engine
+       << ", \"extensions_create\": " << tm.extensions << ", \"stepping_with_tfsf_dft_hooks\": " << tm.stepping
+       << ", \"steady_state_checks\": " << tm.checks << ", \"phasor_download_e2\": " << tm.phasors
+       << ", \"local_sar\": " << tm.local_sar << ", \"averaged_sar_1g_10g\": " << tm.averaged_sar
+       << ", \"far_field\": " << tm.far_field << ", \"run_fdtd_harmonic_total\": " << tm.total
+       << ", \"run_fdtd_harmonic_outside\": " << t_solve << ", \"all\": " << total << "}, \"peak_local_sar\": "
+       << fr.peak_local_sar << ", \"peak_1g\": " << fr.sar_1g.peak << ", \"peak_10g\": " << fr.sar_10g.peak
+       << ", \"whole_body_sar\": " << fr.whole_body_sar << ", \"warning\": \"" << r.warning << "\"}";
+  }
+  js << "\n  ]\n}\n";
+  std::ofstream(out) << js.str();
+  std::cout << js.str();
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  try {
+    if (mode == "rows") return run_rows(argc, argv);
+    if (mode == "head") return run_head(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "bench_fdtd_small: " << e.what() << "\n";
+    return 1;
+  }
+  std::cerr << "usage: bench_fdtd_small rows <out.json> [commit] [target_s] | head <out.json> [commit] [runs]\n";
+  return 2;
+}
