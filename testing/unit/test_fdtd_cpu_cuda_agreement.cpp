@@ -44,6 +44,7 @@ struct Case {
   EngineTuning::CpmlLaunch cpml = EngineTuning::CpmlLaunch::automatic;
   int palette = 0;  // > 0: a coefficient-array model whose values come from this many choices
   EngineTuning::Coefficients coefficients = EngineTuning::Coefficients::automatic;
+  EngineTuning::Step step = EngineTuning::Step::automatic;  // one_pass: fused_step.h (issue 16)
 };
 
 // palette > 0 (coefficient arrays only): each cell's values are drawn from `palette` choices and
@@ -142,10 +143,12 @@ TEST_P(CpuCudaAgreement, FieldsAgreeAfter1000Steps) {
   tuning.table = c.table;
   tuning.z_chunk = c.z_chunk;
   tuning.cpml = c.cpml;
+  tuning.step = c.step;
   auto gpu = make_engine(op, Backend::cuda, 0, nullptr, tuning);
   const int n = steps(1000);
   ASSERT_EQ(cpu->run(n), n);
   ASSERT_EQ(gpu->run(n), n);
+  if (c.step == EngineTuning::Step::one_pass) EXPECT_EQ(gpu->one_pass_steps(), n);
   for (int ci = 0; ci < 6; ++ci) {
     const Component comp = Component(ci);
     const auto a = gpu->field(comp), b = cpu->field(comp);
@@ -184,7 +187,20 @@ INSTANTIATE_TEST_SUITE_P(
                          "coefficient_array_packed_table", 0, EngineTuning::CpmlLaunch::automatic, 3},
                     Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
                          "coefficient_array_palette_as_arrays", 0, EngineTuning::CpmlLaunch::automatic, 3,
-                         EngineTuning::Coefficients::arrays}),
+                         EngineTuning::Coefficients::arrays},
+                    // One pass per step (issue 16): every coefficient path.
+                    Case{MaterialMode::indexed, EngineTuning::TablePlacement::constant, "one_pass_indexed_constant", 0,
+                         EngineTuning::CpmlLaunch::automatic, 0, EngineTuning::Coefficients::automatic,
+                         EngineTuning::Step::one_pass},
+                    Case{MaterialMode::indexed, EngineTuning::TablePlacement::global, "one_pass_indexed_global", 0,
+                         EngineTuning::CpmlLaunch::per_axis, 0, EngineTuning::Coefficients::automatic,
+                         EngineTuning::Step::one_pass},
+                    Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
+                         "one_pass_coefficient_array", 0, EngineTuning::CpmlLaunch::automatic, 0,
+                         EngineTuning::Coefficients::automatic, EngineTuning::Step::one_pass},
+                    Case{MaterialMode::coefficient_array, EngineTuning::TablePlacement::automatic,
+                         "one_pass_packed_table", 0, EngineTuning::CpmlLaunch::automatic, 3,
+                         EngineTuning::Coefficients::automatic, EngineTuning::Step::one_pass}),
     [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
 // The two CPML launch layouts (fdtd_engine_cuda.cu: one launch per axis, or all slabs in one
@@ -318,4 +334,54 @@ TEST(CpuCudaAgreementPmc, PmcFacesAgree) {
   gpu->run(steps(500));
   for (int ci = 0; ci < 6; ++ci)
     EXPECT_LT(rel_l2(gpu->field(Component(ci)), cpu->field(Component(ci))), 1e-5) << ci;
+}
+
+// One pass per step (issue 16, fused_step.h) against the two-pass kernels on the same set-up
+// (CPML with overlapping slab edges, periodic and PEC faces, a magnetic and a hard E source) and
+// with PMC faces: within 1e-6 relative L2 per component (the number of samples that differ at all
+// is printed), for several tiles and z chunks (one that does not divide the grid), with every
+// step run as one pass.
+TEST(CpuCudaAgreementOnePass, OnePassMatchesTwoPass) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  for (int pmc = 0; pmc < 2; ++pmc)
+    for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+      FdtdSetup s = make_setup(mode, 4321);
+      if (pmc) s.boundaries.face[2] = s.boundaries.face[3] = s.boundaries.face[4] = BoundaryType::pmc;
+      const FdtdOperator op(s);
+      EngineTuning two;
+      two.step = EngineTuning::Step::two_pass;
+      two.coefficients = coefficients_for(mode, 0, two.coefficients);
+      auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
+      const int n = steps(400);
+      ASSERT_EQ(ref->run(n), n);
+      EXPECT_EQ(ref->one_pass_steps(), 0);
+      const int variants[][2] = {{8, 64}, {4, 7}, {16, 1000}};
+      for (const auto& v : variants) {
+        EngineTuning t = two;
+        t.step = EngineTuning::Step::one_pass;
+        t.onepass_tile_y = v[0];
+        t.onepass_z_chunk = v[1];
+        auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+        ASSERT_EQ(eng->run(n / 2), n / 2);  // two runs: the arrays swap across run() calls too
+        ASSERT_EQ(eng->run(n - n / 2), n - n / 2);
+        EXPECT_EQ(eng->one_pass_steps(), n);
+        for (int ci = 0; ci < 6; ++ci) {
+          const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+          std::size_t differ = 0;
+          double norm = 0;
+          for (std::size_t i = 0; i < fa.size(); ++i) {
+            differ += fa[i] != fb[i];
+            norm += double(fb[i]) * fb[i];
+          }
+          const double e = rel_l2(fa, fb);
+          std::cout << (pmc ? "pmc " : "") << (mode == MaterialMode::indexed ? "indexed" : "arrays") << " tile 32x"
+                    << v[0] << " chunk " << v[1] << " " << component_name(Component(ci)) << ": rel L2 " << e << ", "
+                    << differ << " of " << fa.size() << " samples differ\n";
+          EXPECT_GT(norm, 0.0);
+          EXPECT_LE(e, 1e-6) << component_name(Component(ci));
+        }
+        const auto pa = eng->probes(), pb = ref->probes();
+        for (std::size_t p = 0; p < pa.values.size(); ++p) EXPECT_LE(rel_l2(pa.values[p], pb.values[p]), 1e-6);
+      }
+    }
 }

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "fdtd/engine_common.h"
+#include "fdtd/cuda/fused_step.h"
 #include "fdtd/cuda/graph_stepping.cuh"
 #include "core/cuda_check.h"
 #include "core/device_array.h"
@@ -70,22 +71,22 @@ struct GridParams {
 // Coefficient access policies ------------------------------------------------------------
 struct ConstantTable {
   const std::uint16_t* __restrict__ index;
-  __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 12; }
-  __device__ __forceinline__ float a(int c, int o, int key) const { return c_table[key + 2 * c]; }
-  __device__ __forceinline__ float b(int c, int o, int key) const { return c_table[key + 2 * c + 1]; }
+  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, long long o, int key) const { return c_table[key + 2 * c]; }
+  __device__ __forceinline__ float b(int c, long long o, int key) const { return c_table[key + 2 * c + 1]; }
 };
 struct GlobalTable {
   const std::uint16_t* __restrict__ index;
   const float* __restrict__ table;
-  __device__ __forceinline__ int key(int o) const { return int(__ldg(index + o)) * 12; }
-  __device__ __forceinline__ float a(int c, int o, int key) const { return __ldg(table + key + 2 * c); }
-  __device__ __forceinline__ float b(int c, int o, int key) const { return __ldg(table + key + 2 * c + 1); }
+  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, long long o, int key) const { return __ldg(table + key + 2 * c); }
+  __device__ __forceinline__ float b(int c, long long o, int key) const { return __ldg(table + key + 2 * c + 1); }
 };
 struct CoefficientArrays {
   const float* __restrict__ arr[12];
-  __device__ __forceinline__ int key(int) const { return 0; }
-  __device__ __forceinline__ float a(int c, int o, int) const { return __ldg(arr[2 * c] + o); }
-  __device__ __forceinline__ float b(int c, int o, int) const { return __ldg(arr[2 * c + 1] + o); }
+  __device__ __forceinline__ int key(long long) const { return 0; }
+  __device__ __forceinline__ float a(int c, long long o, int) const { return __ldg(arr[2 * c] + o); }
+  __device__ __forceinline__ float b(int c, long long o, int) const { return __ldg(arr[2 * c + 1] + o); }
 };
 
 __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
@@ -126,7 +127,7 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
   const float* __restrict__ Hz = F.f[5];
   const int sy = g.sy, sz = g.sz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  int o = g.origin + i + j * sy + k0 * sz;
+  long long o = g.origin + i + (long long)j * sy + (long long)k0 * sz;  // 64-bit: layouts past 2^31 samples
   float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k0-1 (ghost plane when k0 = 0)
   for (int k = k0; k <= k1; ++k, o += sz) {
     const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
@@ -170,7 +171,7 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const int k0 = int(blockIdx.z) * chunk;
   const int k1 = min(nz, k0 + chunk - 1);
-  int o = g.origin + i + j * sy + k0 * sz;
+  long long o = g.origin + i + (long long)j * sy + (long long)k0 * sz;
   float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, carried from the previous iteration
   for (int k = k0; k <= k1; ++k, o += sz) {
     const bool more = k < nz;
@@ -207,7 +208,7 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
                                           const Coef& coef, int li, int lj, int lk) {
   const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
   const int x = A == 0 ? i : (A == 1 ? j : k);
-  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const long long o = g.origin + i + (long long)j * g.sy + (long long)k * g.sz;
   const int sa = A == 0 ? 1 : (A == 1 ? g.sy : g.sz);
   const int t = li + s.d[0] * (lj + s.d[1] * lk);
   const int key = coef.key(o);
@@ -346,7 +347,7 @@ constexpr int kMaxPointUpdates = 128;  // per launch (a thin-wire antenna has ~1
 struct PointUpdates {
   int count;
   int field[kMaxPointUpdates];
-  int offset[kMaxPointUpdates];
+  long long offset[kMaxPointUpdates];
   float value[kMaxPointUpdates];
   int set[kMaxPointUpdates];  // 1: overwrite (hard source), 0: add (soft source)
 };
@@ -834,6 +835,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   ~FdtdEngineCuda() override {
     const void* self = this;
     g_constant_table_owner.compare_exchange_strong(self, nullptr);
+    onepass::release_constant_table(this);
     if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
       cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
       cudaCtxResetPersistingL2Cache();
@@ -844,6 +846,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   void set_field(Component c, const std::vector<float>& values) override;
   float* raw_field(Component c) override { return fields_[int(c)].ptr; }
   bool fields_on_device() const override { return true; }
+  std::int64_t one_pass_steps() const override { return one_pass_steps_; }
   bool set_fused_e_source(const float* const s[3]) override {
     if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
     for (int c = 0; c < 3; ++c) fused_.s[c] = s ? reinterpret_cast<const float2*>(s[c]) : nullptr;
@@ -926,6 +929,17 @@ class FdtdEngineCuda final : public FdtdEngine {
     VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   }
   bool pdl_ = false;
+  // One pass per step (issue 16, fdtd/cuda/fused_step.h): the second set of field arrays (the
+  // pass writes H^{n+1/2} and E^{n+1} there; swapped with fields_ after the step), the kernels'
+  // grid and coefficients, the E samples computed again after the H corrections.
+  bool onepass_ = false;
+  DeviceArray<float> next_[6];
+  onepass::Grid onepass_grid_{};
+  onepass::Coefs onepass_coefs_{};
+  std::vector<onepass::Box> onepass_boxes_;
+  int onepass_tile_y_ = 8, onepass_chunk_ = 64;
+  std::int64_t one_pass_steps_ = 0;
+  void setup_onepass(const EngineTuning& tuning);
   // Small grids (fdtd/cuda/graph_stepping.cuh): CUDA graphs of chunks of steps (the stream the
   // stepping launches go to: 0, or the capture stream while a chunk is recorded) and the L2
   // persisting window.
@@ -1207,7 +1221,58 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       l2_persist_ = small_grid::make_l2_window(prop, lo, hi, l2_window_);
     }
   }
+  setup_onepass(tuning);
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// One pass per step (issue 16): Yee scheme, no subdomain faces; EngineTuning::step or
+// VEM_FDTD_STEP=one_pass|two_pass. automatic: one pass from 8 M cells where the second set of
+// arrays fits in free memory (measured, testing/benchmarks/results/fdtd_onepass_h100.md); below
+// that the small-grid CUDA graphs step. Runs with extensions, halo exchange or a fused source step
+// in two passes (checked per step).
+void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
+  using ST = EngineTuning::Step;
+  ST want = tuning.step;
+  if (want == ST::automatic) {
+    const char* v = std::getenv("VEM_FDTD_STEP");
+    const std::string e = v ? v : "";
+    want = e == "one_pass" ? ST::one_pass : e == "two_pass" ? ST::two_pass : ST::automatic;
+  }
+  const FdtdOperator& op = op_;
+  bool subdomain = false;
+  for (BoundaryType t : op.setup().boundaries.face) subdomain = subdomain || t == BoundaryType::subdomain;
+  if (high_order_ || subdomain || want == ST::two_pass) return;
+  const std::size_t size = std::size_t(op.layout().size);
+  if (want == ST::automatic) {
+    if (op.grid().cell_count() < std::int64_t(8) * 1000 * 1000) return;
+    std::size_t free_b = 0, total_b = 0;
+    VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    if (6 * size * sizeof(float) + (std::size_t(512) << 20) > free_b) return;
+  }
+  if (tuning.onepass_tile_y != 0 && tuning.onepass_tile_y != 4 && tuning.onepass_tile_y != 8 &&
+      tuning.onepass_tile_y != 16)
+    fail("one-pass tile height ", tuning.onepass_tile_y, " is not 4, 8 or 16");
+  if (tuning.onepass_z_chunk < 0) fail("one-pass z chunk ", tuning.onepass_z_chunk, " is invalid (>= 0)");
+  onepass_tile_y_ = tuning.onepass_tile_y ? tuning.onepass_tile_y : 8;
+  onepass_chunk_ = tuning.onepass_z_chunk ? tuning.onepass_z_chunk : 64;
+  for (int c = 0; c < 6; ++c) {
+    next_[c].allocate(size, "one-pass field arrays");
+    next_[c].zero();
+  }
+  onepass_grid_ = onepass::grid_for(op);
+  onepass_boxes_ = onepass::recompute_boxes(op);
+  if (use_table_) {
+    const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
+    const bool constant = constant_table_ && onepass::acquire_constant_table(this, ct.table, ct.entries);
+    onepass_coefs_.kind = constant ? onepass::CoefKind::constant_table : onepass::CoefKind::global_table;
+    onepass_coefs_.index = index_.ptr;
+    onepass_coefs_.table = table_.ptr;
+  } else {
+    onepass_coefs_.kind = onepass::CoefKind::arrays;
+    for (int q = 0; q < 12; ++q) onepass_coefs_.arr[q] = coef_[q].ptr;
+  }
+  if (tuning.graph != EngineTuning::Graph::on) graph_.enabled = false;  // graphs would bake one parity in
+  onepass_ = true;
 }
 
 void FdtdEngineCuda::push_point_updates(bool electric, int step) {
@@ -1234,7 +1299,7 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
       if (!s.active[a]) continue;
       if (u.count == kMaxPointUpdates) flush();
       u.field[u.count] = (electric ? 0 : 3) + a;
-      u.offset[u.count] = int(s.offset[a]);
+      u.offset[u.count] = s.offset[a];
       u.value[u.count] = float(s.scale[a] * w);
       u.set[u.count] = hard ? 1 : 0;
       ++u.count;
@@ -1335,9 +1400,21 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
                   (g_.nz + 1 + chunk_ - 1) / chunk_);
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
+  // One pass (setup_onepass): H and E bulk from fields_ into next_, then the H corrections (they
+  // read E^n in fields_), E again where H was corrected, the E corrections; swap at the end.
+  const bool one = onepass_ && !has_extensions() && !halo_ && !fused_.s[0] && !graph_.enabled;
+  float* cur[6];
+  float* nxt[6];
+  if (one) {
+    for (int c = 0; c < 6; ++c) { cur[c] = fields_[c].ptr; nxt[c] = next_[c].ptr; }
+    onepass::launch_bulk(onepass_grid_, onepass_coefs_, cur, nxt, onepass_tile_y_, onepass_chunk_, pdl_, stream_);
+    for (int c = 3; c < 6; ++c) F_.f[c] = nxt[c];
+  }
 
   if (high_order_) {
     launch_ho<false>(coef);
+  } else if (one) {
+    launch_cpml<false>(coef);
   } else {
     launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_);
     VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
@@ -1359,6 +1436,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
 
   if (high_order_) {
     launch_ho<true>(coef);
+  } else if (one) {
+    onepass::launch_recompute_e(onepass_grid_, onepass_coefs_, cur, nxt, onepass_boxes_, pdl_, stream_);
+    for (int c = 0; c < 3; ++c) F_.f[c] = nxt[c];
+    launch_cpml<true>(coef);
   } else {
     launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_);
     VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
@@ -1374,6 +1455,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
   }
   exchange_halo(true);
+  if (one) {
+    for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
+    ++one_pass_steps_;
+  }
   const int np = int(op_.probes().size());
   if (np > 0) {
     gather_probes<<<(np + 127) / 128, 128, 0, stream_>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,

@@ -91,6 +91,8 @@ class FdtdEngine {
   // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
   // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).
   double field_energy() const;
+  // Steps this engine ran as one pass (CUDA engine, EngineTuning::step); 0 for the others.
+  virtual std::int64_t one_pass_steps() const { return 0; }
 
  protected:
   explicit FdtdEngine(const FdtdOperator& op) : op_(op) {}
@@ -156,6 +158,15 @@ struct EngineTuning {
   // another shape than the four schemes' use tables.
   enum class HighOrderKernel { automatic, tables, direct, tiled } ho_kernel = HighOrderKernel::automatic;
   int ho_z_chunk = 0;
+  // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
+  // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
+  // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
+  // (the agreement tests run both). Runs with extensions, halo exchange or a fused E source step in
+  // two passes. automatic: the measured default (fdtd_onepass_h100.md; VEM_FDTD_STEP=one_pass|
+  // two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
+  // onepass_z_chunk: planes per block (0: 64).
+  enum class Step { automatic, two_pass, one_pass } step = Step::automatic;
+  int onepass_tile_y = 0, onepass_z_chunk = 0;
   // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps
   // of a run recorded in CUDA graphs of graph_chunk steps (0: 32) and replayed, instead of one
   // stream launch per kernel; only runs without extensions, halo exchange or a fused source (and

@@ -1,0 +1,382 @@
+// One pass per time step (fused_step.h): the Yee H and E updates of one leap-frog step in one
+// kernel, ping-pong arrays.
+//
+// onepass_bulk: a block of 32 x TY worker threads owns a tile of 32 x TY (i, j) columns and marches
+// over a chunk of z planes. At plane k each worker computes H^{n+1/2} of its sample from E^n (its
+// own column's E at k and k+1 in registers, the x/y neighbours through L1), stores it to `next`
+// and to shared memory; one more warp computes the H that the tile's E needs from outside the tile
+// (the row j0-1: Hx, Hz; the column i0-1: Hy, Hz), recomputed redundantly there. After one barrier
+// each worker updates E^{n+1} of its sample from shared memory (x/y neighbours) and registers (its
+// own H at k-1). The shared planes are double-buffered, so one barrier per plane suffices. The
+// first plane of a chunk needs the own column's Hx, Hy at k0-1, computed once more.
+// Arithmetic: the expressions of update_h_bulk / update_e_bulk (fdtd_engine_cuda.cu), operand for
+// operand, so the same floats come out. Samples outside a component's update range keep their
+// value (copied into `next`). Offsets are 64-bit (grids beyond 2^31 layout samples).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <atomic>
+#include <type_traits>
+#include <utility>
+
+#include "core/cuda_check.h"
+#include "fdtd/cuda/fused_step.h"
+#include "fdtd/engine_common.h"
+#include "vem/core/error.h"
+#include "vem/fdtd/fdtd_engine.h"
+
+namespace vem::onepass {
+namespace {
+
+__constant__ float c_onepass_table[kConstantTableCapacity * 12];
+std::atomic<const void*> g_owner{nullptr};
+
+struct Fields {
+  float* f[6];
+};
+
+struct ConstTab {
+  const std::uint16_t* __restrict__ index;
+  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, long long, int key) const { return c_onepass_table[key + 2 * c]; }
+  __device__ __forceinline__ float b(int c, long long, int key) const { return c_onepass_table[key + 2 * c + 1]; }
+};
+struct GlobTab {
+  const std::uint16_t* __restrict__ index;
+  const float* __restrict__ table;
+  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, long long, int key) const { return __ldg(table + key + 2 * c); }
+  __device__ __forceinline__ float b(int c, long long, int key) const { return __ldg(table + key + 2 * c + 1); }
+};
+struct Arrays {
+  const float* __restrict__ arr[12];
+  __device__ __forceinline__ int key(long long) const { return 0; }
+  __device__ __forceinline__ float a(int c, long long o, int) const { return __ldg(arr[2 * c] + o); }
+  __device__ __forceinline__ float b(int c, long long o, int) const { return __ldg(arr[2 * c + 1] + o); }
+};
+
+__device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
+__device__ __forceinline__ void pdl_begin() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+constexpr int kHx = 1, kHy = 2, kHz = 4;
+
+// H^{n+1/2} at sample (i, j, k), layout offset o, from E^n and H^{n-1/2} in A: the components in
+// MASK (update_h_bulk's expressions and range tests: x/y ranges, 0 <= k < nz for Hx and Hy,
+// 0 <= k <= nz for Hz; outside, the old value). Returns E^n at (i, j, k) in ex, ey, ez.
+template <int MASK, class Coef>
+__device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const Coef& coef, int i, int j, int k,
+                                         long long o, float& hx, float& hy, float& hz, float& ex, float& ey,
+                                         float& ez) {
+  const float* __restrict__ Ex = A.f[0];
+  const float* __restrict__ Ey = A.f[1];
+  const float* __restrict__ Ez = A.f[2];
+  const long long sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const bool more = k < g.nz;
+  const bool kin = k >= 0 && k <= g.nz;
+  ex = __ldg(Ex + o);
+  ey = __ldg(Ey + o);
+  ez = __ldg(Ez + o);
+  const bool ux = (MASK & kHx) && kin && more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
+  const bool uy = (MASK & kHy) && kin && more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
+  const bool uz = (MASK & kHz) && kin && in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  if (MASK & kHx) {
+    const float h = __ldg(A.f[3] + o);
+    if (ux) {
+      const float ey_p = __ldg(Ey + o + sz);
+      hx = coef.a(3, o, key) * h - coef.b(3, o, key) * ((__ldg(Ez + o + sy) - ez) * idy - (ey_p - ey) * idz);
+    } else {
+      hx = h;
+    }
+  }
+  if (MASK & kHy) {
+    const float h = __ldg(A.f[4] + o);
+    if (uy) {
+      const float ex_p = __ldg(Ex + o + sz);
+      hy = coef.a(4, o, key) * h - coef.b(4, o, key) * ((ex_p - ex) * idz - (__ldg(Ez + o + 1) - ez) * idx);
+    } else {
+      hy = h;
+    }
+  }
+  if (MASK & kHz) {
+    const float h = __ldg(A.f[5] + o);
+    if (uz)
+      hz = coef.a(5, o, key) * h - coef.b(5, o, key) * ((__ldg(Ey + o + 1) - ey) * idx - (__ldg(Ex + o + sy) - ex) * idy);
+    else
+      hz = h;
+  }
+}
+
+// E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
+// hy at k-1 (hx_m, hy_m), Hz and Hx at j-1 (hz_jm, hx_jm), Hz and Hy at i-1 (hz_im, hy_im); update_e_bulk's
+// expressions and range tests. Writes the three components into B.
+template <class Coef>
+__device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const Coef& coef, int i, int j, int k,
+                                         long long o, float ex, float ey, float ez, float hx, float hy, float hz,
+                                         float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
+                                         float hy_im) {
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const bool ux = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
+  const bool uy = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]);
+  const bool uz = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]);
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  B.f[0][o] = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
+  B.f[1][o] = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
+  B.f[2][o] = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
+}
+
+template <int TY, class Coef>
+__global__ void __launch_bounds__(32 * (TY + 1))
+    onepass_bulk(Fields A, Fields B, Grid g, Coef coef, int chunk) {
+  pdl_begin();
+  // [buffer][row][column]: row 0 = j0-1, column 0 = i0-1.
+  __shared__ float s_hx[2][TY + 1][33], s_hy[2][TY + 1][33], s_hz[2][TY + 1][33];
+  const int tx = threadIdx.x, r = threadIdx.y;  // r = 0: the halo warp
+  const int i0 = int(blockIdx.x) * 32, j0 = int(blockIdx.y) * TY;
+  const int k0 = int(blockIdx.z) * chunk;
+  const int k1 = min(g.nz, k0 + chunk - 1);
+  const int i = i0 + tx, j = j0 + r - 1;
+  const bool own = r > 0 && i <= g.nx && j <= g.ny;
+  const bool yhalo = r == 0 && i <= g.nx;                    // (i0+tx, j0-1)
+  const bool xhalo = r == 0 && tx < TY && j0 + tx <= g.ny;  // (i0-1, j0+tx)
+  const long long base = g.origin + (long long)i + (long long)j * g.sy;
+  const long long base_y = g.origin + (long long)i + (long long)(j0 - 1) * g.sy;
+  const long long base_x = g.origin + (long long)(i0 - 1) + (long long)(j0 + tx) * g.sy;
+  float hx_m = 0.0f, hy_m = 0.0f;
+  if (own) {  // the own column's Hx, Hy at k0-1
+    float unused_hz, unused_ex, unused_ey, unused_ez;
+    h_sample<kHx | kHy>(A, g, coef, i, j, k0 - 1, base + (long long)(k0 - 1) * g.sz, hx_m, hy_m, unused_hz,
+                        unused_ex, unused_ey, unused_ez);
+  }
+  int p = 0;
+  for (int k = k0; k <= k1; ++k) {
+    const long long kz = (long long)k * g.sz;
+    float hx = 0.0f, hy = 0.0f, hz = 0.0f, ex = 0.0f, ey = 0.0f, ez = 0.0f;
+    if (own) {
+      const long long o = base + kz;
+      h_sample<kHx | kHy | kHz>(A, g, coef, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      B.f[3][o] = hx;
+      B.f[4][o] = hy;
+      B.f[5][o] = hz;
+      s_hx[p][r][tx + 1] = hx;
+      s_hy[p][r][tx + 1] = hy;
+      s_hz[p][r][tx + 1] = hz;
+    } else if (r == 0) {
+      float a, b, c, d0, d1, d2;
+      if (yhalo) {
+        h_sample<kHx | kHz>(A, g, coef, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1, d2);
+        s_hx[p][0][tx + 1] = a;
+        s_hz[p][0][tx + 1] = c;
+      }
+      if (xhalo) {
+        h_sample<kHy | kHz>(A, g, coef, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0, d1, d2);
+        s_hy[p][tx + 1][0] = b;
+        s_hz[p][tx + 1][0] = c;
+      }
+    }
+    __syncthreads();
+    if (own)
+      e_sample(B, g, coef, i, j, k, base + kz, ex, ey, ez, hx, hy, hz, hx_m, hy_m, s_hz[p][r - 1][tx + 1],
+               s_hx[p][r - 1][tx + 1], s_hz[p][r][tx], s_hy[p][r][tx]);
+    hx_m = hx;
+    hy_m = hy;
+    p ^= 1;
+  }
+}
+
+// E again in boxes: one thread per sample, the boxes one after the other along the flat index.
+constexpr int kMaxBoxes = 24;
+struct BoxSet {
+  Box b[kMaxBoxes];
+  long long begin[kMaxBoxes + 1];
+  int count;
+};
+
+template <class Coef>
+__global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set) {
+  pdl_begin();
+  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (u >= set.begin[set.count]) return;
+  int q = 0;
+  while (u >= set.begin[q + 1]) ++q;
+  const Box& bx = set.b[q];
+  const long long t = u - set.begin[q];
+  const int i = bx.o[0] + int(t % bx.d[0]);
+  const long long rr = t / bx.d[0];
+  const int j = bx.o[1] + int(rr % bx.d[1]);
+  const int k = bx.o[2] + int(rr / bx.d[1]);
+  const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
+  const float* __restrict__ Hx = B.f[3];
+  const float* __restrict__ Hy = B.f[4];
+  const float* __restrict__ Hz = B.f[5];
+  const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
+  const float ex = __ldg(A.f[0] + o), ey = __ldg(A.f[1] + o), ez = __ldg(A.f[2] + o);
+  // e_sample writes all three components; a component outside its range gets its E^n, which is
+  // what the bulk pass wrote there.
+  e_sample(B, g, coef, i, j, k, o, ex, ey, ez, hx, hy, hz, Hx[o - g.sz], Hy[o - g.sz], Hz[o - g.sy],
+           Hx[o - g.sy], Hz[o - 1], Hy[o - 1]);
+}
+
+template <class... KArgs, class... Args>
+void launch(bool pdl, cudaStream_t stream, void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.stream = stream;
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
+}
+
+Fields fields(float* const f[6]) {
+  Fields F;
+  for (int c = 0; c < 6; ++c) F.f[c] = f[c];
+  return F;
+}
+
+template <class Fn>
+void with_coef(const Coefs& c, Fn&& fn) {
+  switch (c.kind) {
+    case CoefKind::constant_table: fn(ConstTab{c.index}); break;
+    case CoefKind::global_table: fn(GlobTab{c.index, c.table}); break;
+    default: {
+      Arrays a;
+      for (int q = 0; q < 12; ++q) a.arr[q] = c.arr[q];
+      fn(a);
+    }
+  }
+}
+
+template <int TY, class Coef>
+void bulk_ty(const Grid& g, const Coef& coef, Fields A, Fields B, int chunk, bool pdl, cudaStream_t stream) {
+  const dim3 grid(unsigned((g.nx + 1 + 31) / 32), unsigned((g.ny + 1 + TY - 1) / TY),
+                  unsigned((g.nz + 1 + chunk - 1) / chunk));
+  launch(pdl, stream, onepass_bulk<TY, Coef>, grid, dim3(32, TY + 1), A, B, g, coef, chunk);
+  VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
+}
+
+}  // namespace
+
+bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries) {
+  if (entries > std::size_t(kConstantTableCapacity)) return false;
+  const void* none = nullptr;
+  if (!g_owner.compare_exchange_strong(none, owner) && none != owner) return false;
+  VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_onepass_table, host_table, entries * 12 * sizeof(float)));
+  return true;
+}
+
+void release_constant_table(const void* owner) {
+  const void* self = owner;
+  g_owner.compare_exchange_strong(self, nullptr);
+}
+
+void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
+                 int z_chunk, bool pdl, cudaStream_t stream) {
+  const Fields A = fields(cur), B = fields(next);
+  const int chunk = std::max(1, z_chunk);
+  with_coef(c, [&](const auto& coef) {
+    switch (tile_y) {
+      case 4: bulk_ty<4>(g, coef, A, B, chunk, pdl, stream); break;
+      case 16: bulk_ty<16>(g, coef, A, B, chunk, pdl, stream); break;
+      default: bulk_ty<8>(g, coef, A, B, chunk, pdl, stream); break;
+    }
+  });
+}
+
+void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
+                        const std::vector<Box>& boxes, bool pdl, cudaStream_t stream) {
+  const Fields A = fields(cur), B = fields(next);
+  for (std::size_t first = 0; first < boxes.size(); first += kMaxBoxes) {
+    BoxSet set{};
+    for (std::size_t q = first; q < boxes.size() && set.count < kMaxBoxes; ++q) {
+      const Box& b = boxes[q];
+      if (b.d[0] <= 0 || b.d[1] <= 0 || b.d[2] <= 0) continue;
+      set.b[set.count] = b;
+      set.begin[set.count + 1] = set.begin[set.count] + (long long)b.d[0] * b.d[1] * b.d[2];
+      ++set.count;
+    }
+    const long long total = set.begin[set.count];
+    if (total == 0) continue;
+    with_coef(c, [&](const auto& coef) {
+      using C = std::decay_t<decltype(coef)>;
+      launch(pdl, stream, recompute_e<C>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
+    });
+    VEM_CUDA_CHECK_LAUNCH("onepass recompute_e");
+  }
+}
+
+Grid grid_for(const FdtdOperator& op) {
+  const FieldLayout& L = op.layout();
+  const YeeGrid& gr = op.grid();
+  Grid g{};
+  g.nx = gr.nx; g.ny = gr.ny; g.nz = gr.nz;
+  g.sy = L.sy; g.sz = L.sz; g.origin = L.origin;
+  g.inv_d[0] = float(1.0 / gr.dx); g.inv_d[1] = float(1.0 / gr.dy); g.inv_d[2] = float(1.0 / gr.dz);
+  for (int c = 0; c < 6; ++c)
+    for (int a = 0; a < 3; ++a) {
+      g.lo[c][a] = op.range_lo(Component(c), a);
+      g.hi[c][a] = op.range_hi(Component(c), a);
+    }
+  return g;
+}
+
+std::vector<Box> recompute_boxes(const FdtdOperator& op) {
+  const YeeGrid& gr = op.grid();
+  const int n[3] = {gr.nx, gr.ny, gr.nz};
+  std::vector<Box> boxes;
+  auto add = [&](const int o[3], const int d[3]) {
+    Box b;
+    for (int a = 0; a < 3; ++a) {
+      b.o[a] = std::max(0, o[a]);
+      b.d[a] = std::min(d[a], n[a] + 1 - b.o[a]);
+    }
+    if (b.d[0] > 0 && b.d[1] > 0 && b.d[2] > 0) boxes.push_back(b);
+  };
+  // H samples in a CPML slab's psi box are corrected; E at the same sample and one further along
+  // each axis reads them.
+  for (const CpmlSlab& s : op.cpml_slabs()) {
+    const PsiBox h(s, false, n);
+    if (h.size() == 0) continue;
+    const int d[3] = {h.d[0] + 1, h.d[1] + 1, h.d[2] + 1};
+    add(h.o, d);
+  }
+  // PMC and periodic faces: the H ghosts (index -1 and n along the axis) are written after the
+  // H update; E on node planes 0 and n reads them.
+  const auto& bc = op.setup().boundaries;
+  for (int a = 0; a < 3; ++a)
+    for (int side = 0; side < 2; ++side) {
+      const BoundaryType t = bc.face[2 * a + side];
+      if (t != BoundaryType::pmc && t != BoundaryType::periodic) continue;
+      int o[3] = {0, 0, 0}, d[3] = {n[0] + 1, n[1] + 1, n[2] + 1};
+      o[a] = side ? n[a] : 0;
+      d[a] = 1;
+      add(o, d);
+    }
+  // H point sources (soft and hard): E at the sample and one further along each axis.
+  const FieldLayout& L = op.layout();
+  for (const auto& s : op.sources()) {
+    if (s.electric) continue;
+    for (int a = 0; a < 3; ++a) {
+      if (!s.active[a]) continue;
+      const std::int64_t rel = s.offset[a] - L.origin;
+      const std::int64_t k = (rel + L.sz) / L.sz - 1;  // floor division (ghost planes are -1)
+      const std::int64_t rem = rel - k * L.sz;
+      const std::int64_t j = (rem + L.sy) / L.sy - 1;
+      const int o[3] = {int(rem - j * L.sy), int(j), int(k)}, d[3] = {2, 2, 2};
+      add(o, d);
+    }
+  }
+  return boxes;
+}
+
+}  // namespace vem::onepass

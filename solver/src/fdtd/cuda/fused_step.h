@@ -1,0 +1,66 @@
+// One pass per time step for the CUDA engine's Yee kernels (issue 16; fused_step.cu). The H
+// update of step n+1/2 and the E update of step n+1 run in one kernel that reads E^n and H^{n-1/2}
+// from one set of arrays and writes H^{n+1/2} and E^{n+1} into a second set (ping-pong; the engine
+// swaps the two after the step): 50 bytes a sample and step with indexed materials against the
+// 76 of the two in-place kernels. The CPML corrections stay the engine's slab kernels; where an H
+// sample receives a correction after the pass (CPML slabs, H point sources, the H ghosts of PMC
+// and periodic faces), the E samples that read it are computed again from the corrected H
+// (launch_recompute_e), so the fields are those of the two-pass step.
+// CUDA sources only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdlib>
+#include <cstdint>
+#include <vector>
+
+#include "vem/fdtd/fdtd_operator.h"
+
+namespace vem::onepass {
+
+struct Grid {
+  int nx, ny, nz;
+  long long sy, sz, origin;  // layout strides and the offset of sample (0,0,0) (field_layout.h)
+  float inv_d[3];
+  int lo[6][3], hi[6][3];  // update ranges (fdtd_operator.h)
+};
+
+// How the kernels read the coefficients: an index and a table in this file's constant memory or
+// in global memory, or the 12 per-sample arrays.
+enum class CoefKind { constant_table, global_table, arrays };
+struct Coefs {
+  CoefKind kind = CoefKind::arrays;
+  const std::uint16_t* index = nullptr;
+  const float* table = nullptr;  // device table (global_table)
+  const float* arr[12] = {};
+};
+
+// A box of samples, origin and extent.
+struct Box {
+  int o[3], d[3];
+};
+
+// The kernels' view of the operator's grid and update ranges.
+Grid grid_for(const FdtdOperator& op);
+// The E samples computed again after the H corrections (see above): each CPML slab's H psi box
+// grown by one sample along every axis, node planes 0 / n of PMC and periodic axes, and 2^3
+// samples at each H point source.
+std::vector<Box> recompute_boxes(const FdtdOperator& op);
+
+// The constant-memory table of this translation unit (one per process, as the engine's own):
+// true when `owner` got it and `entries` x 12 floats were uploaded.
+bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries);
+void release_constant_table(const void* owner);
+
+// H^{n+1/2} and E^{n+1} of every sample from cur (E^n, H^{n-1/2}) into next: blocks of 32 x tile_y
+// columns (tile_y 4, 8 or 16) marching over z_chunk planes. pdl: programmatic dependent launch.
+void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
+                 int z_chunk, bool pdl, cudaStream_t stream);
+// E^{n+1} of the samples in `boxes` again, from E^n in cur and H^{n+1/2} in next (overlapping
+// boxes compute the same values).
+void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
+                        const std::vector<Box>& boxes, bool pdl, cudaStream_t stream);
+
+}  // namespace vem::onepass

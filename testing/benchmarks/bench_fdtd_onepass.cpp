@@ -1,0 +1,268 @@
+// One pass per time step and memory per cell (issue 16; not a test).
+//   bench_fdtd_onepass rates <out.json> [commit] [n]
+//     bench_fdtd's model (n^3, 1 mm cells, 10-cell CPML on every face, 16 lossy materials in 8^3
+//     blocks, one point source) stepped by the two-pass kernels and the one-pass kernel
+//     (EngineTuning::step) with its variants, indexed and coefficient arrays, in one run; copy
+//     bandwidth of the same run. Ideal bytes per cell-step (each array once per kernel):
+//       two-pass bulk 76 (indexed) / 120 (arrays); one-pass bulk 50 / 98 (E, H read 24, written
+//       24, index 2 or 12 coefficients 48);
+//       CPML slabs: 2 x 42 (indexed) / 2 x 48 (arrays) per slab sample (bench_fdtd);
+//       one pass only: E computed again where H was corrected (each slab's H psi box grown by one
+//       sample per axis; edge overlaps are computed twice, as counted): E read 12, written 12,
+//       H 12, index 2 (38) or coefficients 24 (60) per such sample.
+//   bench_fdtd_onepass memory <out.json> [commit] [n...]
+//     Memory per cell of the CUDA engine (two-pass, indexed) from its allocations (cudaMemGetInfo
+//     before / after the engine) against our count from the layout, for the first n of the list
+//     whose predicted bytes fit the free memory; then steps it a few times (Mcells/s).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench_common.h"
+#include "vem/fdtd/fdtd_engine.h"
+
+using namespace vem;
+
+namespace {
+
+// bench_fdtd's model; the labels filled block by block (large grids).
+FdtdSetup make_setup(int n, MaterialMode mode) {
+  FdtdSetup s;
+  s.grid = {n, n, n, 1e-3, 1e-3, 1e-3};
+  s.boundaries = BoundarySpec::all(BoundaryType::cpml, 10);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  const std::int64_t cells = s.grid.cell_count();
+  const int nb = (n + 7) / 8;
+  std::vector<std::uint16_t> block_label(std::size_t(nb) * nb * nb);
+  for (auto& v : block_label) v = std::uint16_t(int(16 * u(rng)) % 16);
+  std::vector<double> eps(16), sig(16);
+  for (int m = 0; m < 16; ++m) { eps[m] = 1 + 60 * u(rng); sig[m] = 1.5 * u(rng); }
+  s.material_mode = mode;
+  auto label = [&](std::int64_t c) {
+    const int i = int(c % n);
+    const std::int64_t r = c / n;
+    const int j = int(r % n), k = int(r / n);
+    return block_label[i / 8 + std::size_t(nb) * (j / 8 + std::size_t(nb) * (k / 8))];
+  };
+  if (mode == MaterialMode::indexed) {
+    for (int m = 0; m < 16; ++m) s.materials.push_back(Material::isotropic("m" + std::to_string(m), eps[m], sig[m]));
+    s.material_index.resize(cells);
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < cells; ++c) s.material_index[c] = label(c);
+  } else {
+    s.medium.eps_r.assign(1, std::vector<float>(cells));
+    s.medium.sigma_e.assign(1, std::vector<float>(cells));
+#pragma omp parallel for schedule(static)
+    for (std::int64_t c = 0; c < cells; ++c) {
+      s.medium.eps_r[0][c] = float(eps[label(c)]);
+      s.medium.sigma_e[0][c] = float(sig[label(c)]);
+    }
+  }
+  PointSource src;
+  src.i = n / 2; src.j = n / 2; src.k = n / 2;
+  src.waveform = Waveform::modulated_gaussian(10e9, 10e9);
+  s.sources = {src};
+  s.probes = {{"ez", Component::Ez, n / 2 + 1, n / 2, n / 2}};
+  return s;
+}
+
+// Slab samples (mean of E and H psi boxes) and one-pass recompute samples, per cell.
+void slab_fractions(const FdtdOperator& op, double* slab, double* recompute) {
+  const YeeGrid& g = op.grid();
+  const int n[3] = {g.nx, g.ny, g.nz};
+  double s = 0, r = 0;
+  for (const auto& sl : op.cpml_slabs()) {
+    const int b = (sl.axis + 1) % 3, d = (sl.axis + 2) % 3;
+    const double across = double(n[b] + 1) * (n[d] + 1);
+    s += across * 0.5 * ((sl.e_end - sl.e_begin + 1) + (sl.h_end - sl.h_begin + 1));
+    const int hd = sl.h_end - sl.h_begin + 1;
+    if (hd > 0) r += double(n[b] + 1) * (n[d] + 1) * std::min(hd + 1, n[sl.axis] + 1 - sl.h_begin);
+  }
+  *slab = s / double(g.cell_count());
+  *recompute = r / double(g.cell_count());
+}
+
+struct Row {
+  std::string variant, mode;
+  int tile_y = 0, chunk = 0, steps = 0;
+  double seconds = 0, mcells = 0, bytes = 0, gbs = 0, fraction = 0, one_pass_steps = 0;
+};
+
+Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t, double copy, double target_s) {
+  const bool indexed = op.material_mode() == MaterialMode::indexed;
+  if (!indexed) t.coefficients = EngineTuning::Coefficients::arrays;  // the arrays, as bench_fdtd's rows
+  auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+  auto t0 = std::chrono::steady_clock::now();
+  eng->run(5);
+  const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5;
+  const int steps = std::min(20000, std::max(3, int(target_s / std::max(per, 1e-6))));
+  std::vector<double> secs;
+  for (int r = 0; r < 3; ++r) {
+    t0 = std::chrono::steady_clock::now();
+    eng->run(steps, {}, steps);
+    secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(secs.begin(), secs.end());
+  double slab = 0, rec = 0;
+  slab_fractions(op, &slab, &rec);
+  const bool one = t.step == EngineTuning::Step::one_pass;
+  Row r;
+  r.variant = name;
+  r.mode = indexed ? "indexed" : "coefficient_array";
+  r.tile_y = one ? (t.onepass_tile_y ? t.onepass_tile_y : 8) : 0;
+  r.chunk = one ? (t.onepass_z_chunk ? t.onepass_z_chunk : 64) : 0;
+  r.steps = steps;
+  r.seconds = secs[1];
+  r.mcells = steps * double(op.grid().cell_count()) / r.seconds / 1e6;
+  r.bytes = (one ? (indexed ? 50.0 : 98.0) : (indexed ? 76.0 : 120.0)) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
+            (one ? (indexed ? 38.0 : 60.0) * rec : 0.0);
+  r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
+  r.fraction = copy > 0 ? r.gbs / copy : 0;
+  r.one_pass_steps = double(eng->one_pass_steps());
+  std::cerr << name << " " << r.mode << ": " << r.mcells << " Mcells/s, " << r.bytes << " B/cell-step, "
+            << r.fraction << " of copy BW, one-pass steps " << r.one_pass_steps << "\n";
+  return r;
+}
+
+int run_rates(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_onepass.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  const int n = argc > 4 ? std::atoi(argv[4]) : 512;
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  using ST = EngineTuning::Step;
+  std::vector<Row> rows;
+  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+    const FdtdOperator op(make_setup(n, mode));
+    auto tun = [](ST s, int ty, int ch, EngineTuning::TablePlacement tp) {
+      EngineTuning t;
+      t.step = s;
+      t.onepass_tile_y = ty;
+      t.onepass_z_chunk = ch;
+      t.table = tp;
+      return t;
+    };
+    using TP = EngineTuning::TablePlacement;
+    rows.push_back(time_variant(op, "two_pass", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
+    rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 64, TP::automatic), copy, 1.0));
+    if (mode == MaterialMode::indexed) {
+      rows.push_back(time_variant(op, "one_pass_global_table", tun(ST::one_pass, 8, 64, TP::global), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 4, 64, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 16, 64, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 32, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 128, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "two_pass_again", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
+    }
+  }
+  const std::string date = vem_bench::utc_date();
+  std::ofstream js(out);
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_onepass\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"n\": " << n
+     << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    const Row& r = rows[q];
+    js << "    {\"variant\": \"" << r.variant << "\", \"materials\": \"" << r.mode << "\", \"tile_y\": " << r.tile_y
+       << ", \"z_chunk\": " << r.chunk << ", \"steps\": " << r.steps << ", \"seconds\": " << r.seconds
+       << ", \"mcells_per_s\": " << r.mcells << ", \"bytes_per_cell_step\": " << r.bytes << ", \"GBps\": " << r.gbs
+       << ", \"fraction_of_copy_bw\": " << r.fraction << ", \"one_pass_steps\": " << r.one_pass_steps << "}"
+       << (q + 1 < rows.size() ? "," : "") << "\n";
+  }
+  js << "  ]\n}\n";
+  std::cout << device << ", " << date << ", commit " << commit << ", copy bandwidth " << std::setprecision(0)
+            << std::fixed << copy << " GB/s, n = " << n << "\n\n| variant | materials | tile | z-chunk | Mcells/s | "
+            << "B/cell-step | GB/s | of copy BW |\n|---|---|---|---|---|---|---|---|\n";
+  for (const Row& r : rows)
+    std::cout << "| " << r.variant << " | " << r.mode << " | " << (r.tile_y ? "32x" + std::to_string(r.tile_y) : "-")
+              << " | " << (r.chunk ? std::to_string(r.chunk) : "-") << " | " << std::setprecision(0) << r.mcells
+              << " | " << std::setprecision(1) << r.bytes << " | " << std::setprecision(0) << r.gbs << " | "
+              << std::setprecision(2) << r.fraction << " |\n";
+  return 0;
+}
+
+int run_memory(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_memory.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  std::vector<int> sizes;
+  for (int a = 4; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
+  // FdtdOperator refuses layouts of 2^31 samples or more: 1276^3 is the largest cube under it.
+  if (sizes.empty()) sizes = {1276, 1270};
+  std::string device = "none";
+  vem_bench::copy_bandwidth_gbs(&device);
+  std::size_t free0 = 0, total = 0;
+  cudaMemGetInfo(&free0, &total);
+  std::ofstream js(out);
+  js << std::setprecision(8) << "{\n  \"benchmark\": \"fdtd_memory\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << vem_bench::utc_date()
+     << "\",\n  \"total_bytes\": " << total << ",\n  \"free_bytes_before\": " << free0 << ",\n  \"rows\": [\n";
+  bool first = true;
+  for (int n : sizes) {
+    // Predicted: 6 float fields + a 16-bit index over the padded layout, psi (4 floats per slab
+    // sample: 2 E + 2 H psi) over the 10-cell slabs, a few kB of tables and profiles.
+    const FieldLayout L = FieldLayout::for_grid(n, n, n);
+    const double cells = double(n) * n * n;
+    const double slab_samples = 6.0 * 10.5 * double(n + 1) * (n + 1);
+    const double predicted = 26.0 * double(L.size) + 8.0 * 2 * slab_samples;
+    std::cerr << "n = " << n << ": predicted " << predicted / 1e9 << " GB, free " << free0 / 1e9 << " GB\n";
+    if (predicted > double(free0) - 256e6) continue;
+    const auto t0 = std::chrono::steady_clock::now();
+    const FdtdOperator op(make_setup(n, MaterialMode::indexed));
+    const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::size_t f1 = 0;
+    cudaMemGetInfo(&f1, &total);
+    EngineTuning t;
+    t.step = EngineTuning::Step::two_pass;
+    std::unique_ptr<FdtdEngine> eng;
+    try {
+      eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+    } catch (const std::exception& e) {
+      std::cerr << "n = " << n << ": " << e.what() << "\n";
+      continue;
+    }
+    std::size_t f2 = 0;
+    cudaMemGetInfo(&f2, &total);
+    eng->run(2);
+    const int steps = 5;
+    const auto t1 = std::chrono::steady_clock::now();
+    eng->run(steps, {}, steps);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+    const std::vector<float> probe = eng->probes().values.empty() ? std::vector<float>{} : eng->probes().values[0];
+    const double e2 = probe.empty() ? 0.0 : double(probe.back()) * probe.back();
+    const double used = double(f1) - double(f2);
+    const double mcells = steps * cells / s / 1e6;
+    std::cerr << "n = " << n << ": engine allocated " << used / 1e9 << " GB = " << used / cells
+              << " B/cell (predicted " << predicted / cells << "), layout/cells " << double(L.size) / cells << ", "
+              << mcells << " Mcells/s, probe Ez^2 " << e2 << "\n";
+    js << (first ? "" : ",\n") << "    {\"n\": " << n << ", \"cells\": " << cells << ", \"layout_samples\": " << L.size
+       << ", \"engine_bytes\": " << used << ", \"bytes_per_cell\": " << used / cells
+       << ", \"predicted_bytes\": " << predicted << ", \"operator_build_s\": " << build_s << ", \"steps\": " << steps
+       << ", \"seconds\": " << s << ", \"mcells_per_s\": " << mcells << ", \"probe_ez2\": " << e2
+       << ", \"finite\": " << (std::isfinite(e2) ? "true" : "false") << "}";
+    first = false;
+    break;
+  }
+  js << "\n  ]\n}\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "rates") return run_rates(argc, argv);
+  if (mode == "memory") return run_memory(argc, argv);
+  std::cerr << "usage: bench_fdtd_onepass rates|memory <out.json> [commit] [n...]\n";
+  return 2;
+}
