@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -83,36 +84,47 @@ inline double power_density_at(const SarInput& in, std::size_t q) {
 inline double box_sum(const double* S, int nx, int ny, int i0, int i1, int j0, int j1, int k0, int k1) {
   const std::size_t sx = nx + 1, sxy = sx * (ny + 1);
   auto at = [&](int i, int j, int k) { return S[i + sx * j + sxy * k]; };
-  return at(i1, j1, k1) - at(i0, j1, k1) - at(i1, j0, k1) - at(i1, j1, k0) + at(i0, j0, k1) +
-         at(i0, j1, k0) + at(i1, j0, k0) - at(i0, j0, k0);
+  return sar_detail::box_sum8(at(i1, j1, k1), at(i0, j1, k1), at(i1, j0, k1), at(i1, j1, k0), at(i0, j0, k1),
+                              at(i0, j1, k0), at(i1, j0, k0), at(i0, j0, k0));
 }
 
-struct CubeResult { float sar; float side; bool valid; int cover; };
+}  // namespace
 
-// Centred cube around voxel (i,j,k) (sar.h); identical logic to the CUDA kernel.
-CubeResult grow_cube(const SarTables& t, int i, int j, int k, double m) {
+// Centred cube around voxel (i,j,k) (sar.h); identical logic to the CUDA kernel. The tables may be
+// a box of the whole grid's tables (sar_internal.h SarTableView): the cube is clipped at the whole
+// grid's faces, the entries read at their global indices minus the box's origin.
+sar_detail::CubeResult sar_detail::grow_cube(const SarTableView& t, int i, int j, int k, double m, int n_last) {
   const int nmax = std::max({t.nx, t.ny, t.nz});
+  const int last = std::min(nmax, n_last);
+  const int bx = t.dims[0] - 1, by = t.dims[1] - 1;
   double Mp = 0, Pp = 0, Ap = 0, Vp = 0;
-  for (int n = 0; n <= nmax; ++n) {
-    const int i0 = std::max(0, i - n), i1 = std::min(t.nx, i + n + 1);
-    const int j0 = std::max(0, j - n), j1 = std::min(t.ny, j + n + 1);
-    const int k0 = std::max(0, k - n), k1 = std::min(t.nz, k + n + 1);
-    const double M = box_sum(t.mass.data(), t.nx, t.ny, i0, i1, j0, j1, k0, k1);
-    const double P = box_sum(t.power.data(), t.nx, t.ny, i0, i1, j0, j1, k0, k1);
-    const double cnt = box_sum(t.tissue.data(), t.nx, t.ny, i0, i1, j0, j1, k0, k1);
+  for (int n = 0; n <= last; ++n) {
+    const int i0 = std::max(0, i - n) - t.lo[0], i1 = std::min(t.nx, i + n + 1) - t.lo[0];
+    const int j0 = std::max(0, j - n) - t.lo[1], j1 = std::min(t.ny, j + n + 1) - t.lo[1];
+    const int k0 = std::max(0, k - n) - t.lo[2], k1 = std::min(t.nz, k + n + 1) - t.lo[2];
+    const double M = box_sum(t.mass, bx, by, i0, i1, j0, j1, k0, k1);
+    const double P = box_sum(t.power, bx, by, i0, i1, j0, j1, k0, k1);
+    const double cnt = box_sum(t.tissue, bx, by, i0, i1, j0, j1, k0, k1);
     const double side = 2.0 * n + 1.0;
     const double V = side * side * side;  // voxel volumes
     const double A = V - cnt;             // air, including voxels outside the grid
     if (M >= m) {
-      if (n == 0) return {float(P / M), float(t.d * std::cbrt(m / M)), true, 0};
+      if (n == 0) return {float(P / M), float(t.d * std::cbrt(m / M)), true, 0, true, 0, 0};
       const double f = (m - Mp) / (M - Mp);
       const double Pm = Pp + f * (P - Pp), Vm = Vp + f * (V - Vp), Am = Ap + f * (A - Ap);
-      return {float(Pm / m), float((2.0 * n - 1.0 + 2.0 * f) * t.d), Am <= 0.1 * Vm + 1e-9 * Vm,
-              f >= 0.5 ? n : n - 1};
+      return {float(Pm / m), cube_side(n, Mp, M, m, t.d), Am <= 0.1 * Vm + 1e-9 * Vm, f >= 0.5 ? n : n - 1, true,
+              n, Mp};
     }
     Mp = M; Pp = P; Ap = A; Vp = V;
   }
-  return {0.0f, 0.0f, false, -1};  // the whole grid holds less than the target mass
+  // last < nmax: not decided within the box (next size last + 1, Mp = M(last)); else the whole
+  // grid holds less than the target mass.
+  return {0.0f, 0.0f, false, -1, last >= nmax, last + 1, Mp};
+}
+
+float sar_detail::cube_side(int n, double Mp, double M, double m, double d) {
+  const double f = (m - Mp) / (M - Mp);
+  return float((2.0 * n - 1.0 + 2.0 * f) * d);
 }
 
 // For every voxel q, the largest avg[u] over the valid cubes that contain it: cover[u] >= 0 is
@@ -121,8 +133,8 @@ CubeResult grow_cube(const SarTables& t, int i, int j, int k, double m) {
 // distributes over max, so with D the 3x3x3 max filter and V_r = avg where cover == r:
 //     U_rmax = V_rmax,   U_r = max(D(U_{r+1}), V_r),   result = U_0
 // (rmax dilations, each three 1-D passes: O(rmax N) instead of O(N rmax^3) for a gather).
-std::vector<float> largest_containing_average(int nx, int ny, int nz, const std::vector<float>& avg,
-                                             const std::vector<int>& cover) {
+std::vector<float> sar_detail::largest_containing_average(int nx, int ny, int nz, const std::vector<float>& avg,
+                                                          const std::vector<int>& cover) {
   const std::size_t n = avg.size(), sy = std::size_t(nx), sz = std::size_t(nx) * ny;
   int rmax = -1;
   for (int c : cover) rmax = std::max(rmax, c);
@@ -158,8 +170,6 @@ std::vector<float> largest_containing_average(int nx, int ny, int nz, const std:
   }
   return u;
 }
-
-}  // namespace
 
 std::vector<float> cell_centre_e_squared(const YeeGrid& g, const std::vector<std::complex<float>>& ex,
                                          const std::vector<std::complex<float>>& ey,
@@ -348,6 +358,11 @@ std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vect
         for (int i = 1; i <= g.nx; ++i) v[i + sx * j + sxy * k] += v[i + sx * j + sxy * (k - 1)];
   }
   // The tables serve every mass; the cube growth and assignment run once per mass.
+  sar_detail::SarTableView view;
+  view.mass = t.mass.data(); view.power = t.power.data(); view.tissue = t.tissue.data();
+  view.dims = {g.nx + 1, g.ny + 1, g.nz + 1};
+  view.nx = g.nx; view.ny = g.ny; view.nz = g.nz;
+  view.d = t.d;
   std::vector<AveragedSar> results;
   for (const double target_mass_kg : target_masses_kg) {
     AveragedSar out;
@@ -365,12 +380,12 @@ std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vect
           for (int i = 0; i < g.nx; ++i) {
             const std::size_t q = i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k);
             if (!is_tissue_density(in.density[q])) continue;
-            const CubeResult r = grow_cube(t, i, j, k, target_mass_kg);
+            const sar_detail::CubeResult r = sar_detail::grow_cube(view, i, j, k, target_mass_kg, INT_MAX);
             out.side_m[q] = r.side;
             if (r.valid) { avg[q] = r.sar; cover[q] = r.cover; out.status[q] = 1; out.sar[q] = r.sar; }
             else out.status[q] = 3;
           }
-      const std::vector<float> best = largest_containing_average(g.nx, g.ny, g.nz, avg, cover);
+      const std::vector<float> best = sar_detail::largest_containing_average(g.nx, g.ny, g.nz, avg, cover);
       for (std::size_t q = 0; q < n; ++q)
         if (out.status[q] == 3 && best[q] >= 0) { out.sar[q] = best[q]; out.status[q] = 2; }
     }
