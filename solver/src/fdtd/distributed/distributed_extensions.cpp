@@ -245,17 +245,21 @@ std::vector<float> piece_of_cells(const DistributedFdtd& run, const std::vector<
   return out;
 }
 
+namespace distributed_detail {
+template <class T>
+std::vector<T> fetch_box(MPI_Comm comm, const SampleBox& own, const std::vector<T>& values, const SampleBox& want,
+                         int k, long long* bytes);  // distributed_sar_average.cpp
+}  // namespace distributed_detail
+
 DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor& e, int fi, bool phasor, cd scale,
                                const std::vector<float>& density_piece, const DistributedSarOptions& o) {
-  using distributed_detail::gather_boxes;
-  using distributed_detail::scatter_boxes;
+  using distributed_detail::fetch_box;
   const YeeGrid& g = run.global_setup().grid;
   const std::array<int, 3> n = g.n();
-  const int root = o.root;
-  const bool is_root = run.rank() == root;
   const SampleBox cells = cell_box(run);
   run.collective([&] {
-    if (root < 0 || root >= run.size()) fail("distributed SAR: root rank ", root, " is not in 0..", run.size() - 1);
+    if (o.root < 0 || o.root >= run.size())
+      fail("distributed SAR: root rank ", o.root, " is not in 0..", run.size() - 1);
     const SampleBox& b = e.global_box();
     for (int a = 0; a < 3; ++a)
       if (b.lo[a] != 0 || b.hi[a] != n[a])
@@ -273,25 +277,72 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
     if (any_density && !with_density)
       fail("distributed SAR: rank ", run.rank(), " has no density for its piece while other ranks have one");
   });
-  std::vector<float> density;
-  if (any_density) density = gather_boxes(run.comm(), root, cells, density_piece, 1, all_cells(g));
-  std::vector<float> e_squared_all;
-  std::array<std::vector<float>, 3> e_flat;  // root: the scaled phasors as (re, im) floats (e_piece)
+  DistributedSar r;
+  // The cells one around the piece (what a cell's absorbed power and |E|^2 read: its edges and,
+  // for the share of each edge, the tissue flags of the four cells around it) and their samples.
+  SampleBox ext;
+  for (int a = 0; a < 3; ++a) {
+    ext.lo[a] = std::max(0, cells.lo[a] - 1);
+    ext.hi[a] = std::min(n[a] - 1, cells.hi[a] + 1);
+  }
+  SampleBox ext_samples = ext;
+  for (int a = 0; a < 3; ++a) ext_samples.hi[a] = ext.hi[a] + 1;
+  YeeGrid sub = g;
+  sub.nx = ext.dims()[0];
+  sub.ny = ext.dims()[1];
+  sub.nz = ext.dims()[2];
 
-  // 2. The E phasors (whole grid, compact layout) on the root.
+  // 2. The scaled E phasors over those samples, from their owners.
   std::array<std::vector<cf>, 3> E;
   for (int a = 0; a < 3; ++a) {
     const Component c = static_cast<Component>(a);
-    E[a] = phasor ? e.gather_box_phasor(c, fi, root) : e.gather_box_spectrum(c, fi, root);
+    std::vector<float> flat;
+    run.collective([&] {
+      if (phasor && e.local() == nullptr) return;
+      if (!e.local()) return;
+      const auto v = phasor ? e.local()->box_phasor(c, fi) : e.local()->box_spectrum(c, fi);
+      flat.resize(2 * v.size());
+      std::copy_n(reinterpret_cast<const float*>(v.data()), flat.size(), flat.begin());
+    });
+    const std::vector<float> got = fetch_box(run.comm(), e.local_box(), flat, ext_samples, 2, &r.bytes_received);
+    E[a].resize(got.size() / 2);
+    for (std::size_t q = 0; q < E[a].size(); ++q) E[a][q] = cf(cd(cf(got[2 * q], got[2 * q + 1])) * scale);
   }
-  // 3. The conductivity each owned E sample is updated with, from this rank's operator.
+  auto keep_cells = [&](const std::vector<float>& v) {  // the piece's cells of an ext-box array
+    std::vector<float> out(std::size_t(cells.count()));
+    const auto d = cells.dims(), ed = ext.dims();
+    for (int k = 0; k < d[2]; ++k)
+      for (int j = 0; j < d[1]; ++j)
+        for (int i = 0; i < d[0]; ++i)
+          out[i + std::size_t(d[0]) * (j + std::size_t(d[1]) * k)] =
+              v[(cells.lo[0] - ext.lo[0] + i) +
+                std::size_t(ed[0]) * ((cells.lo[1] - ext.lo[1] + j) + std::size_t(ed[1]) * (cells.lo[2] - ext.lo[2] + k))];
+    return out;
+  };
+  if (o.e_squared) r.e_squared = keep_cells(cell_centre_e_squared(sub, E[0], E[1], E[2]));
+  if (o.e_piece) {
+    r.e_piece_box.lo = run.piece_lo();
+    for (int a = 0; a < 3; ++a) r.e_piece_box.hi[a] = cells.hi[a] + 1;
+    const auto d = r.e_piece_box.dims(), ed = ext_samples.dims();
+    for (int a = 0; a < 3; ++a) {
+      r.e_piece[a].resize(std::size_t(r.e_piece_box.count()));
+      for (int k = 0; k < d[2]; ++k)
+        for (int j = 0; j < d[1]; ++j)
+          for (int i = 0; i < d[0]; ++i)
+            r.e_piece[a][i + std::size_t(d[0]) * (j + std::size_t(d[1]) * k)] =
+                E[a][(r.e_piece_box.lo[0] - ext.lo[0] + i) +
+                     std::size_t(ed[0]) * ((r.e_piece_box.lo[1] - ext.lo[1] + j) +
+                                           std::size_t(ed[1]) * (r.e_piece_box.lo[2] - ext.lo[2] + k))];
+    }
+  }
+  if (!any_density) return r;
+
+  // 3. The conductivity of each E sample (its owner's operator) and the density, over the box.
   std::array<std::vector<float>, 3> sigma;
-  if (any_density) {
+  {
     std::array<std::vector<float>, 3> local;
     run.collective([&] { local = edge_conductivity(run.op()); });
     const SampleBox own = run.owned();
-    SampleBox all;
-    all.hi = n;
     const auto lo = run.piece_lo();
     const YeeGrid& pg = run.op().grid();
     const auto dd = own.dims();
@@ -304,131 +355,92 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
             mine[x + std::size_t(dd[0]) * (y + std::size_t(dd[1]) * z)] =
                 local[a][i + std::size_t(pg.nx + 1) * (j + std::size_t(pg.ny + 1) * k)];
           }
-      sigma[a] = gather_boxes(run.comm(), root, own, mine, 1, all);
+      sigma[a] = fetch_box(run.comm(), own, mine, ext_samples, 1, &r.bytes_received);
     }
   }
-  // 4. The single-domain SAR code on the root (as run_fdtd_harmonic).
-  DistributedSar r;
-  std::vector<float> local_sar_all;
+  const std::vector<float> density = fetch_box(run.comm(), cells, density_piece, ext, 1, &r.bytes_received);
+
+  // 4. Per cell as the single-domain code; the sums reduced over the ranks.
+  std::vector<float> pd;
   run.collective([&] {
-    if (!is_root) return;
-    for (auto* v : {&E[0], &E[1], &E[2]})
-      for (cf& x : *v) x = cf(cd(x) * scale);
-    if (o.e_squared) e_squared_all = cell_centre_e_squared(g, E[0], E[1], E[2]);
-    if (o.e_piece)
-      for (int a = 0; a < 3; ++a) {
-        e_flat[a].resize(2 * E[a].size());
-        std::copy_n(reinterpret_cast<const float*>(E[a].data()), e_flat[a].size(), e_flat[a].begin());
-      }
-    if (!any_density) return;
+    pd = keep_cells(cell_absorbed_power_density(sub, E[0], E[1], E[2], sigma, density));
+    for (auto* v : {&E[0], &E[1], &E[2]}) std::vector<cf>().swap(*v);
     SarInput in;
     in.grid = g;
-    in.density = density;
-    in.power_density = cell_absorbed_power_density(g, E[0], E[1], E[2], sigma, density);
-    for (auto* v : {&E[0], &E[1], &E[2]}) std::vector<cf>().swap(*v);
-    local_sar_all = local_sar(in);
-    bool tissue = false;
-    const std::array<double, 3> d = g.d();
-    const double vol = d[0] * d[1] * d[2];
-    const std::int64_t N = g.cell_count();
-    for (std::int64_t c = 0; c < N; ++c) {
-      if (is_tissue_density(density[c])) {
-        tissue = true;
-        r.absorbed_power += double(in.power_density[c]) * vol;
-        if (local_sar_all[c] > r.peak_local_sar) {
-          r.peak_local_sar = local_sar_all[c];
-          r.peak_local_voxel = {int(c % n[0]), int((c / n[0]) % n[1]), int(c / (std::int64_t(n[0]) * n[1]))};
-        }
-      }
-    }
-    if (!tissue) {
-      r.warning = "no SAR: the density is <= 0 everywhere";  // run_fdtd_harmonic's words
-      return;
-    }
-    r.has_sar = true;
-    r.whole_body_sar = whole_body_sar(in);
-    const bool cubic = std::fabs(d[0] - d[1]) <= 1e-9 * d[0] && std::fabs(d[0] - d[2]) <= 1e-9 * d[0];
-    if (o.averaged && cubic) {
-      auto both = spatial_average_sar(in, std::vector<double>{1e-3, 1e-2}, o.backend);
-      r.sar_1g = std::move(both[0]);
-      r.sar_10g = std::move(both[1]);
-      r.has_averaged = true;
-    } else if (o.averaged) {
-      r.warning = "1 g / 10 g averaged SAR skipped: the voxels are not cubic (IEC/IEEE 62704-1 cubes)";
-    }
+    in.grid.nx = cells.dims()[0];
+    in.grid.ny = cells.dims()[1];
+    in.grid.nz = cells.dims()[2];
+    in.density = density_piece;
+    in.power_density = pd;
+    r.local_sar = local_sar(in);
   });
-
-  // 5. The summary to every rank.
-  {
-    std::vector<double> v;
-    auto put_avg = [&](const AveragedSar& s) {
-      v.insert(v.end(), {s.target_mass_kg, s.peak, double(s.peak_voxel[0]), double(s.peak_voxel[1]),
-                         double(s.peak_voxel[2]), s.peak_side_m, double(s.valid), double(s.assigned),
-                         double(s.unassigned)});
-    };
-    v = {double(r.has_sar), r.whole_body_sar, r.absorbed_power, r.peak_local_sar, double(r.peak_local_voxel[0]),
-         double(r.peak_local_voxel[1]), double(r.peak_local_voxel[2]), double(r.has_averaged)};
-    put_avg(r.sar_1g);
-    put_avg(r.sar_10g);
-    MPI_Bcast(v.data(), int(v.size()), MPI_DOUBLE, root, run.comm());
-    r.has_sar = v[0] != 0;
-    r.whole_body_sar = v[1];
-    r.absorbed_power = v[2];
-    r.peak_local_sar = v[3];
-    r.peak_local_voxel = {int(v[4]), int(v[5]), int(v[6])};
-    r.has_averaged = v[7] != 0;
-    auto get_avg = [&](AveragedSar& s, std::size_t at) {
-      s.target_mass_kg = v[at];
-      s.peak = v[at + 1];
-      s.peak_voxel = {int(v[at + 2]), int(v[at + 3]), int(v[at + 4])};
-      s.peak_side_m = v[at + 5];
-      s.valid = std::size_t(v[at + 6]);
-      s.assigned = std::size_t(v[at + 7]);
-      s.unassigned = std::size_t(v[at + 8]);
-    };
-    get_avg(r.sar_1g, 8);
-    get_avg(r.sar_10g, 17);
-    int len = int(r.warning.size());
-    MPI_Bcast(&len, 1, MPI_INT, root, run.comm());
-    r.warning.resize(std::size_t(len));
-    MPI_Bcast(r.warning.data(), len, MPI_CHAR, root, run.comm());
-  }
-
-  // 6. The per-cell arrays back to the pieces.
-  if (o.e_squared) r.e_squared = scatter_boxes(run.comm(), root, cells, e_squared_all, 1, all_cells(g));
-  if (o.e_piece) {
-    SampleBox all;
-    all.hi = n;
-    r.e_piece_box.lo = run.piece_lo();
-    for (int a = 0; a < 3; ++a) r.e_piece_box.hi[a] = cells.hi[a] + 1;
-    for (int a = 0; a < 3; ++a) {
-      const std::vector<float> v = scatter_boxes(run.comm(), root, r.e_piece_box, e_flat[a], 2, all);
-      std::vector<float>().swap(e_flat[a]);
-      r.e_piece[a].resize(v.size() / 2);
-      std::copy_n(v.begin(), v.size(), reinterpret_cast<float*>(r.e_piece[a].data()));
-    }
-  }
-  if (o.scatter_fields && r.has_sar) {
-    const SampleBox all = all_cells(g);
-    r.local_sar = scatter_boxes(run.comm(), root, cells, local_sar_all, 1, all);
-    if (r.has_averaged) {
-      for (AveragedSar* s : {&r.sar_1g, &r.sar_10g}) {
-        s->sar = scatter_boxes(run.comm(), root, cells, s->sar, 1, all);
-        s->side_m = scatter_boxes(run.comm(), root, cells, s->side_m, 1, all);
-        std::vector<float> st;
-        if (is_root) st.assign(s->status.begin(), s->status.end());
-        st = scatter_boxes(run.comm(), root, cells, st, 1, all);
-        s->status.assign(st.size(), 0);
-        for (std::size_t q = 0; q < st.size(); ++q) s->status[q] = std::uint8_t(st[q]);
+  const std::array<double, 3> d = g.d();
+  const double vol = d[0] * d[1] * d[2];
+  double sums[3] = {0, 0, 0}, tot[3] = {0, 0, 0};  // absorbed power, power density, mass density
+  double peak = -1;
+  long long peak_at = -1;
+  const auto cd3 = cells.dims();
+  for (std::size_t c = 0; c < density_piece.size(); ++c)
+    if (is_tissue_density(density_piece[c])) {
+      sums[0] += double(pd[c]) * vol;
+      sums[1] += double(pd[c]);
+      sums[2] += density_piece[c];
+      if (r.local_sar[c] > peak) {
+        peak = r.local_sar[c];
+        const int i = cells.lo[0] + int(c % cd3[0]), j = cells.lo[1] + int((c / cd3[0]) % cd3[1]),
+                  k = cells.lo[2] + int(c / (std::size_t(cd3[0]) * cd3[1]));
+        peak_at = i + (long long)n[0] * (j + (long long)n[1] * k);
       }
     }
-  } else if (is_root) {
-    r.sar_1g.sar.clear();
-    r.sar_1g.status.clear();
-    r.sar_1g.side_m.clear();
-    r.sar_10g.sar.clear();
-    r.sar_10g.status.clear();
-    r.sar_10g.side_m.clear();
+  sum_to_all(run.comm(), sums, tot, 3);
+  {
+    // The largest local SAR, the lowest global index among equals (the single-domain scan's pick:
+    // strictly larger replaces). Ranks without tissue send -1.
+    double mine[2] = {peak, double(peak_at)};
+    std::vector<double> all(2 * std::size_t(run.size()));
+    MPI_Allgather(mine, 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, run.comm());
+    long long best = -1;
+    double best_v = 0;
+    for (int q = 0; q < run.size(); ++q) {
+      const long long at = (long long)all[2 * q + 1];
+      if (at < 0) continue;
+      if (best < 0 || all[2 * q] > best_v || (all[2 * q] == best_v && at < best)) {
+        best_v = all[2 * q];
+        best = at;
+      }
+    }
+    if (best >= 0) {
+      r.has_sar = true;
+      r.peak_local_sar = best_v > 0 ? best_v : 0.0;
+      if (best_v > 0)
+        r.peak_local_voxel = {int(best % n[0]), int((best / n[0]) % n[1]), int(best / ((long long)n[0] * n[1]))};
+    }
+  }
+  if (!r.has_sar) {
+    r.warning = "no SAR: the density is <= 0 everywhere";  // run_fdtd_harmonic's words
+    r.local_sar.clear();
+    return r;
+  }
+  r.absorbed_power = tot[0];
+  r.whole_body_sar = tot[1] / tot[2];
+  const bool cubic = std::fabs(d[0] - d[1]) <= 1e-9 * d[0] && std::fabs(d[0] - d[2]) <= 1e-9 * d[0];
+  if (o.averaged && cubic) {
+    auto both = distributed_spatial_average_sar(run.comm(), run.decomposition(), g, density_piece, pd,
+                                                std::vector<double>{1e-3, 1e-2}, o.averaging, o.backend, o.root,
+                                                &r.averaging);
+    r.sar_1g = std::move(both[0]);
+    r.sar_10g = std::move(both[1]);
+    r.has_averaged = true;
+  } else if (o.averaged) {
+    r.warning = "1 g / 10 g averaged SAR skipped: the voxels are not cubic (IEC/IEEE 62704-1 cubes)";
+  }
+  if (!o.scatter_fields) {
+    r.local_sar.clear();
+    for (AveragedSar* s : {&r.sar_1g, &r.sar_10g}) {
+      s->sar.clear();
+      s->status.clear();
+      s->side_m.clear();
+    }
   }
   return r;
 }

@@ -158,7 +158,7 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
     }
     r.normalization = scale;
     const cd factor = unit * scale;
-    // E over the piece's samples, |E|^2 and SAR, from the phasors gathered on rank 0.
+    // E over the piece's samples, |E|^2 and SAR per piece (halo exchanges; distributed_sar).
     DistributedSarOptions so;
     so.averaged = o.averaged_sar;
     so.backend = run.engine().fields_on_device() ? Backend::cuda : Backend::cpu;

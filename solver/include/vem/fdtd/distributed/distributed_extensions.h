@@ -20,16 +20,13 @@
 // scattering cross-section and the power through the box are identical on every rank and equal
 // to the single-domain values up to the summation order (measured ~1e-15 relative; tests: 1e-9).
 //
-// SAR (distributed_sar): the E phasors of a whole-grid DistributedDftMonitor, the conductivity
-// each E sample is updated with (from every piece's operator) and the density (each rank its
-// piece's cells) are gathered on one rank, which runs the single-domain SAR code unchanged
-// (sar.h: absorbed power density, local SAR, whole-body SAR, 1 g / 10 g averaging); the summary
-// is broadcast and the per-cell arrays are scattered back to the pieces. Results equal the
-// single-domain run bit for bit. Cost: the gathering rank holds, per cell, the phasors (3 x 8 B),
-// edge conductivities (3 x 4 B), density, power density and local SAR (3 x 4 B), the averaging
-// tables (3 x 8 B) and the averaged outputs (2 x 9 B): ~90 B/cell (0.9 GB for 10 M cells), so
-// it suits models whose SAR arrays fit one host; the averaging cubes of a halo exchange (cube
-// half-width cells around each piece) would remove that limit and are not done.
+// SAR (distributed_sar): nothing is gathered. Each rank receives the E phasors, the conductivity
+// each E sample is updated with and the density one cell (one sample) around its piece from their
+// owners, computes its cells' absorbed power density, local SAR and |E|^2 exactly as the
+// single-domain code does per cell, and the sums (absorbed power, whole-body SAR) are reduced over
+// the ranks (equal to one domain up to the summation order; the peaks exactly). The 1 g / 10 g
+// averaging is distributed_spatial_average_sar below (halo boxes; see there for the bound and the
+// fallback), bit for bit the single-domain arrays, peak and counts.
 #pragma once
 
 #include <array>
@@ -115,10 +112,35 @@ class DistributedNearToFar {
 };
 
 // ---- SAR -----------------------------------------------------------------------------------
+// What distributed_spatial_average_sar did on this rank (scalars other than the byte counts and
+// table_box / dilation_box are identical on every rank).
+struct SarAveragingReport {
+  bool halo = false;                // false: gathered on the root (reason says why)
+  std::string reason;
+  double min_tissue_density = 0;    // kg/m^3, over the whole model (the bound's rho_min)
+  int halo_cells = 0;               // R: largest half-width of a valid cube (all masses)
+  int dilation_cells = -1;          // largest cover of a valid cube (the assignment's dilations)
+  SampleBox table_box;              // cells whose table entries this rank received (global indices)
+  SampleBox dilation_box;           // cells whose averages / covers it received
+  long long bytes_received = 0;     // by this rank for the averaging (tables, planes, averages, residual entries)
+  long long bytes_halo_bound = 0;   // 24 B x table_box + 8 B x dilation_box + the three scan planes + residual_bytes
+  long long residual_bytes = 0;     // table entries received for the voxels grown past R
+  long long residual_voxels = 0;    // this rank's voxels grown past R (their side from the owners' entries)
+  int residual_rounds = 0;
+};
+
+// How distributed_spatial_average_sar averages: automatic = halo unless, on several ranks, the bound
+// R makes every rank's box the whole grid (light tissue): then gather, with the reason.
+enum class SarAveraging { automatic, halo, gather };
+
 struct DistributedSarOptions {
   bool averaged = true;             // 1 g and 10 g averages (cubic cells; skipped with a warning otherwise)
-  Backend backend = Backend::cpu;   // of the averaging on the gathering rank (sar.h)
-  int root = 0;                     // the gathering rank
+  // Of the averaging on the gathering rank when the averaging gathers (sar.h); the halo averaging
+  // runs on each rank's CPU (the GPU code builds its own tables from its box, which are not the
+  // whole grid's prefix sums: not bit for bit; see distributed_sar_average.cpp).
+  Backend backend = Backend::cpu;
+  SarAveraging averaging = SarAveraging::automatic;
+  int root = 0;                     // the gathering rank (SarAveraging::gather)
   bool scatter_fields = true;       // false: only the summary (no per-cell arrays on the pieces)
   bool e_squared = false;           // also |E|^2 at the cell centres (sar.h cell_centre_e_squared), scattered
   // Also the scaled E phasors over each rank's piece sample box (piece_lo .. piece_lo + cells,
@@ -145,6 +167,8 @@ struct DistributedSar {
   std::array<std::vector<std::complex<float>>, 3> e_piece;
   SampleBox e_piece_box;
   std::string warning;
+  SarAveragingReport averaging;     // how the 1 g / 10 g averages were made (this rank)
+  long long bytes_received = 0;     // by this rank for the SAR inputs (E, conductivity, density halos)
 };
 
 // Collective. `e` monitors Ex, Ey, Ez over the whole grid; its phasors (phasor = true) or
@@ -154,6 +178,42 @@ struct DistributedSar {
 DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor& e, int freq_index, bool phasor,
                                std::complex<double> scale, const std::vector<float>& density_piece,
                                const DistributedSarOptions& options = {});
+
+// Collective: peak spatial-average SAR for each target mass over the pieces of decomposition `d`
+// of `grid` (cubic voxels), each rank giving its piece's density and absorbed power density
+// (W/m^3; cells x fastest). Returns per mass an AveragedSar whose sar / status / side_m hold this
+// rank's cells and whose scalars (peak, peak_voxel in global cells, peak_side_m, counts) are the
+// whole model's, identical on every rank: all equal to spatial_average_sar on the whole grid bit
+// for bit.
+// Halo averaging (SarAveraging::halo):
+//  1. the whole grid's summed-volume tables are built over the pieces: every prefix pass runs
+//     along its lines in the single-domain order, a piece starting from the last entry of the
+//     piece below it (pipelined along each axis), so every entry is the single-domain entry bit
+//     for bit (a box's own prefix sums would round differently);
+//  2. R = the largest half-width at which a valid cube can stop: a valid cube of half-width n >= 1
+//     has tissue volume >= 0.9 (2n-1)^3 voxels, each of mass >= rho_min V, and mass m, so
+//     0.899 rho_min V (2n-1)^3 <= m + 4 err (err: the tables' rounding, as sar_cuda.cu bounds it);
+//     R = the last n meeting that for the largest mass. Each rank receives the table entries of
+//     its cells +-R (clamped to the grid; the cubes are clipped at the whole grid's faces only),
+//     grows its voxels' cubes up to R with the single-domain code (sar.cpp grow_cube): every
+//     valid cube and every cube stopping by R is decided there;
+//  3. voxels still growing at R are invalid (status 3, by the bound); only their side needs the
+//     size at which they reach the mass: it is found by asking the owners for the eight mass-table
+//     entries of each further size (rounds of 8, 16, 32, ... sizes);
+//  4. the assignment (unit dilations of the valid averages) runs on the averages and covers of the
+//     cells +-rmax (rmax: the largest cover, <= R) received from their owners; exact because the
+//     cubes containing a cell are centred within rmax of it;
+//  5. counts summed, the peak the largest SAR with the lowest global voxel index (as the scan).
+// Gather (SarAveraging::gather, or automatic when every rank's box would be the whole grid): density and
+// power density gathered on `root`, which runs spatial_average_sar with `backend`; arrays
+// scattered back. Throws vem::Error on every rank for bad sizes or inputs.
+std::vector<AveragedSar> distributed_spatial_average_sar(MPI_Comm comm, const Decomposition& d, const YeeGrid& grid,
+                                                         const std::vector<float>& density_piece,
+                                                         const std::vector<float>& power_density_piece,
+                                                         const std::vector<double>& target_masses_kg,
+                                                         SarAveraging averaging = SarAveraging::automatic,
+                                                         Backend backend = Backend::cpu, int root = 0,
+                                                         SarAveragingReport* report = nullptr);
 
 // This rank's piece of a global per-cell array (x fastest), e.g. a density known on every rank.
 std::vector<float> piece_of_cells(const DistributedFdtd& run, const std::vector<float>& global_cells);

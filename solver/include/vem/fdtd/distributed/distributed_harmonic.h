@@ -1,22 +1,23 @@
 // The steady-state run of fdtd_harmonic.h over MPI ranks (issue 17): run_fdtd_harmonic on a
 // DistributedFdtd, composed of the distributed extensions (distributed_extensions.h): TF/SF plane
 // wave or thin-wire dipole, DFT monitors per piece, the steady-state criterion reduced over
-// ranks, near-to-far surface sums reduced, SAR and |E|^2 from the gathered phasors. The plan
+// ranks, near-to-far surface sums reduced, SAR and |E|^2 per piece (no gather). The plan
 // (time step, excitation, DFT sampling, boxes, step limits), the stepping loop and its stopping
 // rule, the normalization and the far-field tables are run_fdtd_harmonic's own code
 // (src/fdtd/harmonic_internal.h), so both runs take the same steps and normalize the same way.
 //
 // Results against run_fdtd_harmonic of the same setup (CPU engine; tests under mpirun -np 1..4):
-// E phasors, |E|^2, local SAR, whole-body SAR, absorbed power, psSAR 1 g / 10 g (value, voxel,
-// side, counts) bit for bit; RCS / gain tables, scattering cross-section, radiated power, feed
+// E phasors, |E|^2, local SAR, psSAR 1 g / 10 g (arrays, value, voxel, side, counts) bit for bit;
+// whole-body SAR and absorbed power (sums reduced over the ranks) to ~1e-16 (tests: 1e-12); RCS / gain tables, scattering cross-section, radiated power, feed
 // impedance and accepted power to ~1e-15 relative (reduced sums; tests: 1e-9); with a stopping
 // criterion the reduced relative change equals the single-domain one up to rounding, so a run
 // stopping at the tolerance could stop one window apart (use fixed_steps for a bitwise
 // comparison). Every scalar is identical on every rank.
 //
-// Memory: the E / |E|^2 / SAR step gathers the whole-grid E phasors and per-cell arrays on rank 0
-// (distributed_extensions.h: ~90 B per cell there, ~115 B with the pieces' E scattered back); the
-// near-to-far step holds the six face slabs of one frequency on every rank (O(N^2)).
+// Memory: the E / |E|^2 / SAR step holds each piece's cells plus a one-cell halo of E, conductivity
+// and density, and for the 1 g / 10 g averaging the whole grid's tables over the piece +-R
+// (distributed_extensions.h distributed_spatial_average_sar; nothing is gathered unless light
+// tissue makes every rank's box the whole grid); the near-to-far step holds the six face slabs of one frequency on every rank (O(N^2)).
 #pragma once
 
 #include <mpi.h>
