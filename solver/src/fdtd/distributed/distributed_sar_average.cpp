@@ -412,7 +412,9 @@ std::vector<AveragedSar> distributed_spatial_average_sar(MPI_Comm comm, const De
       MPI_Allreduce(&left, &any, 1, MPI_LONG_LONG, MPI_SUM, comm);
       if (any == 0) break;
       ++rep.residual_rounds;
-      const int K = 8 << std::min(round, 16);
+      // sizes per voxel this round: 8, 16, 32, ..., at most ~2^24 entries (128 MiB) a rank a round
+      const long long budget = (1LL << 21) / std::max<long long>(1, (long long)res.size());
+      const int K = int(std::max<long long>(1, std::min<long long>(8LL << std::min(round, 16), budget)));
       // requests: per residual voxel, sizes next .. next + K - 1 (<= nmax), 8 entries each
       std::vector<std::vector<long long>> ask(size);  // owner's local cell index
       std::vector<std::vector<std::pair<std::size_t, int>>> where(size);  // (slot, rank's slot)
