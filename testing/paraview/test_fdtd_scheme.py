@@ -7,6 +7,8 @@
   limit, so FV24's dt differs from Yee's), the output time steps are multiples of it, the fields are
   finite and non-zero, and a high-order run differs from Yee's;
 - FDTD Steady State runs with FV24 (the dipole's phasors and SAR finite);
+- a plane wave (TF/SF with the wide-stencil corrections) with FV24 in FDTD Solver and FDTD Steady
+  State: fields, SAR and the RCS column finite and non-zero;
 - bad uses give one message naming Scheme and leave the outputs empty: non-cubic voxels, a 2D image.
 """
 import argparse
@@ -82,6 +84,36 @@ def main():
     c.check("ERR" not in cap.text, "steady state, FV24: no error (%s)" % cap.text.strip()[:300])
     c.check(sar is not None and np.all(np.isfinite(sar)) and sar.max() > 0,
             "steady state, FV24: SAR finite and non-zero (max %.3g W/kg)" % (-1 if sar is None else sar.max()))
+    Delete(st)
+
+    # A plane wave (TF/SF) with FV24, transient and steady state: the wide-stencil corrections run,
+    # the head scatters (|E| in the padding outside the total-field box, far-field table finite).
+    pw = FDTDSolver(Input=phantom, MaterialMode="Labels + tissue table", Backend="CPU",
+                    Scheme="FV24 (4th order, narrow-band)", Illumination="Plane wave", SourceFrequency=900e6,
+                    NumberOfSteps=120, SnapshotInterval=120, AirPadding=8, CPMLThickness=6)
+    with Capture() as cap:
+        pw.UpdatePipelineInformation()
+        e = fetch_array(pw, "E_magnitude", list(pw.TimestepValues)[-1])
+    c.check("ERR" not in cap.text, "plane wave, FV24: no error (%s)" % cap.text.strip()[:300])
+    c.check(e is not None and np.all(np.isfinite(e)) and e.max() > 0,
+            "plane wave, FV24: |E| finite and non-zero (max %.3g)" % (-1 if e is None else e.max()))
+    Delete(pw)
+    st = FDTDSteadyState(Input=phantom, MaterialMode="Labels + tissue table", Backend="CPU",
+                         Scheme="FV24 (4th order, narrow-band)", Illumination="Plane wave",
+                         DFTFrequencies=[900e6], AirPadding=8, CPMLThickness=6, FixedSteps=300)
+    with Capture() as cap:
+        sar = fetch_array(st, "SAR")
+        st.UpdatePipeline()
+        far = servermanager.Fetch(st, idx=2)
+    c.check("ERR" not in cap.text, "steady state plane wave, FV24: no error (%s)" % cap.text.strip()[:300])
+    c.check(sar is not None and np.all(np.isfinite(sar)) and sar.max() > 0,
+            "steady state plane wave, FV24: SAR finite and non-zero (max %.3g W/kg)" % (-1 if sar is None else sar.max()))
+    rcs = None
+    if far is not None and far.GetNumberOfRows() > 0:
+        col = far.GetColumnByName("rcs_E_plane_m2")
+        rcs = vtk_to_numpy(col) if col is not None else None
+    c.check(rcs is not None and np.all(np.isfinite(rcs)) and rcs.max() > 0,
+            "steady state plane wave, FV24: rcs_E_plane_m2 finite and positive")
     Delete(st)
 
     # Bad uses: one message naming Scheme, empty output.

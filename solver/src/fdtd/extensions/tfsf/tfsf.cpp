@@ -72,9 +72,14 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
 TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox& box, const TfsfFrame& frame)
     : engine_(&engine), wave_(wave) {
   const FdtdOperator& op = engine.op();
-  if (op.scheme().scheme != Scheme::yee)
+  const SchemeStencil& stencil = op.scheme().stencil;
+  if (stencil.backward4)
     fail("TFSF plane wave with scheme ", scheme_name(op.scheme().scheme),
-         ": not supported yet (the surface corrections and the 1D auxiliary grid are Yee's); use scheme yee");
+         ": not supported (its backward time differences need the incident field at five time levels); "
+         "use scheme yee, fv24, fv24_wb or s22");
+  // The wide stencils reach 3/2 cells along the derivative and 1 across (fdtd_scheme.h): the
+  // corrected targets lie up to 2 samples outside the box.
+  const int reach = stencil.is_yee() ? 1 : 2;
   // Everything geometric in the global frame (global indices); the piece's operator only decides
   // which targets this engine updates and supplies their coefficients and layout offsets.
   const YeeGrid& g = frame.grid;
@@ -100,11 +105,12 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
            ", ", off[2], ") is not a piece of the frame's grid (", g.nx, " x ", g.ny, " x ", g.nz, " cells)");
   }
   for (int a = 0; a < 3; ++a) {
-    const int lo_min = 2 + bc.cpml_cells(2 * a), hi_max = n[a] - 2 - bc.cpml_cells(2 * a + 1);
+    const int lo_min = 1 + reach + bc.cpml_cells(2 * a), hi_max = n[a] - 1 - reach - bc.cpml_cells(2 * a + 1);
     if (box.lo[a] >= box.hi[a] || box.lo[a] < lo_min || box.hi[a] > hi_max)
       fail("TFSF box ", "xyz"[a], " range [", box.lo[a], ", ", box.hi[a],
            "] must satisfy lo < hi inside [", lo_min, ", ", hi_max,
-           "] (2 cells clear of the grid edge and the CPML)");
+           "] (", 1 + reach, " cells clear of the grid edge and the CPML", stencil.is_yee() ? "" : " with a wide stencil",
+           ")");
   }
   const double st = std::sin(wave.theta), ct = std::cos(wave.theta);
   const double sp = std::sin(wave.phi), cp = std::cos(wave.phi);
@@ -120,9 +126,16 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
   d1_ = axis_aligned >= 0 ? d[axis_aligned] : std::min({d[0], d[1], d[2]});
   const double w = 2 * kPi * f0;
   const double rhs = std::pow(std::sin(w * dt / 2) / (kC0 * dt), 2);
+  // The 3D scheme's own relation sin(w dt / 2) = (c dt / 2) |K| (fdtd_scheme.h (D); Yee: K_a d_a =
+  // 2 sin(k_a d_a / 2)).
   auto disp = [&](double k) {
     double s = 0;
-    for (int a = 0; a < 3; ++a) s += std::pow(std::sin(k * k_[a] * d[a] / 2) / d[a], 2);
+    if (stencil.is_yee()) {
+      for (int a = 0; a < 3; ++a) s += std::pow(std::sin(k * k_[a] * d[a] / 2) / d[a], 2);
+    } else {
+      const std::array<double, 3> theta{k * k_[0] * d[0], k * k_[1] * d[1], k * k_[2] * d[2]};
+      for (int a = 0; a < 3; ++a) s += std::pow(stencil.symbol(a, theta) / (2 * d[a]), 2);
+    }
     return s - rhs;
   };
   double klo = 0.5 * w / kC0, khi = w / kC0 * 1.0;
@@ -164,14 +177,47 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
   std::vector<Raw> raw;
   double xi_min = std::numeric_limits<double>::infinity(), xi_max = -xi_min;
   const float amp = float(wave.amplitude);
+  // The curl's terms (fdtd_scheme.h): D_a F at the target = sum over p = 1/2, 3/2 and the
+  // transverse classes (centre, 4 axis neighbours, 4 diagonal neighbours) of w_p,cls (F(+p) -
+  // F(-p)) / h. Each is a (source component, shift along the derivative axis, transverse shifts,
+  // weight) term; Yee has the centre p = 1/2 pair only.
+  struct Nb { int comp; int axis; int shift; int t_axis[2]; int t_shift[2]; double wgt; };
+  auto curl_terms = [&](bool electric, int c) {
+    const int b = (c + 1) % 3, dd = (c + 2) % 3;
+    std::vector<Nb> terms;
+    // E_c: + D_b H_dd - D_dd H_b; H_c: -(D_b E_dd - D_dd E_b) (the sign is in `factor`).
+    const struct { int comp, axis; double sign; } parts[2] = {{electric ? 3 + dd : dd, b, 1.0},
+                                                             {electric ? 3 + b : b, dd, -1.0}};
+    for (const auto& pt : parts) {
+      const int t0 = (pt.axis + 1) % 3, t1 = (pt.axis + 2) % 3;
+      for (int p = 0; p < 2; ++p)
+        for (int cls = 0; cls < 3; ++cls) {
+          const double w = stencil.w[p][cls];
+          if (w == 0.0) continue;
+          std::vector<std::array<int, 2>> tr;
+          if (cls == 0) tr = {{0, 0}};
+          if (cls == 1) tr = {{1, 0}, {-1, 0}, {0, 1}, {0, -1}};
+          if (cls == 2) tr = {{1, 1}, {1, -1}, {-1, 1}, {-1, -1}};
+          // Offsets +-(p + 1/2) along the axis: E targets read H at shifts p and -p - 1, H targets
+          // read E at p + 1 and -p (sample index shifts).
+          const int up = electric ? p : p + 1, down = electric ? -p - 1 : -p;
+          for (const auto& t : tr) {
+            terms.push_back({pt.comp, pt.axis, up, {t0, t1}, {t[0], t[1]}, pt.sign * w / d[pt.axis]});
+            terms.push_back({pt.comp, pt.axis, down, {t0, t1}, {t[0], t[1]}, -pt.sign * w / d[pt.axis]});
+          }
+        }
+    }
+    return terms;
+  };
   for (int c6 = 0; c6 < 6; ++c6) {
     const bool electric = c6 < 3;
-    const int c = c6 % 3, b = (c + 1) % 3, dd = (c + 2) % 3;
+    const int c = c6 % 3;
     const Component cc = Component(c6);
+    const std::vector<Nb> nb = curl_terms(electric, c);
     int idx[3];
-    for (idx[2] = box.lo[2] - 1; idx[2] <= box.hi[2] + 1; ++idx[2])
-      for (idx[1] = box.lo[1] - 1; idx[1] <= box.hi[1] + 1; ++idx[1])
-        for (idx[0] = box.lo[0] - 1; idx[0] <= box.hi[0] + 1; ++idx[0]) {
+    for (idx[2] = box.lo[2] - reach; idx[2] <= box.hi[2] + reach; ++idx[2])
+      for (idx[1] = box.lo[1] - reach; idx[1] <= box.hi[1] + reach; ++idx[1])
+        for (idx[0] = box.lo[0] - reach; idx[0] <= box.hi[0] + reach; ++idx[0]) {
           // Every target lies in the global update range (the box is >= 2 cells inside the grid
           // edge, so 1 <= idx <= N - 1); `local`: this engine updates it (its piece's range).
           int li[3];
@@ -181,20 +227,6 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
             local = local && li[a] >= op.range_lo(cc, a) && li[a] <= op.range_hi(cc, a);
           }
           const bool t_in = inside(c6, idx);
-          // neighbours (component, index shift along b or d, weight)
-          struct Nb { int comp; int shift_axis; int shift; double wgt; };
-          Nb nb[4];
-          if (electric) {
-            nb[0] = {3 + dd, b, 0, 1.0 / d[b]};
-            nb[1] = {3 + dd, b, -1, -1.0 / d[b]};
-            nb[2] = {3 + b, dd, 0, -1.0 / d[dd]};
-            nb[3] = {3 + b, dd, -1, 1.0 / d[dd]};
-          } else {
-            nb[0] = {dd, b, 1, 1.0 / d[b]};
-            nb[1] = {dd, b, 0, -1.0 / d[b]};
-            nb[2] = {b, dd, 1, -1.0 / d[dd]};
-            nb[3] = {b, dd, 0, 1.0 / d[dd]};
-          }
           std::array<float, 2> ab{0.0f, 0.0f};
           if (local) {
             const std::array<float, 2> c2 = op.coefficients_at(cc, li[0], li[1], li[2]);
@@ -204,7 +236,9 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
           bool checked_vacuum = false;
           for (const Nb& m : nb) {
             int j[3] = {idx[0], idx[1], idx[2]};
-            j[m.shift_axis] += m.shift;
+            j[m.axis] += m.shift;
+            j[m.t_axis[0]] += m.t_shift[0];
+            j[m.t_axis[1]] += m.t_shift[1];
             const bool n_in = inside(m.comp, j);
             if (n_in == t_in) continue;
             if (local && !checked_vacuum) {  // the incident wave is a vacuum plane wave
