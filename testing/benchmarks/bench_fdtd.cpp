@@ -82,8 +82,11 @@
 #include "vem/fdtd/extensions/sar.h"
 #include "vem/fdtd/extensions/tfsf.h"
 #include "bench_common.h"
+#include "bench_models.h"
 
 using namespace vem;
+using vem_bench::sar_volume;
+using vem_bench::slab_fraction;
 
 namespace {
 
@@ -124,17 +127,6 @@ FdtdSetup make_setup(int n, MaterialMode mode, BoundaryType faces = BoundaryType
   src.waveform = Waveform::modulated_gaussian(10e9, 10e9);
   s.sources = {src};
   return s;
-}
-
-double slab_fraction(const FdtdOperator& op) {
-  const YeeGrid& g = op.grid();
-  const int n[3] = {g.nx, g.ny, g.nz};
-  double samples = 0;
-  for (const auto& s : op.cpml_slabs()) {
-    const double across = double(n[(s.axis + 1) % 3] + 1) * (n[(s.axis + 2) % 3] + 1);
-    samples += across * 0.5 * ((s.e_end - s.e_begin + 1) + (s.h_end - s.h_begin + 1));
-  }
-  return samples / double(g.cell_count());
 }
 
 struct Result {
@@ -266,42 +258,6 @@ double time_steps(FdtdEngine& eng, int steps, int reps) {
   }
   std::sort(secs.begin(), secs.end());
   return secs[secs.size() / 2];
-}
-
-SarInput sar_volume(int n, double* tissue_fraction) {
-  const double side = 0.26, d = side / n;
-  SarInput in;
-  in.grid = {n, n, n, d, d, d};
-  in.grid.origin = {-0.13, -0.124, -0.175};
-  const std::size_t cells = std::size_t(in.grid.cell_count());
-  std::vector<std::uint8_t> label(cells);
-  HeadPhantomGeometry geo;
-  const int ext[6] = {0, n - 1, 0, n - 1, 0, n - 1};
-  head_phantom_fill(geo, in.grid.origin, {d, d, d}, ext, label.data());
-  const TissueTable table = head_phantom_tissue_table();
-  std::vector<float> sig(256, 0.0f), rho(256, 0.0f);
-  for (const auto& e : table.entries()) {
-    sig[e.label] = float(e.at(900e6).sigma);
-    rho[e.label] = (e.label == kAir || e.label == kSinusAir) ? 0.0f : float(e.density);
-  }
-  in.sigma.resize(cells);
-  in.density.resize(cells);
-  in.e_squared.resize(cells);
-  std::size_t tissue = 0;
-#pragma omp parallel for reduction(+ : tissue) schedule(static)
-  for (std::int64_t q = 0; q < std::int64_t(cells); ++q) {
-    const int i = int(q % n);
-    const int j = int((q / n) % n), k = int(q / (std::int64_t(n) * n));
-    in.sigma[q] = sig[label[q]];
-    in.density[q] = rho[label[q]];
-    // A wave entering from -x: 2 cm power decay depth, a standing-wave ripple along x, smooth in y, z.
-    const double x = (i + 0.5) * d, y = (j + 0.5) * d, z = (k + 0.5) * d;
-    in.e_squared[q] = float(400.0 * std::exp(-x / 0.02) * (1.2 + std::sin(2 * kPi * x / 0.045)) *
-                            (1.0 + 0.3 * std::cos(2 * kPi * y / side)) * (1.0 + 0.2 * std::sin(2 * kPi * z / side)));
-    tissue += rho[label[q]] > 0 ? 1 : 0;
-  }
-  *tissue_fraction = double(tissue) / double(cells);
-  return in;
 }
 
 int run_extensions(int argc, char** argv) {

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "bench_models.h"
 #include "vem/fdtd/extensions/sar.h"
 #include "vem/fdtd/fdtd_engine.h"
 #include "vem/fdtd/fdtd_harmonic.h"
@@ -42,6 +43,7 @@
 #include "vem/models/head_phantom.h"
 
 using namespace vem;
+using vem_bench::slab_fraction;
 using clk = std::chrono::steady_clock;
 
 namespace {
@@ -73,17 +75,6 @@ FdtdSetup block_setup(int nx, int ny, int nz) {
   src.waveform = Waveform::modulated_gaussian(10e9, 10e9);
   s.sources = {src};
   return s;
-}
-
-double slab_fraction(const FdtdOperator& op) {
-  const YeeGrid& g = op.grid();
-  const int n[3] = {g.nx, g.ny, g.nz};
-  double samples = 0;
-  for (const auto& s : op.cpml_slabs()) {
-    const double across = double(n[(s.axis + 1) % 3] + 1) * (n[(s.axis + 2) % 3] + 1);
-    samples += across * 0.5 * ((s.e_end - s.e_begin + 1) + (s.h_end - s.h_begin + 1));
-  }
-  return samples / double(g.cell_count());
 }
 
 struct Variant {

@@ -30,47 +30,14 @@
 #include <omp.h>
 
 #include "bench_common.h"
+#include "bench_models.h"
 #include "vem/fdtd/extensions/sar.h"
 #include "vem/models/head_phantom.h"
 
 using namespace vem;
+using vem_bench::sar_volume;
 
 namespace {
-
-// The head phantom SAR volume of bench_fdtd extensions (bench_fdtd.cpp sar_volume), n^3 voxels.
-SarInput sar_volume(int n, double* tissue_fraction) {
-  const double side = 0.26, d = side / n;
-  SarInput in;
-  in.grid = {n, n, n, d, d, d};
-  in.grid.origin = {-0.13, -0.124, -0.175};
-  const std::size_t cells = std::size_t(in.grid.cell_count());
-  std::vector<std::uint8_t> label(cells);
-  HeadPhantomGeometry geo;
-  const int ext[6] = {0, n - 1, 0, n - 1, 0, n - 1};
-  head_phantom_fill(geo, in.grid.origin, {d, d, d}, ext, label.data());
-  const TissueTable table = head_phantom_tissue_table();
-  std::vector<float> sig(256, 0.0f), rho(256, 0.0f);
-  for (const auto& e : table.entries()) {
-    sig[e.label] = float(e.at(900e6).sigma);
-    rho[e.label] = (e.label == kAir || e.label == kSinusAir) ? 0.0f : float(e.density);
-  }
-  in.sigma.resize(cells);
-  in.density.resize(cells);
-  in.e_squared.resize(cells);
-  std::size_t tissue = 0;
-#pragma omp parallel for reduction(+ : tissue) schedule(static)
-  for (std::int64_t q = 0; q < std::int64_t(cells); ++q) {
-    const int i = int(q % n);
-    in.sigma[q] = sig[label[q]];
-    in.density[q] = rho[label[q]];
-    const double x = (i + 0.5) * d, y = ((q / n) % n + 0.5) * d, z = (q / (std::int64_t(n) * n) + 0.5) * d;
-    in.e_squared[q] = float(400.0 * std::exp(-x / 0.02) * (1.2 + std::sin(2 * kPi * x / 0.045)) *
-                            (1.0 + 0.3 * std::cos(2 * kPi * y / side)) * (1.0 + 0.2 * std::sin(2 * kPi * z / side)));
-    tissue += rho[label[q]] > 0 ? 1 : 0;
-  }
-  *tissue_fraction = double(tissue) / double(cells);
-  return in;
-}
 
 std::vector<int> int_list(const std::string& s) {
   std::vector<int> v;
