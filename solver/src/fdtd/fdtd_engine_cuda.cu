@@ -32,6 +32,7 @@
 #include "fdtd/engine_common.h"
 #include "fdtd/cuda/fused_step.h"
 #include "fdtd/cuda/graph_stepping.cuh"
+#include "fdtd/cuda/kernel_common.cuh"
 #include "core/cuda_check.h"
 #include "core/device_array.h"
 #include "vem/core/error.h"
@@ -75,33 +76,10 @@ struct ConstantTable {
   __device__ __forceinline__ float a(int c, long long o, int key) const { return c_table[key + 2 * c]; }
   __device__ __forceinline__ float b(int c, long long o, int key) const { return c_table[key + 2 * c + 1]; }
 };
-struct GlobalTable {
-  const std::uint16_t* __restrict__ index;
-  const float* __restrict__ table;
-  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
-  __device__ __forceinline__ float a(int c, long long o, int key) const { return __ldg(table + key + 2 * c); }
-  __device__ __forceinline__ float b(int c, long long o, int key) const { return __ldg(table + key + 2 * c + 1); }
-};
-struct CoefficientArrays {
-  const float* __restrict__ arr[12];
-  __device__ __forceinline__ int key(long long) const { return 0; }
-  __device__ __forceinline__ float a(int c, long long o, int) const { return __ldg(arr[2 * c] + o); }
-  __device__ __forceinline__ float b(int c, long long o, int) const { return __ldg(arr[2 * c + 1] + o); }
-};
-
-__device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
-
-// Programmatic dependent launch (Hopper, EngineTuning::launch): the stepping kernels are launched
-// so that the next one's blocks are scheduled while this one's last blocks still run; each waits
-// here, before touching memory, until the previous kernel has finished and its writes are
-// visible, then lets the following kernel be scheduled. Without the launch attribute (or before
-// sm_90) the wait returns at once and the kernels run one after the other as usual.
-__device__ __forceinline__ void pdl_begin() {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
+using cuda_kernels::CoefficientArrays;  // kernel_common.cuh
+using cuda_kernels::GlobalTable;
+using cuda_kernels::in;
+using cuda_kernels::pdl_begin;
 
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in

@@ -21,6 +21,7 @@
 
 #include "core/cuda_check.h"
 #include "fdtd/cuda/fused_step.h"
+#include "fdtd/cuda/kernel_common.cuh"
 #include "fdtd/engine_common.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/fdtd_engine.h"
@@ -41,28 +42,10 @@ struct ConstTab {
   __device__ __forceinline__ float a(int c, long long, int key) const { return c_onepass_table[key + 2 * c]; }
   __device__ __forceinline__ float b(int c, long long, int key) const { return c_onepass_table[key + 2 * c + 1]; }
 };
-struct GlobTab {
-  const std::uint16_t* __restrict__ index;
-  const float* __restrict__ table;
-  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
-  __device__ __forceinline__ float a(int c, long long, int key) const { return __ldg(table + key + 2 * c); }
-  __device__ __forceinline__ float b(int c, long long, int key) const { return __ldg(table + key + 2 * c + 1); }
-};
-struct Arrays {
-  const float* __restrict__ arr[12];
-  __device__ __forceinline__ int key(long long) const { return 0; }
-  __device__ __forceinline__ float a(int c, long long o, int) const { return __ldg(arr[2 * c] + o); }
-  __device__ __forceinline__ float b(int c, long long o, int) const { return __ldg(arr[2 * c + 1] + o); }
-};
-
-__device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
-
-__device__ __forceinline__ void pdl_begin() {
-#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900)
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;" :::);
-#endif
-}
+using cuda_kernels::CoefficientArrays;  // kernel_common.cuh
+using cuda_kernels::GlobalTable;
+using cuda_kernels::in;
+using cuda_kernels::pdl_begin;
 
 constexpr int kHx = 1, kHy = 2, kHz = 4;
 
@@ -248,9 +231,9 @@ template <class Fn>
 void with_coef(const Coefs& c, Fn&& fn) {
   switch (c.kind) {
     case CoefKind::constant_table: fn(ConstTab{c.index}); break;
-    case CoefKind::global_table: fn(GlobTab{c.index, c.table}); break;
+    case CoefKind::global_table: fn(GlobalTable{c.index, c.table}); break;
     default: {
-      Arrays a;
+      CoefficientArrays a;
       for (int q = 0; q < 12; ++q) a.arr[q] = c.arr[q];
       fn(a);
     }
