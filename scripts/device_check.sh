@@ -2,7 +2,7 @@
 # One call on the GPU machine: build VoxelEM with CUDA (sm_90), run the whole GoogleTest suite
 # (the CUDA tests run there instead of skipping), then the benchmarks. Logs and JSON go to $OUT
 # (the device tool brings them back); copy the JSON to testing/benchmarks/results/ and commit.
-# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|fdtd2d|profile|sanitize|faults] [args...]
+# Usage: bash scripts/device_check.sh <commit> [tests|bench|all|fdtd-ext|fdfd-bench|fdtd2d|profile|sanitize|faults|scaling] [args...]
 #   tests [ctest args]  the whole suite (or e.g. -R 'FdtdFdfdHead|FdtdSphereRcsFine'); the JUnit XML
 #                       ctest_junit.xml carries each test's RecordProperty values (merged from
 #                       GoogleTest's own XML files, which ctest's JUnit output leaves out)
@@ -21,6 +21,9 @@
 #                       VEM_TEST_SMALL_GRIDS=1 (the default here) shrinks the heavy tests;
 #                       VEM_SANITIZE_JOBS runs that many (tool, program) jobs at once;
 #                       VEM_SANITIZE_DEADLINE (epoch s): no job runs past it ("not run (deadline)")
+#   scaling             distributed FDTD weak (512^3 per GPU) and strong (1024^3) scaling on the
+#                       machine's GPUs (issue 18) -> scaling_*.json, scaling.log
+#                       (VEM_TARGETS=vem_fdtd_mpi builds only the driver)
 #   faults              the GPU out-of-memory test and the carried plugin test's CUDA soak
 #                       (VEM_PLUGIN_TEST_DIR) -> faults.log; `faults,sanitize` does both
 # VEM_TARGETS="bench_fdtd test_x ..." builds only those targets (a quicker partial run).
@@ -115,6 +118,37 @@ if [ "$WHAT" = fdtd-ext ]; then
     > "$OUT/bench_fdtd_ext.md" 2> "$OUT/bench_fdtd_ext.log" || rc=1
   cat "$OUT/bench_fdtd_ext.md"
   tail -5 "$OUT/bench_fdtd_ext.log"
+fi
+if want scaling; then
+  # Distributed FDTD on the machine's GPUs (issue 18): examples/mpi/vem_fdtd_mpi, one rank per GPU,
+  # slabs along z. Weak: 512^3 cells per GPU (512 x 512 x 512 G); strong: 1024^3 (SCALING_STRONG_N).
+  # G = 1, 2, 4, 8 up to the GPU count. Every run also steps the pieces alone (--benchmark: the
+  # exchange's cost). VEM_FDTD_STEP=two_pass so that 1 and G GPUs step with the same kernels (a
+  # subdomain piece steps in two passes; one GPU alone would take the one-pass step); the one-pass
+  # 1-GPU row is measured too. -> scaling_*.json, scaling.log (summary lines).
+  NG=$(nvidia-smi -L 2>/dev/null | grep -c "^GPU")
+  SN=${SCALING_STRONG_N:-1024}
+  SSTEPS=${SCALING_STEPS:-100}
+  MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
+  EXE=./$BUILD/examples/mpi/vem_fdtd_mpi
+  : > "$OUT/scaling.log"
+  for g in 1 2 4 8; do
+    [ "$g" -le "$NG" ] || break
+    for kind in weak strong; do
+      if [ $kind = weak ]; then grid="512 512 $((512 * g))"; else grid="$SN $SN $SN"; fi
+      echo "=== $kind, $g GPU(s), grid $grid" >> "$OUT/scaling.log"
+      VEM_FDTD_STEP=two_pass OMP_NUM_THREADS=4 timeout 240 $MPIRUN -np $g $EXE --backend cuda --gpus-per-node $NG \
+        --grid $grid --ranks 1 1 $g --steps $SSTEPS --benchmark --json "$OUT/scaling_${kind}_${g}.json" \
+        >> "$OUT/scaling.log" 2>&1 || { echo "run failed (rc $?)" >> "$OUT/scaling.log"; rc=1; }
+    done
+  done
+  for grid in "512 512 512" "$SN $SN $SN"; do
+    echo "=== one-pass step, 1 GPU, grid $grid" >> "$OUT/scaling.log"
+    OMP_NUM_THREADS=4 timeout 240 $MPIRUN -np 1 $EXE --backend cuda --grid $grid --steps $SSTEPS \
+      --json "$OUT/scaling_onepass_$(echo $grid | cut -d' ' -f1).json" >> "$OUT/scaling.log" 2>&1 || rc=1
+  done
+  nvidia-smi topo -m >> "$OUT/scaling.log" 2>&1 || true
+  cat "$OUT/scaling.log"
 fi
 if want fdfd-bench; then
   ./$BUILD/testing/benchmarks/bench_fdfd "$OUT/bench_fdfd.json" --commit "$COMMIT" "$@" > "$OUT/bench_fdfd.md" 2> "$OUT/bench_fdfd.log" || rc=1
