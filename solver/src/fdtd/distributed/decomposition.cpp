@@ -216,6 +216,15 @@ Decomposition choose_decomposition(const FdtdSetup& setup, int nranks, bool mate
   return best;
 }
 
+SampleBox intersect(const SampleBox& a, const SampleBox& b) {
+  SampleBox r;
+  for (int q = 0; q < 3; ++q) {
+    r.lo[q] = std::max(a.lo[q], b.lo[q]);
+    r.hi[q] = std::min(a.hi[q], b.hi[q]);
+  }
+  return r;
+}
+
 SampleBox owned_samples(const Decomposition& d, int rank) {
   const auto c = d.coords_of(rank);
   SampleBox b;

@@ -12,15 +12,6 @@ namespace {
 
 constexpr const char* kPrefix = "distributed FDTD: ";
 
-SampleBox intersect(const SampleBox& a, const SampleBox& b) {
-  SampleBox r;
-  for (int q = 0; q < 3; ++q) {
-    r.lo[q] = std::max(a.lo[q], b.lo[q]);
-    r.hi[q] = std::min(a.hi[q], b.hi[q]);
-  }
-  return r;
-}
-
 }  // namespace
 
 namespace distributed_detail {

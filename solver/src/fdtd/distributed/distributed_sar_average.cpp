@@ -36,15 +36,6 @@ void agree(MPI_Comm comm, const std::string& error) {
   fail(kSar, "rank ", first, " of ", size, ": ", msg);
 }
 
-SampleBox intersect(const SampleBox& a, const SampleBox& b) {
-  SampleBox r;
-  for (int q = 0; q < 3; ++q) {
-    r.lo[q] = std::max(a.lo[q], b.lo[q]);
-    r.hi[q] = std::min(a.hi[q], b.hi[q]);
-  }
-  return r;
-}
-
 std::size_t box_index(const SampleBox& b, int i, int j, int k) {
   const auto d = b.dims();
   return std::size_t(i - b.lo[0]) + std::size_t(d[0]) * (std::size_t(j - b.lo[1]) + std::size_t(d[1]) * (k - b.lo[2]));

@@ -66,6 +66,8 @@ struct SampleBox {
   std::array<int, 3> dims() const { return {hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1}; }
   long long count() const { return empty() ? 0 : 1LL * dims()[0] * dims()[1] * dims()[2]; }
 };
+// The samples in both boxes (empty when they do not meet).
+SampleBox intersect(const SampleBox& a, const SampleBox& b);
 SampleBox owned_samples(const Decomposition& d, int rank);
 // The rank owning global sample (i, j, k).
 int owner_of_sample(const Decomposition& d, const std::array<int, 3>& sample);
