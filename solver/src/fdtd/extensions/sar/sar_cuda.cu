@@ -112,17 +112,15 @@ __global__ void __launch_bounds__(256) sar_fill_scan_x(int nx, int ny, const flo
   }
 }
 
-// S(i, j, k) += S(i, j-1, k) for j = 1..ny in order (sar.cpp's y pass), one thread per (i, k);
-// loads four entries ahead (they do not depend on the running sums).
-__global__ void sar_scan_y(int nx, int ny, double* __restrict__ M, double* __restrict__ P, u32* __restrict__ C) {
-  const int i = 1 + blockIdx.x * blockDim.x + threadIdx.x, k = 1 + blockIdx.y;
-  if (i > nx) return;
-  const long long st = nx + 1;
-  long long s = tab(i, 0, k, nx, ny);
+// Running sums along one line of the tables, S(q) += S(q - 1) for q = 1..n in order, from entry s
+// (q = 0) with stride st: the same additions in the same order as sar.cpp's passes, four entries
+// loaded ahead.
+__device__ __forceinline__ void scan_line(double* __restrict__ M, double* __restrict__ P, u32* __restrict__ C,
+                                          long long s, long long st, int n) {
   double rm = M[s], rp = P[s];
   u32 rc = C[s];
-  int j = 1;
-  for (; j + 3 <= ny; j += 4) {
+  int q = 1;
+  for (; q + 3 <= n; q += 4) {
     double m[4], p[4];
     u32 c[4];
 #pragma unroll
@@ -134,11 +132,19 @@ __global__ void sar_scan_y(int nx, int ny, double* __restrict__ M, double* __res
     }
     s += 4 * st;
   }
-  for (; j <= ny; ++j) {
+  for (; q <= n; ++q) {
     s += st;
     rm = M[s] + rm; rp = P[s] + rp; rc = C[s] + rc;
     M[s] = rm; P[s] = rp; C[s] = rc;
   }
+}
+
+// S(i, j, k) += S(i, j-1, k) for j = 1..ny in order (sar.cpp's y pass), one thread per (i, k);
+// loads four entries ahead (they do not depend on the running sums).
+__global__ void sar_scan_y(int nx, int ny, double* __restrict__ M, double* __restrict__ P, u32* __restrict__ C) {
+  const int i = 1 + blockIdx.x * blockDim.x + threadIdx.x, k = 1 + blockIdx.y;
+  if (i > nx) return;
+  scan_line(M, P, C, tab(i, 0, k, nx, ny), nx + 1, ny);
 }
 
 // S(i, j, k) += S(i, j, k-1) for k = 1..nz in order (sar.cpp's z pass), one thread per (i, j).
@@ -146,28 +152,7 @@ __global__ void sar_scan_z(int nx, int ny, int nz, double* __restrict__ M, doubl
                            u32* __restrict__ C) {
   const int i = 1 + blockIdx.x * blockDim.x + threadIdx.x, j = 1 + blockIdx.y;
   if (i > nx) return;
-  const long long st = (long long)(nx + 1) * (ny + 1);
-  long long s = tab(i, j, 0, nx, ny);
-  double rm = M[s], rp = P[s];
-  u32 rc = C[s];
-  int k = 1;
-  for (; k + 3 <= nz; k += 4) {
-    double m[4], p[4];
-    u32 c[4];
-#pragma unroll
-    for (int u = 0; u < 4; ++u) { m[u] = M[s + st * (u + 1)]; p[u] = P[s + st * (u + 1)]; c[u] = C[s + st * (u + 1)]; }
-#pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      rm = m[u] + rm; rp = p[u] + rp; rc = c[u] + rc;
-      M[s + st * (u + 1)] = rm; P[s + st * (u + 1)] = rp; C[s + st * (u + 1)] = rc;
-    }
-    s += 4 * st;
-  }
-  for (; k <= nz; ++k) {
-    s += st;
-    rm = M[s] + rm; rp = P[s] + rp; rc = C[s] + rc;
-    M[s] = rm; P[s] = rp; C[s] = rc;
-  }
+  scan_line(M, P, C, tab(i, j, 0, nx, ny), (long long)(nx + 1) * (ny + 1), nz);
 }
 
 // Where each mass's cube search may start: the smallest n with rho_max V (2n+1)^3 (1 + 1e-9) +
