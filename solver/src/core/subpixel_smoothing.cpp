@@ -18,6 +18,9 @@ void SubpixelOptions::validate(const char* owner) const {
   if (!std::isfinite(frequency) || frequency < 0)
     fail(owner, "::frequency = ", frequency,
          " Hz: must be finite and >= 0 (0: conductivity averaged by volume; > 0: complex averaging at that frequency)");
+  if (full_tensor && diagonal != SubpixelDiagonal::inverse)
+    fail(owner, "::full_tensor = true needs ", owner,
+         "::diagonal = inverse (the tensor's rows keep the diagonal of eps_eff^-1 that the medium arrays hold)");
 }
 
 LabelGeometry::LabelGeometry(const VoxelPlacement& placement, const std::vector<std::uint16_t>& material_per_voxel,
@@ -125,6 +128,7 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Mater
   std::int64_t n_iface = 0, n_ana = 0, n_mom = 0, n_none = 0;
   bool bad = false;
   int bad_index = 0;
+  std::vector<std::vector<InverseEpsRow>> rows_of_plane(o.full_tensor ? std::size_t(g.nz) : 0);
 #pragma omp parallel for schedule(dynamic, 1) reduction(+ : n_iface, n_ana, n_mom, n_none)
   for (int k = 0; k < g.nz; ++k) {
     std::vector<std::pair<int, int>> count;  // (material, supersamples)
@@ -227,6 +231,28 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Mater
           }
           const double nc = n[c];
           const bool tensor = o.diagonal == SubpixelDiagonal::tensor;
+          if (o.full_tensor) {
+            // Off-diagonal elements of eps_eff^-1 = P <1/eps> + (1 - P) <eps>^-1: n_c n_b (<1/eps> - 1/<eps>),
+            // only where every material of the box is lossless and isotropic in eps_r.
+            bool plain = true;
+            for (const auto& q : count) {
+              const Material& mt = materials[std::size_t(q.first)];
+              for (int a = 0; a < 3; ++a) plain = plain && mt.sigma_e[a] == 0.0 && mt.eps_r[a] == mt.eps_r[0];
+            }
+            if (plain) {
+              const double delta = mean_inv.real() - 1.0 / mean_eps.real();
+              const double inv_cc = subpixel_inverse_eps(mean_eps.real(), mean_inv.real(), nc);
+              InverseEpsRow r;
+              r.i = i;
+              r.j = j;
+              r.k = k;
+              r.component = std::uint8_t(c);
+              r.inv[0] = float(nc * n[(c + 1) % 3] * delta);
+              r.inv[1] = float(nc * n[(c + 2) % 3] * delta);
+              if (std::max(std::fabs(r.inv[0]), std::fabs(r.inv[1])) > 1e-7 * inv_cc)
+                rows_of_plane[std::size_t(k)].push_back(r);
+            }
+          }
           if (w > 0) {
             const cplx e = tensor ? nc * nc / mean_inv + (1.0 - nc * nc) * mean_eps
                                   : 1.0 / (nc * nc * mean_inv + (1.0 - nc * nc) / mean_eps);
@@ -241,7 +267,9 @@ PerCellMedium subpixel_smoothed_medium(const YeeGrid& g, const std::vector<Mater
       }
   }
   if (bad) fail("subpixel smoothing: the geometry gave material index ", bad_index, " outside the table of ", nmat);
+  for (auto& rows : rows_of_plane) md.inverse_eps_rows.insert(md.inverse_eps_rows.end(), rows.begin(), rows.end());
   if (stats) {
+    stats->tensor_rows = std::int64_t(md.inverse_eps_rows.size());
     stats->samples = 3 * std::int64_t(cells);
     stats->interface_samples = n_iface;
     stats->analytic_normals = n_ana;

@@ -17,6 +17,9 @@ void FdfdVoxelOptions::validate() const {
   if (air_padding < 0)
     fail("FdfdVoxelOptions::air_padding (AirPadding) = ", air_padding, " cells: must be >= 0");
   if (subpixel_smoothing) subpixel.validate("FdfdVoxelOptions::subpixel (SubpixelSmoothing)");
+  if (subpixel_smoothing && subpixel.full_tensor)
+    fail("FdfdVoxelOptions::subpixel.full_tensor = true: the FDFD operator is diagonal; the full smoothed ",
+         "tensor is FDTD-only (VoxelDomainOptions::subpixel, SubpixelTensorExtension); set it false here");
 }
 
 FdfdProblem FdfdVoxelDomain::problem() const {

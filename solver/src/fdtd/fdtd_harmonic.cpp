@@ -11,6 +11,7 @@
 #include "vem/fdtd/extensions/dft_monitor.h"
 #include "vem/core/error.h"
 #include "vem/fdtd/extensions/near_to_far.h"
+#include "vem/fdtd/extensions/subpixel_tensor.h"
 #include "vem/fdtd/extensions/tfsf.h"
 #include "vem/core/waveform.h"
 #include "harmonic_internal.h"
@@ -557,6 +558,12 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     res.tfsf_lo = plan.tf_lo;
     res.tfsf_hi = plan.tf_hi;
   }
+
+  // The full smoothed permittivity tensor (subpixel_tensor.h), after the TF/SF source so that its
+  // E corrections enter the stored D.
+  std::unique_ptr<SubpixelTensorExtension> tensor;
+  if (!s.medium.inverse_eps_rows.empty() && s.material_mode == MaterialMode::coefficient_array)
+    tensor = std::make_unique<SubpixelTensorExtension>(*eng);
 
   DftMonitor main(*eng, o.frequencies, {Component::Ex, Component::Ey, Component::Ez}, {}, M);
 

@@ -26,6 +26,9 @@ void VoxelDomainOptions::validate() const {
       fail("VoxelDomainOptions::boundaries: a voxel model's outer faces cannot be subdomain faces");
   }
   if (subpixel_smoothing) subpixel.validate("VoxelDomainOptions::subpixel (SubpixelSmoothing)");
+  if (subpixel_smoothing && subpixel.full_tensor && scheme == Scheme::s44)
+    fail("VoxelDomainOptions::subpixel.full_tensor = true with scheme s44: the full-tensor extension needs a ",
+         "leap-frog E update (yee, fv24, fv24_wb, s22); s44 steps E from four earlier time levels");
 }
 
 BoundarySpec VoxelDomainOptions::boundary_spec() const {

@@ -81,6 +81,14 @@ struct SubpixelOptions {
   int samples = 4;
   double frequency = 0.0;  // Hz: > 0 complex averaging at this frequency; 0 arithmetic sigma
   SubpixelDiagonal diagonal = SubpixelDiagonal::inverse;
+  // FDTD: keep the off-diagonal elements n_c n_b (<1/eps> - 1/<eps>) of eps_eff^-1 as well (the
+  // full tensor of Kottke, Farjadpour & Johnson 2008, as Meep): the result's inverse_eps_rows
+  // (fdtd_setup.h InverseEpsRow), applied by the SubpixelTensorExtension
+  // (fdtd/extensions/subpixel_tensor.h) that run_fdtd_harmonic attaches. Rows are made only where
+  // every material of the dual cell is lossless (sigma_e 0) and isotropic in eps_r; lossy boxes
+  // keep the diagonal. Needs diagonal == inverse (the extension's diagonal is the medium's). The
+  // FDFD operators are diagonal and refuse it. Measured: testing/benchmarks/results/subpixel.md.
+  bool full_tensor = false;
 
   // Throws vem::Error naming `owner`'s member, its value and the limit.
   void validate(const char* owner = "SubpixelOptions") const;
@@ -129,6 +137,7 @@ struct SubpixelStats {
   std::int64_t analytic_normals = 0;   // of those: normal from the geometry
   std::int64_t moment_normals = 0;     // from the first moment
   std::int64_t no_normal = 0;          // no direction: arithmetic mean
+  std::int64_t tensor_rows = 0;        // full_tensor: samples with off-diagonal elements
 };
 
 // 1 / eps_eff,cc for a sample of axis c: n_c^2 <1/eps> + (1 - n_c^2) / <eps> (n unit or 0).

@@ -23,6 +23,19 @@ namespace vem {
 //                     Demir & Elsherbeni) for continuously varying media.
 enum class MaterialMode { indexed, coefficient_array };
 
+// One E sample's row of a smoothed inverse permittivity tensor (subpixel smoothing with
+// SubpixelOptions::full_tensor, core/subpixel_smoothing.h): sample (i, j, k) of E_component has
+//   eps0 E_c = inv_cc D_c + inv[0] <D_{c+1}>_c + inv[1] <D_{c+2}>_c   (c+1, c+2 cyclic)
+// with inv_cc = 1 / eps_r of the medium arrays (the engines' diagonal) and <D_b>_c the mean of the
+// four D_b samples around the E_c sample. The engines are diagonal: these rows act only through
+// the SubpixelTensorExtension (fdtd/extensions/subpixel_tensor.h), which run_fdtd_harmonic
+// attaches when the list is not empty.
+struct InverseEpsRow {
+  std::int32_t i = 0, j = 0, k = 0;
+  std::uint8_t component = 0;  // 0, 1, 2: Ex, Ey, Ez
+  float inv[2] = {0.0f, 0.0f};  // (c, c+1) and (c, c+2) elements of eps_r^-1
+};
+
 struct PerCellMedium {
   // Each array has grid.cell_count() entries, x fastest (index i + nx (j + ny k)), or is empty.
   // A single array per quantity means isotropic; three (x, y, z) means diagonal anisotropy.
@@ -34,6 +47,8 @@ struct PerCellMedium {
   // edge, and each H sample's permeability over the two cells sharing its face. Off: staircase
   // (the material of cell (i,j,k), as in indexed mode).
   bool average_at_edges = true;
+  // Off-diagonal rows of the inverse permittivity (see InverseEpsRow; empty: diagonal medium).
+  std::vector<InverseEpsRow> inverse_eps_rows;
   // FDTD only. Arrays covering more cells than the grid: a piece of a distributed run keeps its
   // neighbours' cells beside its cuts, so that the averages at a cut equal the whole grid's
   // (decomposition.h piece_setup). Grid cell (i, j, k) is array cell (i - array_lo[0], j -

@@ -34,6 +34,8 @@ struct VoxelDomainOptions {
   // Subpixel smoothing of the permittivity at material interfaces (core/subpixel_smoothing.h):
   // set_label_materials gives each E sample the anisotropic average over its dual cell (Meep's
   // scheme, diagonal) in coefficient-array mode instead of its cell's material. Off by default.
+  // subpixel.full_tensor adds the off-diagonal elements (run_fdtd_harmonic applies them with the
+  // SubpixelTensorExtension; not with s44).
   bool subpixel_smoothing = false;
   SubpixelOptions subpixel;  // supersampling; frequency for the conductivity (0: volume mean)
 
