@@ -132,14 +132,40 @@ if want scaling; then
   MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none"
   EXE=./$BUILD/examples/mpi/vem_fdtd_mpi
   : > "$OUT/scaling.log"
+  # Halo variants on G > 1 GPUs (issue 17): NCCL device to device with the exchange overlapping the
+  # interior update (the default where NCCL is built), MPI via page-locked host memory with and
+  # without the overlap. SCALING_VARIANTS picks a subset (names below).
+  VARIANTS=${SCALING_VARIANTS:-"nccl_overlap mpi_overlap mpi_serial"}
   for g in 1 2 4 8; do
     [ "$g" -le "$NG" ] || break
     for kind in weak strong; do
       if [ $kind = weak ]; then grid="512 512 $((512 * g))"; else grid="$SN $SN $SN"; fi
-      echo "=== $kind, $g GPU(s), grid $grid" >> "$OUT/scaling.log"
-      VEM_FDTD_STEP=two_pass OMP_NUM_THREADS=4 timeout 240 $MPIRUN -np $g $EXE --backend cuda --gpus-per-node $NG \
-        --grid $grid --ranks 1 1 $g --steps $SSTEPS --benchmark --json "$OUT/scaling_${kind}_${g}.json" \
-        >> "$OUT/scaling.log" 2>&1 || { echo "run failed (rc $?)" >> "$OUT/scaling.log"; rc=1; }
+      for v in $VARIANTS; do
+        [ "$g" -gt 1 ] || [ "$v" = "${VARIANTS%% *}" ] || continue  # one run on 1 GPU
+        case $v in
+          nccl_overlap) halo=nccl; ov=1 ;;
+          mpi_overlap) halo=mpi; ov=1 ;;
+          mpi_serial) halo=mpi; ov=0 ;;
+          *) echo "unknown variant $v" >> "$OUT/scaling.log"; continue ;;
+        esac
+        echo "=== $kind, $g GPU(s), grid $grid, halo $v" >> "$OUT/scaling.log"
+        VEM_HALO_OVERLAP=$ov VEM_FDTD_STEP=two_pass OMP_NUM_THREADS=4 timeout 240 $MPIRUN -np $g $EXE --backend cuda \
+          --gpus-per-node $NG --halo $([ "$g" -gt 1 ] && echo $halo || echo mpi) \
+          --grid $grid --ranks 1 1 $g --steps $SSTEPS --benchmark --json "$OUT/scaling_${kind}_${g}_${v}.json" \
+          >> "$OUT/scaling.log" 2>&1 || { echo "run failed (rc $?)" >> "$OUT/scaling.log"; rc=1; }
+      done
+    done
+  done
+  # Bit for bit against one domain (rank 0 runs it): NCCL and MPI, slabs and a 2D/3D cut.
+  for g in 2 4 8; do
+    [ "$g" -le "$NG" ] || break
+    for cut in "1 1 $g" "$((g / 2)) 2 1"; do
+      for halo in nccl mpi; do
+        echo "=== check, $g GPUs, ranks $cut, halo $halo" >> "$OUT/scaling.log"
+        OMP_NUM_THREADS=4 timeout 120 $MPIRUN -np $g $EXE --backend cuda --gpus-per-node $NG --halo $halo \
+          --grid 96 80 112 --ranks $cut --steps 300 --check >> "$OUT/scaling.log" 2>&1 || \
+          { echo "check failed (rc $?)" >> "$OUT/scaling.log"; rc=1; }
+      done
     done
   done
   for grid in "512 512 512" "$SN $SN $SN"; do

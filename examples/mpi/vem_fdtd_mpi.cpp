@@ -37,6 +37,7 @@ struct Args {
   bool benchmark = false;
   bool check = false;
   int gpus_per_node = 0;  // 0: VEM_GPUS_PER_NODE, else 1
+  std::string halo = "auto";  // DistributedOptions::halo_transport
 };
 
 [[noreturn]] void usage(int rank, int code) {
@@ -44,11 +45,14 @@ struct Args {
     std::printf(
         "usage: mpirun -np N vem_fdtd_mpi [--grid NX NY NZ] [--ranks PX PY PZ] [--cell m] [--steps S]\n"
         "                                [--cpml T] [--backend cpu|cuda|auto] [--benchmark] [--check] [--json FILE]\n"
-        "                                [--gpus-per-node G]\n"
+        "                                [--gpus-per-node G] [--halo auto|mpi|nccl]\n"
         "  --gpus-per-node: rank r uses GPU (node-local rank) modulo G (default VEM_GPUS_PER_NODE, else 1).\n"
         "  --check: rank 0 also runs the whole grid as one domain (same backend) and compares the six\n"
         "           field components and the probe with the distributed run's, sample by sample.\n"
-        "  --ranks 0 0 0 (default) chooses the decomposition with the fewest halo values.\n");
+        "  --ranks 0 0 0 (default) chooses the decomposition with the fewest halo values.\n"
+        "  --halo: how CUDA engines' halo planes travel: NCCL device to device where it can run (auto),\n"
+        "          MPI through host memory (mpi), or NCCL or an error (nccl). VEM_HALO_OVERLAP=0 turns off\n"
+        "          the overlap of the exchange with the interior update (for measuring it).\n");
   MPI_Finalize();
   std::exit(code);
 }
@@ -73,6 +77,7 @@ Args parse(int argc, char** argv, int rank) {
     else if (s == "--benchmark") a.benchmark = true;
     else if (s == "--check") a.check = true;
     else if (s == "--gpus-per-node") { need(1); a.gpus_per_node = std::atoi(argv[++q]); }
+    else if (s == "--halo") { need(1); a.halo = argv[++q]; }
     else if (s == "--help" || s == "-h") usage(rank, 0);
     else {
       if (rank == 0) std::fprintf(stderr, "vem_fdtd_mpi: unknown argument '%s'\n", s.c_str());
@@ -134,7 +139,14 @@ int main(int argc, char** argv) {
     opt.devices_per_node = a.gpus_per_node > 0 ? a.gpus_per_node
                                                : std::max(1, std::getenv("VEM_GPUS_PER_NODE")
                                                                  ? std::atoi(std::getenv("VEM_GPUS_PER_NODE")) : 1);
+    using HT = DistributedOptions::HaloTransport;
+    if (a.halo == "auto") opt.halo_transport = HT::automatic;
+    else if (a.halo == "mpi") opt.halo_transport = HT::mpi;
+    else if (a.halo == "nccl") opt.halo_transport = HT::nccl;
+    else fail("--halo ", a.halo, ": use auto, mpi or nccl");
     DistributedFdtd run(MPI_COMM_WORLD, setup, opt);
+    const char* overlap_env = std::getenv("VEM_HALO_OVERLAP");
+    const bool overlap = !(overlap_env && std::string(overlap_env) == "0");
     const double cells = double(a.n[0]) * a.n[1] * a.n[2];
     const long long halo_values = run.decomposition().halo_values_per_step(a.n, {false, false, false});
     if (rank == 0)
@@ -225,6 +237,9 @@ int main(int argc, char** argv) {
                     run.engine().backend().c_str(), check_differing, check_samples, check_max_diff, check_max_field,
                     check_probe_diff);
       std::printf("  time per step %.3f ms, %.1f Mcells/s (all ranks)\n", 1e3 * per_step, cells / per_step / 1e6);
+      std::printf("  halo transport: %s%s%s, overlap with the update: %s\n", run.halo_transport(),
+                  run.halo_transport_note().empty() ? "" : " (not nccl: ", run.halo_transport_note().empty() ? "" :
+                  (run.halo_transport_note() + ")").c_str(), overlap ? "on" : "off");
       std::printf("  halo: %lld values per step (model), %.0f bytes per step sent by all ranks (%lld per exchange call"
                   " on rank 0), %.3f ms per step inside the exchange (slowest rank)\n",
                   halo_values, double(bytes_all) / a.steps, st.calls ? (long long)(st.bytes_sent / st.calls) : 0LL,
@@ -243,7 +258,8 @@ int main(int argc, char** argv) {
            << run.engine().backend() << "\", \"steps\": " << a.steps << ", \"seconds_per_step\": " << per_step
            << ", \"mcells_per_s\": " << cells / per_step / 1e6 << ", \"halo_values_per_step\": " << halo_values
            << ", \"halo_bytes_per_step\": " << double(bytes_all) / a.steps
-           << ", \"seconds_per_step_in_exchange\": " << t_halo / a.steps;
+           << ", \"seconds_per_step_in_exchange\": " << t_halo / a.steps << ", \"halo_transport\": \""
+           << run.halo_transport() << "\", \"halo_overlap\": " << (overlap ? "true" : "false");
         if (a.benchmark) js << ", \"seconds_per_step_without_exchange\": " << t_alone / a.steps;
         if (a.check)
           js << ", \"check_samples\": " << check_samples << ", \"check_samples_differing\": " << check_differing

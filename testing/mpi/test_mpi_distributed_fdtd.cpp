@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <random>
 
 #include "mpi_test_util.h"
@@ -227,6 +228,57 @@ TEST(DistributedFdtd, SteadyStateCriterionAndPhasorsMatchTheSingleDomain) {
         EXPECT_EQ(bad, 0u) << component_name(c) << " f" << f;
       }
   }
+}
+
+// CUDA engines (on the device machine; the ranks share its GPU, so the planes go through MPI via
+// page-locked host memory): the split-phase exchange with the interior update overlapping it (the
+// E planes finished in the next step when nothing reads them, i.e. without the DFT monitor) and
+// without overlap, against one CUDA domain: fields and probes bit for bit.
+TEST(DistributedFdtd, CudaEnginesOverlappingTheExchangeReproduceTheSingleDomainBitForBit) {
+  std::string why;
+  if (!cuda_available(&why)) GTEST_SKIP() << "CUDA engine not tested here: " << why;
+  const int n = world_size(), rank = world_rank();
+  FdtdOperator one_op(global_setup());
+  auto one = make_engine(one_op, Backend::cuda);
+  one->run(kSteps);
+  for (const Case& cs : cases_for(n))
+    for (int overlap = 0; overlap < 2; ++overlap)
+      for (int monitor = 0; monitor < 2; ++monitor) {
+        SCOPED_TRACE("decomposition " + cs.name + (overlap ? ", overlap" : ", no overlap") +
+                     (monitor ? ", with a DFT monitor" : ""));
+        DistributedOptions opt;
+        opt.backend = Backend::cuda;
+        opt.ranks = cs.ranks;
+        opt.cells = cs.cells;
+        opt.tuning.halo_overlap = overlap ? EngineTuning::HaloOverlap::on : EngineTuning::HaloOverlap::off;
+        DistributedFdtd run(MPI_COMM_WORLD, global_setup(), opt);
+        if (n > 1) {  // every rank on device 0 (devices_per_node 1): no NCCL, and the reason given
+          EXPECT_STREQ(run.halo_transport(), "mpi");
+          EXPECT_FALSE(run.halo_transport_note().empty());
+          if (rank == 0 && overlap == 0 && monitor == 0) std::cout << "not NCCL: " << run.halo_transport_note() << "\n";
+        }
+        std::unique_ptr<DistributedDftMonitor> dft;
+        if (monitor) dft = std::make_unique<DistributedDftMonitor>(run, kFreqs, std::vector<Component>{Component::Ex}, kDftBox, 2);
+        EXPECT_EQ(run.run(kSteps, {}, kChunk), kSteps);
+        for (int ci = 0; ci < 6; ++ci) {
+          const Component c = Component(ci);
+          const std::vector<float> got = run.gather_field(c, 0);
+          if (rank != 0) continue;
+          std::vector<float> want = one->field(c);
+          const auto& r = run.decomposition().ranks;
+          if (c == Component::Hy && r[1] > 1 && (r[0] > 1 || r[2] > 1))  // as in the CPU test above
+            for (int k = 0; k <= kNz; ++k)
+              for (int i = 0; i <= kNx; ++i) {
+                const std::size_t q = i + (kNx + 1) * (kNy + std::size_t(kNy + 1) * k);
+                want[q] = got[q];
+              }
+          EXPECT_EQ(bit_mismatches(got, want), 0u) << component_name(c) << " of " << want.size() << " samples";
+        }
+        const ProbeRecord pr = run.probes(), pw = one->probes();
+        ASSERT_EQ(pr.values.size(), pw.values.size());
+        for (std::size_t p = 0; p < pw.values.size(); ++p)
+          EXPECT_EQ(bit_mismatches(pr.values[p], pw.values[p]), 0u) << pw.names[p];
+      }
 }
 
 TEST(DistributedFdtd, PiecesCarryTheirGlobalExtentAndCoverTheGridOnce) {

@@ -84,19 +84,27 @@ using cuda_kernels::pdl_begin;
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
 // registers (chunk 1: one thread per sample).
+// The box of samples a bulk launch covers (inclusive, node indices): the whole grid, or, while a
+// halo exchange overlaps the update, the interior or one of the slabs beside the receiving faces
+// (FdtdEngineCuda::halo_boxes). Thread (0,0,0) of the launch is sample w.lo.
+struct Window {
+  int lo[3], hi[3];
+};
+
 template <class Coef>
-__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src) {
+__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src, Window w) {
   pdl_begin();
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i > g.nx || j > g.ny) return;
+  const int i = w.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = w.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i > w.hi[0] || j > w.hi[1]) return;
   const bool ex = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]);
   const bool ey = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]);
   const bool ez = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]);
   if (!ex && !ey && !ez) return;
-  const int kfirst = min(min(g.lo[0][2], g.lo[1][2]), g.lo[2][2]);
+  const int kfirst = max(w.lo[2], min(min(g.lo[0][2], g.lo[1][2]), g.lo[2][2]));
   const int k0 = kfirst + int(blockIdx.z) * chunk;
-  const int k1 = min(max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2]), k0 + chunk - 1);
+  const int k1 = min(min(w.hi[2], max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2])), k0 + chunk - 1);
+  if (k0 > k1) return;
   float* __restrict__ Ex = F.f[0];
   float* __restrict__ Ey = F.f[1];
   float* __restrict__ Ez = F.f[2];
@@ -130,11 +138,11 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
 
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
 template <class Coef>
-__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
+__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, Window w) {
   pdl_begin();
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  if (i > g.nx || j > g.ny) return;
+  const int i = w.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = w.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (i > w.hi[0] || j > w.hi[1]) return;
   const bool hx = in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
   const bool hy = in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
   const bool hz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
@@ -147,8 +155,9 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk) {
   float* __restrict__ Hz = F.f[5];
   const int sy = g.sy, sz = g.sz, nz = g.nz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  const int k0 = int(blockIdx.z) * chunk;
-  const int k1 = min(nz, k0 + chunk - 1);
+  const int k0 = w.lo[2] + int(blockIdx.z) * chunk;
+  const int k1 = min(min(nz, w.hi[2]), k0 + chunk - 1);
+  if (k0 > k1) return;
   long long o = g.origin + i + (long long)j * sy + (long long)k0 * sz;
   float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, carried from the previous iteration
   for (int k = k0; k <= k1; ++k, o += sz) {
@@ -845,6 +854,36 @@ class FdtdEngineCuda final : public FdtdEngine {
 
  private:
   template <class Coef> void step_once(const Coef& coef, int step);
+  template <class Coef> void update_bulk(bool electric, const Coef& coef, bool split);
+  // Subdomain faces (halo_exchange.h) with the update overlapping the exchange: the planes a
+  // half step sends are packed on the device into one buffer, handed to the HaloExchange as
+  // device buffers (NCCL) or staged through page-locked host memory on the copy stream, while
+  // the bulk kernels update the interior box; the slabs next to the receiving faces (the only
+  // samples that read the received planes) are updated after the planes are unpacked. Each
+  // sample's arithmetic is unchanged, so the fields equal the unsplit update's bit for bit.
+  struct HaloState {
+    bool ready = false, device = false;
+    int faces[2][6] = {};        // [electric]: sending then receiving faces
+    int nsend[2] = {}, nrecv[2] = {};
+    std::size_t offset[2][6] = {};  // [electric][slot]: the plane's first value in dev / host
+    std::size_t plane[3] = {};      // values of one component's plane normal to each axis
+    std::size_t total = 0;
+    DeviceArray<float> dev;
+    float* host = nullptr;          // page-locked mirror of dev (host staging only)
+    cudaStream_t copy = nullptr;
+    cudaEvent_t packed = nullptr, staged = nullptr, arrived = nullptr;
+    std::vector<HaloBuffer> send[2], recv[2];  // [electric]
+    Window full[2]{};               // [electric]: the whole update box
+    std::vector<Window> interior[2], border[2];  // [electric]: interior box and border slabs
+    int pending = -1;               // the half step whose exchange is started but not finished
+    bool probe_on_received = false; // a probe samples a received E plane (no deferred finish)
+    ~HaloState();
+  };
+  HaloState hs_;
+  bool halo_overlap_ = true;  // EngineTuning::halo_overlap
+  void halo_setup();
+  void halo_start(bool electric);
+  void halo_finish(bool electric);
   template <class Coef> void run_steps(const Coef& coef, int n);
   void push_point_updates(bool electric, int step);
 
@@ -1055,6 +1094,12 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
   using KL = EngineTuning::KernelLaunch;
   pdl_ = tuning.launch == KL::programmatic || (tuning.launch == KL::automatic && prop.major >= 9);
+  halo_overlap_ = tuning.halo_overlap != EngineTuning::HaloOverlap::off;
+  if (const char* v = std::getenv("VEM_HALO_OVERLAP")) {
+    if (std::string(v) == "0") halo_overlap_ = false;
+    else if (std::string(v) == "1") halo_overlap_ = true;
+    else fail("VEM_HALO_OVERLAP=", v, ": use 0 (exchange between whole updates) or 1 (overlap)");
+  }
   using CL = EngineTuning::CpmlLaunch;
   merged_cpml_ = tuning.cpml == CL::merged ||
                  (tuning.cpml == CL::automatic && gr.cell_count() < std::int64_t(8) * 1000 * 1000);
@@ -1372,10 +1417,37 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
   }
 }
 
+// The Yee bulk update of E or H over the whole grid (split: false) or, with halo planes in flight,
+// the interior box, then (after the planes are unpacked) the slabs beside the receiving faces.
+template <class Coef>
+void FdtdEngineCuda::update_bulk(bool electric, const Coef& coef, bool split) {
+  auto run = [&](const Window& w) {
+    for (int a = 0; a < 3; ++a)
+      if (w.hi[a] < w.lo[a]) return;
+    const dim3 grid(unsigned((w.hi[0] - w.lo[0] + block_.x) / block_.x),
+                    unsigned((w.hi[1] - w.lo[1] + block_.y) / block_.y),
+                    unsigned((w.hi[2] - w.lo[2] + chunk_) / chunk_));
+    if (electric) {
+      launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_, w);
+      VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
+    } else {
+      launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, w);
+      VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
+    }
+  };
+  const Window full = {{0, 0, 0}, {g_.nx, g_.ny, g_.nz}};
+  if (!split) {
+    run(full);
+    return;
+  }
+  const int e = electric ? 1 : 0;
+  for (const Window& w : hs_.interior[e]) run(w);
+  halo_finish(!electric);  // E updates wait for the H planes of this step, H for the E of the last
+  for (const Window& w : hs_.border[e]) run(w);
+}
+
 template <class Coef>
 void FdtdEngineCuda::step_once(const Coef& coef, int step) {
-  const dim3 grid((g_.nx + 1 + block_.x - 1) / block_.x, (g_.ny + 1 + block_.y - 1) / block_.y,
-                  (g_.nz + 1 + chunk_ - 1) / chunk_);
   const auto& bc = op_.setup().boundaries;
   const int n[3] = {g_.nx, g_.ny, g_.nz};
   // One pass (setup_onepass): H and E bulk from fields_ into next_, then the H corrections (they
@@ -1393,9 +1465,12 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     launch_ho<false>(coef);
   } else if (one) {
     launch_cpml<false>(coef);
+  } else if (hs_.ready && hs_.pending == 1) {
+    // The E planes of the last step are still travelling: the H interior first.
+    update_bulk(false, coef, true);
+    launch_cpml<false>(coef);
   } else {
-    launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_);
-    VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
+    update_bulk(false, coef, false);
     launch_cpml<false>(coef);
   }
   push_point_updates(false, step);
@@ -1410,7 +1485,12 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     fill_h_ghosts<<<pg, pb, 0, stream_>>>(F_, g_, a, int(lo), int(hi));
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
-  exchange_halo(false);
+  if (hs_.ready) {
+    halo_start(false);
+    if (!halo_overlap_) halo_finish(false);
+  } else {
+    exchange_halo(false);
+  }
 
   if (high_order_) {
     launch_ho<true>(coef);
@@ -1418,9 +1498,11 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     onepass::launch_recompute_e(onepass_grid_, onepass_coefs_, cur, nxt, onepass_boxes_, pdl_, stream_);
     for (int c = 0; c < 3; ++c) F_.f[c] = nxt[c];
     launch_cpml<true>(coef);
+  } else if (hs_.ready) {
+    update_bulk(true, coef, halo_overlap_);  // with the overlap: interior, H planes, border
+    launch_cpml<true>(coef);
   } else {
-    launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_);
-    VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
+    update_bulk(true, coef, false);
     launch_cpml<true>(coef);
   }
   push_point_updates(true, step);
@@ -1432,7 +1514,14 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     copy_periodic_e<<<pg, pb, 0, stream_>>>(F_, g_, a);
     VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
   }
-  exchange_halo(true);
+  if (hs_.ready) {
+    halo_start(true);
+    // Finished in the next step's H update (after its interior) when nothing reads the received
+    // planes in between: no extensions (their end_of_step hooks), no probe on those planes.
+    if (!halo_overlap_ || has_extensions() || hs_.probe_on_received) halo_finish(true);
+  } else {
+    exchange_halo(true);
+  }
   if (one) {
     for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
     ++one_pass_steps_;
@@ -1460,6 +1549,7 @@ void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
 
 void FdtdEngineCuda::do_steps(int n) {
   VEM_CUDA_CHECK(cudaSetDevice(device_));
+  if (halo_ && !hs_.ready && !high_order_) halo_setup();
   const std::size_t np = op_.probes().size();
   if (np > 0 && std::size_t(steps_ + n) > probe_capacity_steps_) {
     const std::size_t cap = std::max<std::size_t>(steps_ + n, 2 * probe_capacity_steps_);
@@ -1485,7 +1575,158 @@ void FdtdEngineCuda::do_steps(int n) {
     for (int q = 0; q < 12; ++q) coef.arr[q] = coef_[q].ptr;
     run_steps(coef, n);
   }
+  if (hs_.pending >= 0) halo_finish(hs_.pending == 1);
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Halo state (see HaloState) ---------------------------------------------------------------
+FdtdEngineCuda::HaloState::~HaloState() {
+  // Not checked: destructors must not throw, and a failed release leaves nothing to do.
+  if (host) cudaFreeHost(host);
+  if (packed) cudaEventDestroy(packed);
+  if (staged) cudaEventDestroy(staged);
+  if (arrived) cudaEventDestroy(arrived);
+  if (copy) cudaStreamDestroy(copy);
+}
+
+void FdtdEngineCuda::halo_setup() {
+  const auto& bc = op_.setup().boundaries;
+  bool any = false;
+  for (int f = 0; f < 6; ++f) any = any || bc.face[f] == BoundaryType::subdomain;
+  if (!any) return;
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  for (int a = 0; a < 3; ++a) hs_.plane[a] = std::size_t(n[(a + 1) % 3] + 1) * (n[(a + 2) % 3] + 1);
+  hs_.device = halo_->device_buffers();
+  std::size_t total = 0;
+  for (int e = 0; e < 2; ++e) {
+    // After H (e = 0) the planes go up through the high faces and come in through the low ones;
+    // after E the other way round (halo_exchange.h).
+    int slot = 0;
+    hs_.nsend[e] = hs_.nrecv[e] = 0;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int f = 0; f < 6; ++f) {
+        if (bc.face[f] != BoundaryType::subdomain) continue;
+        const bool sends = (f % 2 == 1) == (e == 0);
+        if (sends != (pass == 0)) continue;
+        hs_.faces[e][slot] = f;
+        hs_.offset[e][slot] = total;
+        total += 2 * hs_.plane[f / 2];
+        ++(pass == 0 ? hs_.nsend[e] : hs_.nrecv[e]);
+        ++slot;
+      }
+  }
+  hs_.total = total;
+  hs_.dev.allocate(total, "halo plane buffers");
+  if (!hs_.device) VEM_CUDA_CHECK(cudaMallocHost(&hs_.host, total * sizeof(float)));
+  float* base = hs_.device ? hs_.dev.ptr : hs_.host;
+  for (int e = 0; e < 2; ++e) {
+    hs_.send[e].clear();
+    hs_.recv[e].clear();
+    for (int slot = 0; slot < hs_.nsend[e] + hs_.nrecv[e]; ++slot) {
+      const int f = hs_.faces[e][slot];
+      HaloBuffer b{f, base + hs_.offset[e][slot], 2 * hs_.plane[f / 2]};
+      (slot < hs_.nsend[e] ? hs_.send[e] : hs_.recv[e]).push_back(b);
+    }
+  }
+  VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&hs_.copy, cudaStreamNonBlocking));
+  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&hs_.packed, cudaEventDisableTiming));
+  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&hs_.staged, cudaEventDisableTiming));
+  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&hs_.arrived, cudaEventDisableTiming));
+  // The update boxes: the slabs of two node planes beside each receiving face (the E update
+  // reads the H ghost plane -1 only at plane 0; the H update reads E plane N at planes N-1 and
+  // N), cut off the box one face after the other, so that interior and slabs partition the grid.
+  for (int e = 0; e < 2; ++e) {
+    Window rest = {{0, 0, 0}, {n[0], n[1], n[2]}};
+    hs_.border[e].clear();
+    hs_.interior[e].clear();
+    for (int f = 0; f < 6; ++f) {
+      if (bc.face[f] != BoundaryType::subdomain) continue;
+      const int a = f / 2;
+      const bool low = f % 2 == 0;
+      if (low != (e == 1)) continue;  // E reads the H planes arriving at low faces; H the E at high
+      Window slab = rest;
+      if (low) {
+        slab.hi[a] = std::min(rest.hi[a], rest.lo[a] + 1);
+        rest.lo[a] = slab.hi[a] + 1;
+      } else {
+        slab.lo[a] = std::max(rest.lo[a], rest.hi[a] - 1);
+        rest.hi[a] = slab.lo[a] - 1;
+      }
+      hs_.border[e].push_back(slab);
+    }
+    hs_.interior[e].push_back(rest);
+  }
+  hs_.probe_on_received = false;
+  for (const auto& p : op_.probes()) {
+    const int c = int(p.probe.component), idx[3] = {p.probe.i, p.probe.j, p.probe.k};
+    for (int a = 0; a < 3; ++a)
+      if (bc.face[2 * a + 1] == BoundaryType::subdomain && c < 3 && c != a && idx[a] == n[a])
+        hs_.probe_on_received = true;
+  }
+  hs_.pending = -1;
+  hs_.ready = true;
+}
+
+void FdtdEngineCuda::halo_start(bool electric) {
+  const int e = electric ? 1 : 0;
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  float* dev = hs_.dev.ptr;
+  for (int slot = 0; slot < hs_.nsend[e]; ++slot) {
+    const int f = hs_.faces[e][slot], a = f / 2;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+    const int index = electric ? 0 : n[a] - 1;  // E goes down from plane 0, H up from plane N-1
+    for (int q = 0; q < 2; ++q) {
+      const int c = (electric ? 0 : 3) + (a + 1 + q) % 3;
+      plane_copy<<<pg, pb, 0, stream_>>>(F_.f[c], g_, a, index, dev + hs_.offset[e][slot] + q * hs_.plane[a], true);
+      VEM_CUDA_CHECK_LAUNCH("plane_copy (halo pack)");
+    }
+  }
+  VEM_CUDA_CHECK(cudaEventRecord(hs_.packed, stream_));
+  VEM_CUDA_CHECK(cudaStreamWaitEvent(hs_.copy, hs_.packed, 0));
+  if (hs_.device) {
+    halo_->start_exchange(electric, hs_.send[e], hs_.recv[e], hs_.copy);
+  } else if (hs_.nsend[e] > 0) {
+    const std::size_t first = hs_.offset[e][0];
+    const std::size_t count = hs_.offset[e][hs_.nsend[e] - 1] + 2 * hs_.plane[hs_.faces[e][hs_.nsend[e] - 1] / 2] - first;
+    VEM_CUDA_CHECK(cudaMemcpyAsync(hs_.host + first, dev + first, count * sizeof(float), cudaMemcpyDeviceToHost, hs_.copy));
+  }
+  if (!hs_.device) VEM_CUDA_CHECK(cudaEventRecord(hs_.staged, hs_.copy));
+  hs_.pending = e;
+}
+
+void FdtdEngineCuda::halo_finish(bool electric) {
+  const int e = electric ? 1 : 0;
+  if (hs_.pending != e) fail("CUDA engine: halo exchange of ", electric ? "E" : "H", " finished without being started");
+  hs_.pending = -1;
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  float* dev = hs_.dev.ptr;
+  if (hs_.device) {
+    halo_->finish_exchange();
+  } else {
+    VEM_CUDA_CHECK(cudaEventSynchronize(hs_.staged));
+    halo_->start_exchange(electric, hs_.send[e], hs_.recv[e], nullptr);
+    halo_->finish_exchange();
+    if (hs_.nrecv[e] > 0) {
+      const int last = hs_.nsend[e] + hs_.nrecv[e] - 1;
+      const std::size_t first = hs_.offset[e][hs_.nsend[e]];
+      const std::size_t count = hs_.offset[e][last] + 2 * hs_.plane[hs_.faces[e][last] / 2] - first;
+      VEM_CUDA_CHECK(cudaMemcpyAsync(dev + first, hs_.host + first, count * sizeof(float), cudaMemcpyHostToDevice, hs_.copy));
+    }
+  }
+  VEM_CUDA_CHECK(cudaEventRecord(hs_.arrived, hs_.copy));
+  VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, hs_.arrived, 0));
+  for (int slot = hs_.nsend[e]; slot < hs_.nsend[e] + hs_.nrecv[e]; ++slot) {
+    const int f = hs_.faces[e][slot], a = f / 2;
+    const int b = (a + 1) % 3, d = (a + 2) % 3;
+    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
+    const int index = electric ? n[a] : -1;  // E plane N, or the H ghost plane below 0
+    for (int q = 0; q < 2; ++q) {
+      const int c = (electric ? 0 : 3) + (a + 1 + q) % 3;
+      plane_copy<<<pg, pb, 0, stream_>>>(F_.f[c], g_, a, index, dev + hs_.offset[e][slot] + q * hs_.plane[a], false);
+      VEM_CUDA_CHECK_LAUNCH("plane_copy (halo unpack)");
+    }
+  }
 }
 
 std::vector<float> FdtdEngineCuda::probe_values() const {

@@ -178,6 +178,13 @@ struct EngineTuning {
   // on every stepping launch (the persisting set-aside, a device-wide limit, sized to them).
   // automatic: the measured default (off).
   enum class L2Persist { automatic, off, on } l2_persist = L2Persist::automatic;
+  // Subdomain faces (distributed runs, issue 17): the CUDA engine updates the interior while the
+  // halo planes travel and the slabs beside the receiving faces after they arrive (overlap), or
+  // exchanges between whole updates (off; the same fields bit for bit, for measuring the overlap).
+  // The exchange of E planes also overlaps the next step's H interior when the engine has no
+  // extensions and no probe on a received plane. automatic: overlap. VEM_HALO_OVERLAP=0|1
+  // overrides it.
+  enum class HaloOverlap { automatic, off, on } halo_overlap = HaloOverlap::automatic;
 };
 
 // Creates an engine for `op` (which must outlive it). automatic: CUDA when a device is usable,

@@ -13,6 +13,7 @@
 // ((N_b + 1) x (N_c + 1) samples each, first transverse axis fastest).
 #pragma once
 
+#include <cstddef>
 #include <vector>
 
 namespace vem {
@@ -22,6 +23,14 @@ struct HaloPlane {
   std::vector<float> values;  // 2 (N_b+1)(N_c+1) values
 };
 
+// A plane message in memory the engine owns and keeps alive until finish_exchange() returns
+// (the split-phase exchange below). Same contents as HaloPlane::values.
+struct HaloBuffer {
+  int face = 0;
+  float* values = nullptr;
+  std::size_t count = 0;
+};
+
 class HaloExchange {
  public:
   virtual ~HaloExchange() = default;
@@ -29,6 +38,27 @@ class HaloExchange {
   // (electric == true) of every step, with the planes it sends; returns the planes for the faces
   // on which it receives. An MPI implementation posts sends/receives to the face neighbours.
   virtual std::vector<HaloPlane> exchange(bool electric, std::vector<HaloPlane> outgoing) = 0;
+
+  // Split-phase exchange, for engines that update their interior while the planes travel (the
+  // CUDA engine): start_exchange posts the sends of `send` and the receives into `recv` and
+  // returns; finish_exchange waits until the planes of `recv` have arrived and those of `send`
+  // may be reused. `recv` holds one buffer per receiving face, sized as above.
+  // Where the buffers are: host memory (the default; the engine page-locks it), or, where
+  // device_buffers() is true, the device memory of the engine's GPU: the exchange then moves
+  // them itself (e.g. NCCL over NVLink), ordered on `stream` (a cudaStream_t): the sends read
+  // after the work queued on it so far, and the received planes are complete for any work
+  // queued on it after finish_exchange() returns.
+  // The defaults go through exchange() (copies), so every HaloExchange supports them.
+  virtual bool device_buffers() const { return false; }
+  virtual void start_exchange(bool electric, const std::vector<HaloBuffer>& send,
+                              const std::vector<HaloBuffer>& recv, void* stream);
+  virtual void finish_exchange();
+
+ private:
+  // State of the default split-phase exchange.
+  bool pending_electric_ = false;
+  std::vector<HaloPlane> pending_send_;
+  std::vector<HaloBuffer> pending_recv_;
 };
 
 }  // namespace vem

@@ -33,12 +33,6 @@ SampleBox cell_box(const DistributedFdtd& run) {
   return b;
 }
 
-SampleBox all_cells(const YeeGrid& g) {
-  SampleBox b;
-  b.hi = {g.nx - 1, g.ny - 1, g.nz - 1};
-  return b;
-}
-
 }  // namespace
 
 // ---- TF/SF -----------------------------------------------------------------------------------

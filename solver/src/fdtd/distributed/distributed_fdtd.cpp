@@ -12,6 +12,11 @@ namespace {
 
 constexpr const char* kPrefix = "distributed FDTD: ";
 
+// The CUDA device of this rank (DistributedOptions::device_index, devices_per_node).
+int cuda_device_of(const DistributedOptions& options, int local_rank) {
+  return options.device_index >= 0 ? options.device_index : local_rank % std::max(1, options.devices_per_node);
+}
+
 }  // namespace
 
 namespace distributed_detail {
@@ -182,9 +187,7 @@ DistributedFdtd::DistributedFdtd(MPI_Comm comm, const FdtdSetup& global, const D
     piece_ = piece_setup(global, decomp_, rank_, &probe_ids_);
     if (options.fill_materials) options.fill_materials(piece_lo(), decomp_.piece_cells(rank_), piece_);
     op_ = std::make_unique<FdtdOperator>(piece_);
-    const int device = options.device_index >= 0 ? options.device_index
-                                                 : local_rank % std::max(1, options.devices_per_node);
-    engine_ = make_engine(*op_, options.backend, device, nullptr, options.tuning);
+    engine_ = make_engine(*op_, options.backend, cuda_device_of(options, local_rank), nullptr, options.tuning);
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -204,6 +207,16 @@ DistributedFdtd::DistributedFdtd(MPI_Comm comm, const FdtdSetup& global, const D
   }
   halo_ = std::make_unique<MpiHaloExchange>(comm_, nb, values);
   engine_->set_halo_exchange(halo_.get());
+
+  // 4. NCCL for CUDA engines (collective: every rank takes part, -1 where it has no GPU engine).
+  using HT = DistributedOptions::HaloTransport;
+  if (options.halo_transport != HT::mpi) {
+    const int device = engine_->fields_on_device() ? cuda_device_of(options, local_rank) : -1;
+    if (!halo_->use_nccl(device, &transport_note_) && options.halo_transport == HT::nccl) {
+      failed_ = true;
+      fail(kPrefix, "halo_transport nccl: ", transport_note_);
+    }
+  }
 }
 
 DistributedFdtd::~DistributedFdtd() {

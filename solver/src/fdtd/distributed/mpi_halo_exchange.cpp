@@ -38,6 +38,8 @@ MpiHaloExchange::MpiHaloExchange(MPI_Comm comm, const std::array<int, 6>& neighb
 }
 
 MpiHaloExchange::~MpiHaloExchange() {
+  nccl_release();
+  if (!recv_.empty() || !send_.empty()) abandon(recv_, send_);
   if (error_recv_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&error_recv_);
     MPI_Wait(&error_recv_, MPI_STATUS_IGNORE);
@@ -84,12 +86,58 @@ void MpiHaloExchange::abandon(std::vector<MPI_Request>& recv, std::vector<MPI_Re
   send.clear();
 }
 
+void MpiHaloExchange::post(bool electric, const std::vector<HaloBuffer>& send, const std::vector<HaloBuffer>& recv) {
+  if (!recv_.empty() || !send_.empty()) fail("MpiHaloExchange: an exchange was started while another is pending");
+  // After H: receive through low faces; after E: through high faces (halo_exchange.h).
+  for (const HaloBuffer& b : recv) {
+    if (b.face < 0 || b.face > 5 || neighbour_[b.face] < 0 || (b.face % 2 == 1) != electric)
+      fail("MpiHaloExchange: the engine receives a ", electric ? "E" : "H", " plane through face ", b.face,
+           ", which has no neighbour rank or receives none");
+    if (b.count != plane_values_[b.face])
+      fail("MpiHaloExchange: the plane for face ", face_name(b.face), " has ", b.count, " values, expected ",
+           plane_values_[b.face]);
+    MPI_Request q;
+    check_mpi(MPI_Irecv(b.values, int(b.count), MPI_FLOAT, neighbour_[b.face], plane_tag(b.face, electric),
+                        halo_comm_, &q), "MPI_Irecv");
+    recv_.push_back(q);
+  }
+  for (const HaloBuffer& b : send) {
+    if (b.face < 0 || b.face > 5 || neighbour_[b.face] < 0)
+      fail("MpiHaloExchange: the engine sends a plane through face ", b.face, ", which has no neighbour rank");
+    MPI_Request q;
+    // The neighbour receives it through the opposite face.
+    check_mpi(MPI_Isend(b.values, int(b.count), MPI_FLOAT, neighbour_[b.face], plane_tag(b.face ^ 1, electric),
+                        halo_comm_, &q), "MPI_Isend");
+    send_.push_back(q);
+    stats_.bytes_sent += std::int64_t(b.count * sizeof(float));
+  }
+}
+
+bool MpiHaloExchange::wait() {
+  // Wait for all, watching for an error notice; yield between tests (ranks may share cores).
+  std::vector<MPI_Request> all = recv_;
+  all.insert(all.end(), send_.begin(), send_.end());
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Testall(int(all.size()), all.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
+    if (done) break;
+    if (poll_error()) {
+      for (std::size_t q = 0; q < recv_.size(); ++q) recv_[q] = all[q];
+      for (std::size_t q = 0; q < send_.size(); ++q) send_[q] = all[recv_.size() + q];
+      abandon(recv_, send_);
+      return false;
+    }
+    std::this_thread::yield();
+  }
+  recv_.clear();
+  send_.clear();
+  return true;
+}
+
 std::vector<HaloPlane> MpiHaloExchange::exchange(bool electric, std::vector<HaloPlane> outgoing) {
   const double t0 = MPI_Wtime();
   if (poll_error()) throw HaloAborted(error_rank_);
-  // After H: receive through low faces; after E: through high faces (halo_exchange.h).
   std::vector<HaloPlane> incoming;
-  std::vector<MPI_Request> recv, send;
   for (int f = 0; f < 6; ++f) {
     if (neighbour_[f] < 0 || (f % 2 == 1) != electric) continue;
     HaloPlane p;
@@ -97,42 +145,52 @@ std::vector<HaloPlane> MpiHaloExchange::exchange(bool electric, std::vector<Halo
     p.values.resize(plane_values_[f]);
     incoming.push_back(std::move(p));
   }
-  for (HaloPlane& p : incoming) {
-    MPI_Request q;
-    check_mpi(MPI_Irecv(p.values.data(), int(p.values.size()), MPI_FLOAT, neighbour_[p.face],
-                        plane_tag(p.face, electric), halo_comm_, &q), "MPI_Irecv");
-    recv.push_back(q);
-  }
-  for (const HaloPlane& p : outgoing) {
-    if (p.face < 0 || p.face > 5 || neighbour_[p.face] < 0)
-      fail("MpiHaloExchange: the engine sends a plane through face ", p.face, ", which has no neighbour rank");
-    MPI_Request q;
-    // The neighbour receives it through the opposite face.
-    check_mpi(MPI_Isend(p.values.data(), int(p.values.size()), MPI_FLOAT, neighbour_[p.face],
-                        plane_tag(p.face ^ 1, electric), halo_comm_, &q), "MPI_Isend");
-    send.push_back(q);
-    stats_.bytes_sent += std::int64_t(p.values.size() * sizeof(float));
-  }
-  // Wait for all, watching for an error notice; yield between tests (ranks may share cores).
-  std::vector<MPI_Request> all = recv;
-  all.insert(all.end(), send.begin(), send.end());
-  for (;;) {
-    int done = 0;
-    check_mpi(MPI_Testall(int(all.size()), all.data(), &done, MPI_STATUSES_IGNORE), "MPI_Testall");
-    if (done) break;
-    if (poll_error()) {
-      for (std::size_t q = 0; q < recv.size(); ++q) recv[q] = all[q];
-      for (std::size_t q = 0; q < send.size(); ++q) send[q] = all[recv.size() + q];
-      abandon(recv, send);
-      // `outgoing` holds the buffers of abandoned sends: keep them alive with the requests.
-      for (HaloPlane& p : outgoing) kept_.push_back(std::move(p.values));
-      throw HaloAborted(error_rank_);
-    }
-    std::this_thread::yield();
+  std::vector<HaloBuffer> send, recv;
+  for (HaloPlane& p : incoming) recv.push_back({p.face, p.values.data(), p.values.size()});
+  for (HaloPlane& p : outgoing) send.push_back({p.face, p.values.data(), p.values.size()});
+  post(electric, send, recv);
+  if (!wait()) {
+    // `outgoing` holds the buffers of abandoned sends: keep them alive with the requests.
+    for (HaloPlane& p : outgoing) kept_.push_back(std::move(p.values));
+    throw HaloAborted(error_rank_);
   }
   ++stats_.calls;
   stats_.seconds += MPI_Wtime() - t0;
   return incoming;
+}
+
+// Host buffers: straight into MPI, no copies. The engine keeps them alive past an abandoned send
+// (it is destroyed before this exchange in DistributedFdtd, and a send to a failed rank is never
+// progressed).
+void MpiHaloExchange::start_exchange(bool electric, const std::vector<HaloBuffer>& send,
+                                     const std::vector<HaloBuffer>& recv, void* stream) {
+  const double t0 = MPI_Wtime();
+  if (poll_error()) throw HaloAborted(error_rank_);
+#ifdef VEM_WITH_NCCL
+  if (nccl_) {
+    nccl_start(electric, send, recv, stream);
+    stats_.seconds += MPI_Wtime() - t0;
+    return;
+  }
+#endif
+  (void)stream;
+  post(electric, send, recv);
+  stats_.seconds += MPI_Wtime() - t0;
+}
+
+void MpiHaloExchange::finish_exchange() {
+  const double t0 = MPI_Wtime();
+#ifdef VEM_WITH_NCCL
+  if (nccl_) {
+    nccl_finish();
+    ++stats_.calls;
+    stats_.seconds += MPI_Wtime() - t0;
+    return;
+  }
+#endif
+  if (!wait()) throw HaloAborted(error_rank_);
+  ++stats_.calls;
+  stats_.seconds += MPI_Wtime() - t0;
 }
 
 }  // namespace vem

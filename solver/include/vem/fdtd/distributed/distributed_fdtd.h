@@ -55,6 +55,10 @@ struct DistributedOptions {
   int device_index = -1;
   int devices_per_node = 1;
   EngineTuning tuning;
+  // How the halo planes of CUDA engines travel (mpi_halo_exchange.h): MPI through page-locked
+  // host memory, or NCCL device to device (needs a build with NCCL and one GPU per rank).
+  // automatic: NCCL where it can run, else MPI; nccl: an error where it cannot. CPU engines: MPI.
+  enum class HaloTransport { automatic, mpi, nccl } halo_transport = HaloTransport::automatic;
   // Optional: fills the piece's material arrays (material_index or medium arrays, piece cells,
   // x fastest) for the piece of `cells` cells starting at global cell `lo`; the global setup
   // then carries the material table / the array layout but no per-cell arrays. A coefficient-array
@@ -90,6 +94,8 @@ class DistributedFdtd {
   FdtdEngine& engine() { return *engine_; }                      // add extensions here
   const FdtdEngine& engine() const { return *engine_; }
   MpiHaloExchange& halo() { return *halo_; }
+  const char* halo_transport() const { return halo_->transport(); }  // "nccl" or "mpi"
+  const std::string& halo_transport_note() const { return transport_note_; }  // why not NCCL
   double dt() const { return op_->dt(); }
 
   // Collective. Advances every rank `steps` steps in chunks of `callback_interval`; after each
@@ -124,6 +130,7 @@ class DistributedFdtd {
   std::unique_ptr<FdtdOperator> op_;
   std::unique_ptr<FdtdEngine> engine_;
   std::unique_ptr<MpiHaloExchange> halo_;
+  std::string transport_note_;
   bool failed_ = false;
 };
 
