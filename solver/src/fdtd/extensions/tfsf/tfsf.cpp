@@ -214,10 +214,21 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     const int c = c6 % 3;
     const Component cc = Component(c6);
     const std::vector<Nb> nb = curl_terms(electric, c);
+    // Deep inside the box no term crosses the surface: every neighbour lies within 2 samples of
+    // the target along each axis (curl_terms: shifts -2..2, transverse -1..1) and the half-sample
+    // positions add 1/2, so a target with lo + 3 <= idx <= hi - 3 on every axis and all its
+    // neighbours are inside, and contributes nothing (issue 16: this shell-only walk replaced a
+    // walk over the whole box volume, 0.6 s of a 177 x 177 x 126 head run's set-up; the lists
+    // are the same, in the same order).
+    auto deep = [&](int a, int v) { return v >= box.lo[a] + 3 && v <= box.hi[a] - 3; };
     int idx[3];
     for (idx[2] = box.lo[2] - reach; idx[2] <= box.hi[2] + reach; ++idx[2])
       for (idx[1] = box.lo[1] - reach; idx[1] <= box.hi[1] + reach; ++idx[1])
         for (idx[0] = box.lo[0] - reach; idx[0] <= box.hi[0] + reach; ++idx[0]) {
+          if (deep(0, idx[0]) && deep(1, idx[1]) && deep(2, idx[2])) {
+            idx[0] = box.hi[0] - 3;  // the loop's ++ continues at hi - 2
+            continue;
+          }
           // Every target lies in the global update range (the box is >= 2 cells inside the grid
           // edge, so 1 <= idx <= N - 1); `local`: this engine updates it (its piece's range).
           int li[3];
