@@ -747,18 +747,11 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       r.radiated_power = nf->power_out() * r.normalization * r.normalization;
       if (!dipole) {
         r.far_field = plane_wave_table(tfsf->k_hat(), tfsf->e_hat(), tfsf->h_hat(), o.far_field_step_deg,
-                                       [&](const Directions& dirs) {
-                                         std::vector<double> v;
-                                         for (const auto& q : dirs) v.push_back(nf->rcs(q[0], q[1], o.plane_wave.amplitude));
-                                         return v;
-                                       });
+                                       [&](const Directions& dirs) { return nf->rcs(dirs, o.plane_wave.amplitude); });
         r.scattering_cross_section = nf->scattering_cross_section(24, 48, o.plane_wave.amplitude);
       } else {
-        r.far_field = dipole_table(axis, o.far_field_step_deg, accepted_unit, [&](const Directions& dirs) {
-          std::vector<std::array<cd, 2>> v;
-          for (const auto& q : dirs) v.push_back(nf->pattern(q[0], q[1]));
-          return v;
-        });
+        r.far_field = dipole_table(axis, o.far_field_step_deg, accepted_unit,
+                                   [&](const Directions& dirs) { return nf->patterns(dirs); });
       }
     }
     tm.far_field += lap();

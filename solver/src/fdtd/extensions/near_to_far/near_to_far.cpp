@@ -2,6 +2,8 @@
 #include "vem/fdtd/extensions/near_to_far.h"
 
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "vem/core/error.h"
 
@@ -87,9 +89,18 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const
       const int q = side == 0 ? box.lo[a] : box.hi[a];
       std::array<double, 3> nrm{0, 0, 0};
       nrm[a] = side == 0 ? -1.0 : 1.0;
+      Face face;
+      face.a = a;
+      face.ra = (g.origin[a] + q * d[a]) - origin[a];
+      const int nu = box.hi[b] - box.lo[b], nv = box.hi[c] - box.lo[c];
+      for (int u = box.lo[b]; u < box.hi[b]; ++u) face.rb.push_back((g.origin[b] + (u + 0.5) * d[b]) - origin[b]);
+      for (int v = box.lo[c]; v < box.hi[c]; ++v) face.rc.push_back((g.origin[c] + (v + 0.5) * d[c]) - origin[c]);
+      face.cur.assign(std::size_t(8) * nu * nv, 0.0);
+      bool any = false;
       for (int v = box.lo[c]; v < box.hi[c]; ++v)
         for (int u = box.lo[b]; u < box.hi[b]; ++u) {
           if (keep && !keep(a, q, u, v)) continue;
+          any = true;
           int p[3];
           auto idx = [&](int pa, int pb, int pc, int comp) {
             p[a] = pa;
@@ -120,12 +131,20 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const
           pt.e = ev;
           pt.h = hv;
           patch_.push_back(pt);
+          double* row = face.cur.data() + std::size_t(8) * nu * (v - box.lo[c]);
+          const int iu = u - box.lo[b];
+          const cd t[4] = {pt.j[b], pt.j[c], pt.m[b], pt.m[c]};  // the normal components are 0
+          for (int s = 0; s < 4; ++s) {
+            row[(2 * s) * nu + iu] = t[s].real();
+            row[(2 * s + 1) * nu + iu] = t[s].imag();
+          }
         }
+      if (any) face_.push_back(std::move(face));
     }
   }
 }
 
-std::array<cd, 6> NearToFarTransform::radiation_vectors(double theta, double phi) const {
+std::array<cd, 6> NearToFarTransform::radiation_vectors_direct(double theta, double phi) const {
   const double st = std::sin(theta), ct = std::cos(theta), sp = std::sin(phi), cp = std::cos(phi);
   const double rh[3] = {st * cp, st * sp, ct};
   std::array<cd, 6> nl{0, 0, 0, 0, 0, 0};
@@ -137,6 +156,78 @@ std::array<cd, 6> NearToFarTransform::radiation_vectors(double theta, double phi
     }
   }
   return nl;
+}
+
+std::array<cd, 6> NearToFarTransform::radiation_vectors(double theta, double phi) const {
+  const double st = std::sin(theta), ct = std::cos(theta), sp = std::sin(phi), cp = std::cos(phi);
+  const double rh[3] = {st * cp, st * sp, ct};
+  std::array<cd, 6> nl{0, 0, 0, 0, 0, 0};
+  std::vector<double> tb;
+  for (const Face& f : face_) {
+    const int a = f.a, b = (a + 1) % 3, c = (a + 2) % 3;
+    const int nu = int(f.rb.size()), nv = int(f.rc.size());
+    tb.resize(2 * std::size_t(nu));
+    double* tr = tb.data();
+    double* ti = tb.data() + nu;
+    for (int u = 0; u < nu; ++u) {
+      const double ph = k_ * rh[b] * f.rb[u];
+      tr[u] = std::cos(ph);
+      ti[u] = std::sin(ph);
+    }
+    cd acc[4] = {0, 0, 0, 0};  // J_b, J_c, M_b, M_c
+    for (int v = 0; v < nv; ++v) {
+      const double* row = f.cur.data() + std::size_t(8) * nu * v;
+      const double *x0 = row, *x1 = row + nu, *x2 = row + 2 * nu, *x3 = row + 3 * nu;
+      const double *x4 = row + 4 * nu, *x5 = row + 5 * nu, *x6 = row + 6 * nu, *x7 = row + 7 * nu;
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, s6 = 0, s7 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3, s4, s5, s6, s7)
+      for (int u = 0; u < nu; ++u) {
+        const double pr = tr[u], pi = ti[u];
+        s0 += pr * x0[u] - pi * x1[u];
+        s1 += pr * x1[u] + pi * x0[u];
+        s2 += pr * x2[u] - pi * x3[u];
+        s3 += pr * x3[u] + pi * x2[u];
+        s4 += pr * x4[u] - pi * x5[u];
+        s5 += pr * x5[u] + pi * x4[u];
+        s6 += pr * x6[u] - pi * x7[u];
+        s7 += pr * x7[u] + pi * x6[u];
+      }
+      const cd tc = std::polar(1.0, k_ * rh[c] * f.rc[v]);
+      acc[0] += tc * cd(s0, s1);
+      acc[1] += tc * cd(s2, s3);
+      acc[2] += tc * cd(s4, s5);
+      acc[3] += tc * cd(s6, s7);
+    }
+    const cd ta = std::polar(1.0, k_ * rh[a] * f.ra);
+    nl[b] += ta * acc[0];
+    nl[c] += ta * acc[1];
+    nl[3 + b] += ta * acc[2];
+    nl[3 + c] += ta * acc[3];
+  }
+  return nl;
+}
+
+std::vector<std::array<cd, 6>> NearToFarTransform::radiation_vectors(
+    const std::vector<std::array<double, 2>>& dirs) const {
+  std::vector<std::array<cd, 6>> out(dirs.size());
+  const std::int64_t n = std::int64_t(dirs.size());
+#pragma omp parallel for schedule(dynamic)
+  for (std::int64_t q = 0; q < n; ++q) out[std::size_t(q)] = radiation_vectors(dirs[std::size_t(q)][0], dirs[std::size_t(q)][1]);
+  return out;
+}
+
+std::vector<std::array<cd, 2>> NearToFarTransform::patterns(const std::vector<std::array<double, 2>>& dirs) const {
+  const auto nl = radiation_vectors(dirs);
+  std::vector<std::array<cd, 2>> out(dirs.size());
+  for (std::size_t q = 0; q < dirs.size(); ++q) out[q] = pattern_from(nl[q], k_, dirs[q][0], dirs[q][1]);
+  return out;
+}
+
+std::vector<double> NearToFarTransform::rcs(const std::vector<std::array<double, 2>>& dirs, double e0) const {
+  const auto F = patterns(dirs);
+  std::vector<double> out(F.size());
+  for (std::size_t q = 0; q < F.size(); ++q) out[q] = 4.0 * kPi * (std::norm(F[q][0]) + std::norm(F[q][1])) / (e0 * e0);
+  return out;
 }
 
 std::array<cd, 2> NearToFarTransform::pattern(double theta, double phi) const {
@@ -165,12 +256,14 @@ double NearToFarTransform::scattering_cross_section(int n_theta, int n_phi, doub
   if (n_theta < 2 || n_phi < 4) fail("near-to-far: need n_theta >= 2 and n_phi >= 4");
   std::vector<double> mu, w;
   gauss_legendre(n_theta, mu, w);
+  std::vector<std::array<double, 2>> dirs;
+  for (int i = 0; i < n_theta; ++i)
+    for (int j = 0; j < n_phi; ++j) dirs.push_back({std::acos(mu[i]), 2.0 * kPi * j / n_phi});
+  const auto F = patterns(dirs);
   double sum = 0;
-#pragma omp parallel for collapse(2) reduction(+ : sum) schedule(dynamic)
   for (int i = 0; i < n_theta; ++i)
     for (int j = 0; j < n_phi; ++j) {
-      const double th = std::acos(mu[i]), ph = 2.0 * kPi * j / n_phi;
-      const auto f = pattern(th, ph);
+      const auto& f = F[std::size_t(i) * n_phi + j];
       sum += w[i] * (std::norm(f[0]) + std::norm(f[1]));
     }
   return sum * (2.0 * kPi / n_phi) / (e0 * e0);
