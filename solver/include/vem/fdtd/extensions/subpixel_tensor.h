@@ -15,13 +15,12 @@
 //     2. every listed sample: E = inv_cc D / eps0 + sum_pairs w D_nb / eps0,
 //   with inv_cc = 1 / eps_r (the medium's diagonal of eps_eff^-1) and the pair couplings between an
 //   E_c sample and the four E_b samples around it (b != c; Meep's four-point average of D_b at the
-//   E_c position). Couplings (choice, TensorCoupling):
-//     symmetric (default): w = (T_cb(E_c sample) + T_bc(E_b sample)) / 8, the same weight in both
-//                          rows (T: the rows' off-diagonal elements, 0 at a sample without a row),
-//                          so the discrete eps^-1 is a symmetric matrix: the leap-frog energy
-//                          argument holds (positive definite as long as the diagonal dominates,
-//                          which it does for the smoothed tensor of two materials);
-//     meep:                w = T_cb(E_c sample) / 4 in the E_c row only (Meep's update; not symmetric).
+//   E_c position). Coupling weight (choice): w = (T_cb(E_c sample) + T_bc(E_b sample)) / 8, the same
+//   in both rows (T: the rows' off-diagonal elements, 0 at a sample without a row), so the
+//   discrete eps^-1 is a symmetric matrix and the leap-frog energy argument holds (positive
+//   definite where the diagonal dominates, as it does for the smoothed tensor of two materials).
+//   Meep weights the E_c row by T_cb(E_c sample) / 4 alone, which is not symmetric; on a planar
+//   interface (T constant along it) the two agree.
 //   Every sample a coupling reaches is listed (D stepped there too), so a neighbour's D is its own
 //   stepped value; a listed sample without a row of its own has only its diagonal and couplings.
 // Restrictions (refused or left diagonal, as stated): lossless samples only (a sample whose update
@@ -43,8 +42,6 @@
 
 namespace vem {
 
-enum class TensorCoupling { symmetric, meep };
-
 // The list the extension steps (built on the host from the operator; engine-independent).
 struct TensorSampleList {
   std::vector<std::uint8_t> component;  // per listed sample: 0..2
@@ -60,14 +57,14 @@ struct TensorSampleList {
 
 // Builds the list from op.setup().medium.inverse_eps_rows. Throws vem::Error for s44 and for rows
 // outside the grid.
-TensorSampleList build_tensor_sample_list(const FdtdOperator& op, TensorCoupling coupling = TensorCoupling::symmetric);
+TensorSampleList build_tensor_sample_list(const FdtdOperator& op);
 
 class SubpixelTensorExtension final : public EngineExtension {
  public:
   // Attaches itself to `engine` (detached in the destructor); D starts from eps_r E of the
   // engine's present fields. Attach it after the extensions that add to E at after_e (TF/SF,
   // harmonic current): their increments then enter D.
-  explicit SubpixelTensorExtension(FdtdEngine& engine, TensorCoupling coupling = TensorCoupling::symmetric);
+  explicit SubpixelTensorExtension(FdtdEngine& engine);
   ~SubpixelTensorExtension() override;
   SubpixelTensorExtension(const SubpixelTensorExtension&) = delete;
   SubpixelTensorExtension& operator=(const SubpixelTensorExtension&) = delete;

@@ -11,7 +11,7 @@
 
 namespace vem {
 
-TensorSampleList build_tensor_sample_list(const FdtdOperator& op, TensorCoupling coupling) {
+TensorSampleList build_tensor_sample_list(const FdtdOperator& op) {
   TensorSampleList L;
   const std::vector<InverseEpsRow>& rows = op.setup().medium.inverse_eps_rows;
   if (rows.empty()) return L;
@@ -83,10 +83,6 @@ TensorSampleList build_tensor_sample_list(const FdtdOperator& op, TensorCoupling
           auto it = row_of.find(kb);
           float t_bc = 0.0f;  // element (b, c) of the neighbour's row: c = b+1 -> inv[0], c = b+2 -> inv[1]
           if (it != row_of.end()) t_bc = it->second->inv[c == (b + 1) % 3 ? 0 : 1];
-          if (coupling == TensorCoupling::meep) {
-            if (t_cb != 0.0f) cp.push_back({si, listed(b, nb), 0.25f * t_cb});
-            continue;
-          }
           if (it != row_of.end() && kb < kc) continue;  // the pair is made from the neighbour's row
           const float w = 0.125f * (t_cb + t_bc);
           if (w == 0.0f) continue;
@@ -162,8 +158,8 @@ class SubpixelTensorCpu final : public SubpixelTensorExtension::Backend {
 
 }  // namespace
 
-SubpixelTensorExtension::SubpixelTensorExtension(FdtdEngine& engine, TensorCoupling coupling)
-    : engine_(&engine), list_(build_tensor_sample_list(engine.op(), coupling)) {
+SubpixelTensorExtension::SubpixelTensorExtension(FdtdEngine& engine)
+    : engine_(&engine), list_(build_tensor_sample_list(engine.op())) {
   if (engine.fields_on_device()) {
 #ifdef VEM_WITH_CUDA
     backend_ = make_subpixel_tensor_backend_cuda(list_);
