@@ -240,13 +240,19 @@ int run_head(int argc, char** argv) {
        << ", \"dft_sample_interval\": " << r.dft_sample_interval << ", \"mcells_per_s_stepping\": " << r.mcells_per_second
        << ", \"seconds\": {\"phantom_voxelization\": " << t_phantom << ", \"model_build\": " << t_model
        << ", \"plan\": " << tm.plan << ", \"operator\": " << tm.op << ", \"engine_create_upload\": " << tm.engine
-       << ", \"extensions_create\": " << tm.extensions << ", \"stepping_with_tfsf_dft_hooks\": " << tm.stepping
+       << ", \"extensions_create\": " << tm.extensions << ", \"extensions_tfsf\": " << tm.extensions_tfsf
+       << ", \"stepping_with_tfsf_dft_hooks\": " << tm.stepping
        << ", \"steady_state_checks\": " << tm.checks << ", \"phasor_download_e2\": " << tm.phasors
+       << ", \"phasor_read\": " << tm.phasors_read
        << ", \"local_sar\": " << tm.local_sar << ", \"averaged_sar_1g_10g\": " << tm.averaged_sar
-       << ", \"far_field\": " << tm.far_field << ", \"run_fdtd_harmonic_total\": " << tm.total
+       << ", \"far_field\": " << tm.far_field << ", \"far_field_transform\": " << tm.far_field_transform
+       << ", \"run_fdtd_harmonic_total\": " << tm.total
        << ", \"run_fdtd_harmonic_outside\": " << t_solve << ", \"all\": " << total << "}, \"peak_local_sar\": "
        << fr.peak_local_sar << ", \"peak_1g\": " << fr.sar_1g.peak << ", \"peak_10g\": " << fr.sar_10g.peak
-       << ", \"whole_body_sar\": " << fr.whole_body_sar << ", \"warning\": \"" << r.warning << "\"}";
+       << ", \"whole_body_sar\": " << fr.whole_body_sar << ", \"scattering_cross_section\": " << std::setprecision(17)
+       << fr.scattering_cross_section << ", \"rcs_e_plane_0_90_180\": [" << fr.far_field.front().e_plane << ", "
+       << fr.far_field[fr.far_field.size() / 2].e_plane << ", " << fr.far_field.back().e_plane << "]"
+       << std::setprecision(6) << ", \"warning\": \"" << r.warning << "\"}";
   }
   js << "\n  ]\n}\n";
   std::ofstream(out) << js.str();

@@ -195,12 +195,15 @@ struct HarmonicTimings {
   double op = 0;           // FdtdOperator built (coefficients, CPML profiles)
   double engine = 0;       // engine created: device memory, coefficients uploaded
   double extensions = 0;   // TF/SF source and DFT monitors created
+  double extensions_tfsf = 0;  // of which the TF/SF source (correction lists, uploads)
   double stepping = 0;     // steps (with the TF/SF and DFT accumulation hooks)
   double checks = 0;       // steady-state checks (DFT phasors compared on the device)
   double phasors = 0;      // E phasors downloaded and normalized, |E|^2 at the cell centres
+  double phasors_read = 0; // of which the E phasors read off the monitor (device -> host)
   double local_sar = 0;    // absorbed power density, local and whole-body SAR
   double averaged_sar = 0; // 1 g and 10 g averaged SAR (IEC/IEEE 62704-1)
   double far_field = 0;    // near-to-far transform and tables
+  double far_field_transform = 0;  // of which the face slabs read and the transform built
   double total = 0;        // the whole call
 };
 

@@ -108,7 +108,8 @@ class DftMonitor final : public EngineExtension {
   };
 
  private:
-  std::vector<std::complex<float>> to_compact(Component c, const std::vector<std::complex<float>>& box) const;
+  // The box layout in the compact one; a box over every sample is that layout already (moved).
+  std::vector<std::complex<float>> to_compact(Component c, std::vector<std::complex<float>> box) const;
   int slot_of(Component c) const;
   void require_phasor(int freq_index) const;  // throws before two checks or for a bad index
   void zero_missing(Component c, std::vector<std::complex<float>>& box) const;

@@ -196,11 +196,12 @@ std::vector<std::complex<float>> DftMonitor::box_spectrum(Component c, int fi) c
   return v;
 }
 
-std::vector<std::complex<float>> DftMonitor::to_compact(Component, const std::vector<std::complex<float>>& box) const {
+std::vector<std::complex<float>> DftMonitor::to_compact(Component, std::vector<std::complex<float>> box) const {
   const YeeGrid& g = engine_->op().grid();
   const std::size_t sx = g.nx + 1, sy = g.ny + 1;
-  std::vector<std::complex<float>> out(sx * sy * (g.nz + 1), 0.0f);
   const auto d = box_dims();
+  if (lo_ == std::array<int, 3>{0, 0, 0} && d == std::array<int, 3>{g.nx + 1, g.ny + 1, g.nz + 1}) return box;
+  std::vector<std::complex<float>> out(sx * sy * (g.nz + 1), 0.0f);
 #pragma omp parallel for collapse(2) schedule(static)
   for (int k = 0; k < d[2]; ++k)
     for (int j = 0; j < d[1]; ++j)
