@@ -881,6 +881,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   };
   HaloState hs_;
   bool halo_overlap_ = true;  // EngineTuning::halo_overlap
+  // Some face is a subdomain face (an exchange set on an engine without one, e.g. a distributed
+  // run of one rank, changes nothing: one pass and graphs stay allowed).
+  bool subdomain_ = false;
   void halo_setup();
   void halo_start(bool electric);
   void halo_finish(bool electric);
@@ -1095,6 +1098,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   using KL = EngineTuning::KernelLaunch;
   pdl_ = tuning.launch == KL::programmatic || (tuning.launch == KL::automatic && prop.major >= 9);
   halo_overlap_ = tuning.halo_overlap != EngineTuning::HaloOverlap::off;
+  for (int f = 0; f < 6; ++f) subdomain_ = subdomain_ || op.setup().boundaries.face[f] == BoundaryType::subdomain;
   if (const char* v = std::getenv("VEM_HALO_OVERLAP")) {
     if (std::string(v) == "0") halo_overlap_ = false;
     else if (std::string(v) == "1") halo_overlap_ = true;
@@ -1452,7 +1456,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const int n[3] = {g_.nx, g_.ny, g_.nz};
   // One pass (setup_onepass): H and E bulk from fields_ into next_, then the H corrections (they
   // read E^n in fields_), E again where H was corrected, the E corrections; swap at the end.
-  const bool one = onepass_ && !has_extensions() && !halo_ && !fused_.s[0] && !graph_.enabled;
+  const bool one = onepass_ && !has_extensions() && !subdomain_ && !fused_.s[0] && !graph_.enabled;
   float* cur[6];
   float* nxt[6];
   if (one) {
@@ -1538,7 +1542,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
 // Graphs where the run allows them (fdtd/cuda/graph_stepping.cuh), else one launch per kernel.
 template <class Coef>
 void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
-  const bool graph = graph_.enabled && !graph_.failed && !has_extensions() && !halo_ && !fused_.s[0] &&
+  const bool graph = graph_.enabled && !graph_.failed && !has_extensions() && !subdomain_ && !fused_.s[0] &&
                      !(high_order_ && ho_.s44);
   if (!graph) {
     for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
