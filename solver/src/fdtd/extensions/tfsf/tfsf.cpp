@@ -175,11 +175,14 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     return true;
   };
   struct Raw { int comp; std::int64_t off; float coef; double xi; bool to_e; };
-  // The six components are walked in parallel (OpenMP), each into its own list; joined in
-  // component order below, so the lists are those of a serial walk.
-  std::vector<Raw> comp_raw[6];
-  double comp_xi_min[6], comp_xi_max[6];
-  std::exception_ptr comp_error[6];
+  // The (component, z plane) pairs of the walk are done in parallel (OpenMP), each into its own
+  // list; joined in (component, plane) order below, so the lists are those of a serial walk.
+  const int planes = box.hi[2] - box.lo[2] + 2 * reach + 1;
+  const int tasks = 6 * planes;
+  std::vector<std::vector<Raw>> task_raw(tasks);
+  std::vector<double> task_xi_min(tasks, std::numeric_limits<double>::infinity()),
+      task_xi_max(tasks, -std::numeric_limits<double>::infinity());
+  std::vector<std::exception_ptr> task_error(tasks);
   const float amp = float(wave.amplitude);
   // The curl's terms (fdtd_scheme.h): D_a F at the target = sum over p = 1/2, 3/2 and the
   // transverse classes (centre, 4 axis neighbours, 4 diagonal neighbours) of w_p,cls (F(+p) -
@@ -213,86 +216,89 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     }
     return terms;
   };
+  std::vector<Nb> comp_nb[6];
+  for (int c6 = 0; c6 < 6; ++c6) comp_nb[c6] = curl_terms(c6 < 3, c6 % 3);
+  // Deep inside the box no term crosses the surface: every neighbour lies within `reach` samples
+  // of the target along each axis (curl_terms: shifts -1..1 for Yee, -2..2 and transverse -1..1
+  // for the wide stencils) and the half-sample positions add 1/2, so a target with
+  // lo + reach <= idx <= hi - reach - 1 on every axis and all its neighbours are inside, and it
+  // contributes nothing (issue 16: this shell-only walk replaced a walk over the whole box volume,
+  // 0.6 s of a 177 x 177 x 126 head run's set-up; the lists are the same, in the same order).
+  auto deep = [&](int a, int v) { return v >= box.lo[a] + reach && v <= box.hi[a] - reach - 1; };
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int c6 = 0; c6 < 6; ++c6) try {
-    std::vector<Raw>& raw = comp_raw[c6];
-    double& xi_min = comp_xi_min[c6];
-    double& xi_max = comp_xi_max[c6];
-    xi_min = std::numeric_limits<double>::infinity();
-    xi_max = -xi_min;
+  for (int task = 0; task < tasks; ++task) try {
+    const int c6 = task / planes;
+    std::vector<Raw>& raw = task_raw[task];
+    double& xi_min = task_xi_min[task];
+    double& xi_max = task_xi_max[task];
     const bool electric = c6 < 3;
-    const int c = c6 % 3;
     const Component cc = Component(c6);
-    const std::vector<Nb> nb = curl_terms(electric, c);
-    // Deep inside the box no term crosses the surface: every neighbour lies within 2 samples of
-    // the target along each axis (curl_terms: shifts -2..2, transverse -1..1) and the half-sample
-    // positions add 1/2, so a target with lo + 3 <= idx <= hi - 3 on every axis and all its
-    // neighbours are inside, and contributes nothing (issue 16: this shell-only walk replaced a
-    // walk over the whole box volume, 0.6 s of a 177 x 177 x 126 head run's set-up; the lists
-    // are the same, in the same order).
-    auto deep = [&](int a, int v) { return v >= box.lo[a] + 3 && v <= box.hi[a] - 3; };
+    const std::vector<Nb>& nb = comp_nb[c6];
     int idx[3];
-    for (idx[2] = box.lo[2] - reach; idx[2] <= box.hi[2] + reach; ++idx[2])
-      for (idx[1] = box.lo[1] - reach; idx[1] <= box.hi[1] + reach; ++idx[1])
-        for (idx[0] = box.lo[0] - reach; idx[0] <= box.hi[0] + reach; ++idx[0]) {
-          if (deep(0, idx[0]) && deep(1, idx[1]) && deep(2, idx[2])) {
-            idx[0] = box.hi[0] - 3;  // the loop's ++ continues at hi - 2
-            continue;
-          }
-          // Every target lies in the global update range (the box is >= 2 cells inside the grid
-          // edge, so 1 <= idx <= N - 1); `local`: this engine updates it (its piece's range).
-          int li[3];
-          bool local = true;
-          for (int a = 0; a < 3; ++a) {
-            li[a] = idx[a] - off[a];
-            local = local && li[a] >= op.range_lo(cc, a) && li[a] <= op.range_hi(cc, a);
-          }
-          const bool t_in = inside(c6, idx);
-          std::array<float, 2> ab{0.0f, 0.0f};
-          if (local) {
-            const std::array<float, 2> c2 = op.coefficients_at(cc, li[0], li[1], li[2]);
-            ab = c2;
-          }
-          const double factor = electric ? ab[1] : -ab[1];
-          bool checked_vacuum = false;
-          for (const Nb& m : nb) {
-            int j[3] = {idx[0], idx[1], idx[2]};
-            j[m.axis] += m.shift;
-            j[m.t_axis[0]] += m.t_shift[0];
-            j[m.t_axis[1]] += m.t_shift[1];
-            const bool n_in = inside(m.comp, j);
-            if (n_in == t_in) continue;
-            if (local && !checked_vacuum) {  // the incident wave is a vacuum plane wave
-              const UpdateCoefficients v = electric ? electric_coefficients(1.0, 0.0, dt)
-                                                    : magnetic_coefficients(1.0, 0.0, dt);
-              if (std::fabs(ab[0] - v.ca) > 1e-6 * std::fabs(v.ca) || std::fabs(ab[1] - v.cb) > 1e-6 * std::fabs(v.cb))
-                fail("TFSF box surface must lie in vacuum: ", component_name(cc), " sample (",
-                     idx[0], ", ", idx[1], ", ", idx[2], ") next to it has a non-vacuum material");
-              checked_vacuum = true;
-            }
-            const double proj = m.comp < 3 ? e_[m.comp] : h_[m.comp - 3];  // 1D H is in A/m
-            if (proj == 0.0) continue;
-            const double sign = t_in ? 1.0 : -1.0;
-            const auto r = g.position(Component(m.comp), j[0], j[1], j[2]);
-            const double xi = k_[0] * r[0] + k_[1] * r[1] + k_[2] * r[2] - ref_;
-            if (local)
-              raw.push_back({c6, op.layout().at(li[0], li[1], li[2]),
-                             float(sign * factor * m.wgt * proj) * amp, xi, !electric});
-            xi_min = std::min(xi_min, xi);
-            xi_max = std::max(xi_max, xi);
-          }
+    idx[2] = box.lo[2] - reach + task % planes;
+    for (idx[1] = box.lo[1] - reach; idx[1] <= box.hi[1] + reach; ++idx[1])
+      for (idx[0] = box.lo[0] - reach; idx[0] <= box.hi[0] + reach; ++idx[0]) {
+        if (deep(0, idx[0]) && deep(1, idx[1]) && deep(2, idx[2])) {
+          idx[0] = box.hi[0] - reach - 1;  // the loop's ++ continues at hi - reach
+          continue;
         }
+        // Every target lies in the global update range (the box is >= 2 cells inside the grid
+        // edge, so 1 <= idx <= N - 1); `local`: this engine updates it (its piece's range).
+        int li[3];
+        bool local = true;
+        for (int a = 0; a < 3; ++a) {
+          li[a] = idx[a] - off[a];
+          local = local && li[a] >= op.range_lo(cc, a) && li[a] <= op.range_hi(cc, a);
+        }
+        const bool t_in = inside(c6, idx);
+        std::array<float, 2> ab{0.0f, 0.0f};
+        if (local) {
+          const std::array<float, 2> c2 = op.coefficients_at(cc, li[0], li[1], li[2]);
+          ab = c2;
+        }
+        const double factor = electric ? ab[1] : -ab[1];
+        bool checked_vacuum = false;
+        for (const Nb& m : nb) {
+          int j[3] = {idx[0], idx[1], idx[2]};
+          j[m.axis] += m.shift;
+          j[m.t_axis[0]] += m.t_shift[0];
+          j[m.t_axis[1]] += m.t_shift[1];
+          const bool n_in = inside(m.comp, j);
+          if (n_in == t_in) continue;
+          if (local && !checked_vacuum) {  // the incident wave is a vacuum plane wave
+            const UpdateCoefficients v = electric ? electric_coefficients(1.0, 0.0, dt)
+                                                  : magnetic_coefficients(1.0, 0.0, dt);
+            if (std::fabs(ab[0] - v.ca) > 1e-6 * std::fabs(v.ca) || std::fabs(ab[1] - v.cb) > 1e-6 * std::fabs(v.cb))
+              fail("TFSF box surface must lie in vacuum: ", component_name(cc), " sample (",
+                   idx[0], ", ", idx[1], ", ", idx[2], ") next to it has a non-vacuum material");
+            checked_vacuum = true;
+          }
+          const double proj = m.comp < 3 ? e_[m.comp] : h_[m.comp - 3];  // 1D H is in A/m
+          if (proj == 0.0) continue;
+          const double sign = t_in ? 1.0 : -1.0;
+          const auto r = g.position(Component(m.comp), j[0], j[1], j[2]);
+          const double xi = k_[0] * r[0] + k_[1] * r[1] + k_[2] * r[2] - ref_;
+          if (local)
+            raw.push_back({c6, op.layout().at(li[0], li[1], li[2]),
+                           float(sign * factor * m.wgt * proj) * amp, xi, !electric});
+          xi_min = std::min(xi_min, xi);
+          xi_max = std::max(xi_max, xi);
+        }
+      }
   } catch (...) {
-    comp_error[c6] = std::current_exception();
+    task_error[task] = std::current_exception();
   }
-  for (const auto& e : comp_error)  // the first component's error, as the serial walk throws it
+  for (const auto& e : task_error)  // the first error in walk order, as the serial walk throws it
     if (e) std::rethrow_exception(e);
   std::vector<Raw> raw;
   double xi_min = std::numeric_limits<double>::infinity(), xi_max = -xi_min;
-  for (int c6 = 0; c6 < 6; ++c6) {
-    raw.insert(raw.end(), comp_raw[c6].begin(), comp_raw[c6].end());
-    xi_min = std::min(xi_min, comp_xi_min[c6]);
-    xi_max = std::max(xi_max, comp_xi_max[c6]);
+  std::size_t total = 0;
+  for (const auto& r : task_raw) total += r.size();
+  raw.reserve(total);
+  for (int task = 0; task < tasks; ++task) {
+    raw.insert(raw.end(), task_raw[task].begin(), task_raw[task].end());
+    xi_min = std::min(xi_min, task_xi_min[task]);
+    xi_max = std::max(xi_max, task_xi_max[task]);
   }
   xi0_ = d1_ * std::floor(xi_min / d1_ + 1e-9) - 4 * d1_;
   const int m1 = int(std::ceil((xi_max - xi0_) / d1_)) + 4 + kAbsorberCells;
@@ -315,9 +321,9 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
   }
 
   // CSR lists with cubic Lagrange weights.
-  std::stable_sort(raw.begin(), raw.end(), [](const Raw& a, const Raw& b) {
-    return a.comp != b.comp ? a.comp < b.comp : a.off < b.off;
-  });
+  // (The walk emits them in this order already on a single-domain grid; the sort is then a no-op.)
+  const auto by_target = [](const Raw& a, const Raw& b) { return a.comp != b.comp ? a.comp < b.comp : a.off < b.off; };
+  if (!std::is_sorted(raw.begin(), raw.end(), by_target)) std::stable_sort(raw.begin(), raw.end(), by_target);
   for (Targets* t : {&te_, &th_}) t->begin.clear();
   for (std::size_t q = 0; q < raw.size(); ++q) {
     const Raw& r = raw[q];
