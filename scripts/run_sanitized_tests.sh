@@ -29,12 +29,14 @@ JOBS=${VEM_SANITIZE_JOBS:-$(nproc)}
 #       grid; the Mie comparison code runs in FdfdSphere.*.
 #   FdfdSubpixelSphere.ConvergenceOrder      (80 s Release): eight COCG solves up to 56^3; the
 #       smoothing code runs in SubpixelSmoothing.* and FdtdSubpixelSphereCpu.*.
+#   SubpixelTensorSphere.TenMillimetreCpu    (35-50 s Release): two 52^3 sphere runs to steady state;
+#       the full-tensor code (list, CPU update, stability) runs in SubpixelTensor.*.
 #   Schemes/FdtdTfsfHighOrder.*             (40-45 s Release each, three schemes): 40^3 runs of the
 #       high-order schemes with a plane wave; the wide-stencil TF/SF correction lists are built in
 #       FdtdTfsfHighOrderInput.S44AndBoxesTooCloseAreRefused and applied by the same code as Yee's
 #       (FdtdTfsf.*), both sanitized.
 # Everything else runs: 141 CPU tests (the CUDA ones skip), 740 s of test time, 380 s with -j2.
-DEFAULT_EXCLUDE='^(FdtdFdfdHead\.CoarseHeadCpuAgrees|FdfdRegularization\.(IterationCounts|SphereRcsMatchesMie)|FdfdSubpixelSphere\.ConvergenceOrder|Schemes/FdtdTfsfHighOrder\..*)$'
+DEFAULT_EXCLUDE='^(FdtdFdfdHead\.CoarseHeadCpuAgrees|FdfdRegularization\.(IterationCounts|SphereRcsMatchesMie)|FdfdSubpixelSphere\.ConvergenceOrder|SubpixelTensorSphere\.TenMillimetreCpu|Schemes/FdtdTfsfHighOrder\..*)$'
 EXCLUDE=${VEM_SANITIZE_EXCLUDE-$DEFAULT_EXCLUDE}
 # Then an OpenMP pass: the quick tests whose engine loops are not pinned to one thread
 # (threads_util.h) again with OMP_NUM_THREADS=2 and one test at a time, so that the parallel

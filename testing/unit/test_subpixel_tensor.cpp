@@ -136,7 +136,8 @@ RcsError fdtd_sphere(double d, bool full, Backend backend, Scheme scheme = Schem
 }  // namespace
 
 // The measurement harness of subpixel.md (run by hand; skips unless VEM_TENSOR_SIZES is set):
-// VEM_TENSOR_SIZES="10 8 5" (mm), VEM_TENSOR_BACKEND=cpu|cuda, VEM_TENSOR_MODELS="diag full".
+// VEM_TENSOR_SIZES="10 8 5" (mm), VEM_TENSOR_BACKEND=cpu|cuda, VEM_TENSOR_MODELS="diag full",
+// VEM_TENSOR_SCHEME=yee|fv24|s22|... (high-order schemes designed for 30 cells per wavelength).
 TEST(SubpixelTensorSphere, Measure) {
   const char* sizes = std::getenv("VEM_TENSOR_SIZES");
   if (!sizes) GTEST_SKIP() << "set VEM_TENSOR_SIZES";
@@ -152,13 +153,16 @@ TEST(SubpixelTensorSphere, Measure) {
   }
   const char* models = std::getenv("VEM_TENSOR_MODELS");  // "diag full" by default
   const std::string m = models ? models : "diag full";
+  const char* sch = std::getenv("VEM_TENSOR_SCHEME");  // yee by default; the others designed for 30 cells
+  const Scheme scheme = sch ? scheme_from_name(sch) : Scheme::yee;
+  const double design = scheme == Scheme::yee ? 20.0 : 30.0;
   for (double d : h) {
     if (m.find("diag") != std::string::npos) {
-      const RcsError r = fdtd_sphere(d, false, backend);
+      const RcsError r = fdtd_sphere(d, false, backend, scheme, design);
       EXPECT_TRUE(r.converged);
     }
     if (m.find("full") != std::string::npos) {
-      const RcsError r = fdtd_sphere(d, true, backend);
+      const RcsError r = fdtd_sphere(d, true, backend, scheme, design);
       EXPECT_TRUE(r.converged);
       EXPECT_LT(r.worst_db, 1.0);
     }
