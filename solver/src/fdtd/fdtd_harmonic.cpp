@@ -661,16 +661,21 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       for (std::size_t q = 0; q < faces.size(); ++q)
         for (Component c : faces[q].comps)
           slab[q].push_back(cw ? faces[q].mon->box_phasor(c, int(fi)) : faces[q].mon->box_spectrum(c, int(fi)));
+      // Per component, the slabs holding it in face order (the first that holds a sample serves it).
+      struct SlabRef {
+        const cf* v;
+        std::array<int, 3> lo, dims;
+      };
+      std::array<std::vector<SlabRef>, 6> holding;
+      for (std::size_t q = 0; q < faces.size(); ++q)
+        for (std::size_t slot = 0; slot < faces[q].comps.size(); ++slot)
+          holding[int(faces[q].comps[slot])].push_back(
+              {slab[q][slot].data(), faces[q].mon->box_lo(), faces[q].mon->box_dims()});
       auto sample = [&](Component c, int i, int j, int k) -> cd {
-        for (std::size_t q = 0; q < faces.size(); ++q) {
-          const auto& comps = faces[q].comps;
-          const auto it = std::find(comps.begin(), comps.end(), c);
-          if (it == comps.end()) continue;
-          const auto lo = faces[q].mon->box_lo();
-          const auto dims = faces[q].mon->box_dims();
-          const int u = i - lo[0], v = j - lo[1], w = k - lo[2];
-          if (u < 0 || v < 0 || w < 0 || u >= dims[0] || v >= dims[1] || w >= dims[2]) continue;
-          return cd(slab[q][it - comps.begin()][u + std::size_t(dims[0]) * (v + std::size_t(dims[1]) * w)]) * unit;
+        for (const SlabRef& sr : holding[int(c)]) {
+          const int u = i - sr.lo[0], v = j - sr.lo[1], w = k - sr.lo[2];
+          if (u < 0 || v < 0 || w < 0 || u >= sr.dims[0] || v >= sr.dims[1] || w >= sr.dims[2]) continue;
+          return cd(sr.v[u + std::size_t(sr.dims[0]) * (v + std::size_t(sr.dims[1]) * w)]) * unit;
         }
         fail("internal error: the near-to-far transform asked for ", component_name(c), " at (",
              i, ", ", j, ", ", k, "), outside every monitored face slab");

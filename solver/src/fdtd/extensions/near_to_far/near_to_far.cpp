@@ -83,6 +83,12 @@ NearToFarTransform::NearToFarTransform(const YeeGrid& g, double frequency, const
            "] must satisfy 1 <= lo < hi <= ", n[a] - 1);
   k_ = 2.0 * kPi * frequency / kC0;
   auto at = [&](int comp, int i, int j, int k) -> cd { return sample(static_cast<Component>(comp), i, j, k); };
+  {
+    std::size_t all = 0;
+    for (int a = 0; a < 3; ++a)
+      all += 2 * std::size_t(box.hi[(a + 1) % 3] - box.lo[(a + 1) % 3]) * std::size_t(box.hi[(a + 2) % 3] - box.lo[(a + 2) % 3]);
+    patch_.reserve(keep ? 0 : all);
+  }
   for (int a = 0; a < 3; ++a) {
     const int b = (a + 1) % 3, c = (a + 2) % 3;
     for (int side = 0; side < 2; ++side) {
