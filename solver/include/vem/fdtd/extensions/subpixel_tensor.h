@@ -17,8 +17,10 @@
 //   E_c sample and the four E_b samples around it (b != c; Meep's four-point average of D_b at the
 //   E_c position). Coupling weight (choice): w = (T_cb(E_c sample) + T_bc(E_b sample)) / 8, the same
 //   in both rows (T: the rows' off-diagonal elements, 0 at a sample without a row), so the
-//   discrete eps^-1 is a symmetric matrix and the leap-frog energy argument holds (positive
-//   definite where the diagonal dominates, as it does for the smoothed tensor of two materials).
+//   discrete eps^-1 is a symmetric matrix and the leap-frog energy argument holds where it is
+//   positive definite. Each sample's 3x3 tensor is; the assembled matrix is not diagonally
+//   dominant at high contrast, so this is checked, not proven: 20000 steps of a PEC cavity with an
+//   eps_r 12 or 80 sphere and random initial E stay bounded (test_subpixel_tensor).
 //   Meep weights the E_c row by T_cb(E_c sample) / 4 alone, which is not symmetric; on a planar
 //   interface (T constant along it) the two agree.
 //   Every sample a coupling reaches is listed (D stepped there too), so a neighbour's D is its own
