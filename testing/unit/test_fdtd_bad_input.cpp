@@ -240,7 +240,7 @@ TEST_P(FdtdBadInput, BadSourceParameters) {
 
 VEM_INSTANTIATE_BACKENDS(FdtdBadInput);
 
-// CUDA only: a grid (inside the 2^31-sample layout limit) that needs more GPU memory than the
+// CUDA only: a grid that needs more GPU memory than the
 // device has free must be refused up front with the byte counts in the message.
 TEST(FdtdBadInputCuda, GridLargerThanGpuMemoryIsRefusedWithByteCount) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
@@ -312,6 +312,6 @@ TEST(FdtdBadInputCuda, GridLargerThanGpuMemoryIsRefusedWithByteCount) {
   }
   if (!tried)
     GTEST_SKIP() << "the device has " << free_b
-                 << " bytes free, more than the largest grid of the 2^31 layout needs";
+                 << " bytes free, more than the candidate grids need";
 #endif
 }

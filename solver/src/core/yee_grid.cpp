@@ -37,11 +37,9 @@ void YeeGrid::validate() const {
   }
   for (int a = 0; a < 3; ++a)
     if (!std::isfinite(origin[a])) fail("grid origin component ", axis[a], " is not finite");
-  // Linear offsets inside the padded layout are 32-bit on the GPU.
-  const double elems = double(((8 + nx + 1 + 31) / 32) * 32) * (ny + 2.0) * (nz + 2.0);
-  if (elems >= 2147483647.0)
-    fail("grid ", nx, " x ", ny, " x ", nz, " is too large: one padded field array would hold ",
-         elems, " samples, the limit is 2^31 - 1");
+  // No size limit here: the FDTD engines index the padded layout with 64-bit offsets. Where an
+  // algorithm indexes with 32 bits it checks its own limit (FdfdProblem::validate; the CUDA
+  // engine's high-order kernels).
 }
 
 double YeeGrid::courant_limit_dt() const {

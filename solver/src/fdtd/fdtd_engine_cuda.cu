@@ -64,7 +64,8 @@ struct FusedSource {
 
 struct GridParams {
   int nx, ny, nz;
-  int sy, sz, origin;
+  int sy, sz;          // strides (fit in 32 bits: one x-y plane of the layout)
+  long long origin;    // offsets are 64-bit: layouts past 2^31 samples
   float inv_d[3];
   int lo[6][3], hi[6][3];  // update ranges (fdtd_operator.h)
 };
@@ -286,9 +287,9 @@ __global__ void fill_h_ghosts(FieldPtrs F, GridParams g, int a, int lo_type, int
   int idx3[3];
   idx3[a] = 0; idx3[b] = u; idx3[d] = v;
   const int s[3] = {1, g.sy, g.sz};
-  const int sa = s[a];
-  const int o0 = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
-  const int oN = o0 + n[a] * sa;
+  const long long sa = s[a];
+  const long long o0 = g.origin + idx3[0] + (long long)idx3[1] * g.sy + (long long)idx3[2] * g.sz;
+  const long long oN = o0 + n[a] * sa;
   for (int q = 1; q <= 2; ++q) {
     float* H = F.f[3 + (a + q) % 3];
     if (lo_type == int(BoundaryType::pmc)) H[o0 - sa] = -H[o0];
@@ -308,10 +309,10 @@ __global__ void copy_periodic_e(FieldPtrs F, GridParams g, int a) {
   int idx3[3];
   idx3[a] = 0; idx3[b] = u; idx3[d] = v;
   const int s[3] = {1, g.sy, g.sz};
-  const int o0 = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
+  const long long o0 = g.origin + idx3[0] + (long long)idx3[1] * g.sy + (long long)idx3[2] * g.sz;
   for (int q = 1; q <= 2; ++q) {
     float* E = F.f[(a + q) % 3];
-    E[o0 + n[a] * s[a]] = E[o0];
+    E[o0 + (long long)n[a] * s[a]] = E[o0];
   }
 }
 
@@ -324,8 +325,8 @@ __global__ void plane_copy(float* field, GridParams g, int axis, int index, floa
   if (u > n[b] || v > n[d]) return;
   int idx3[3];
   idx3[axis] = index; idx3[b] = u; idx3[d] = v;
-  const int o = g.origin + idx3[0] + idx3[1] * g.sy + idx3[2] * g.sz;
-  const int t = u + (n[b] + 1) * v;
+  const long long o = g.origin + idx3[0] + (long long)idx3[1] * g.sy + (long long)idx3[2] * g.sz;
+  const long long t = u + (long long)(n[b] + 1) * v;
   if (to_buffer) buf[t] = field[o];
   else field[o] = buf[t];
 }
@@ -346,7 +347,7 @@ __global__ void apply_point_updates(FieldPtrs F, PointUpdates u) {
   *p = u.set[t] ? u.value[t] : *p + u.value[t];
 }
 
-__global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const int* __restrict__ offset,
+__global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const long long* __restrict__ offset,
                               int count, float* __restrict__ out) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
   if (t < count) out[t] = F.f[field[t]][offset[t]];
@@ -972,7 +973,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   SlabSet set_e_ = {}, set_h_ = {};
   SlabSet set_axis_e_[3] = {}, set_axis_h_[3] = {};
   bool merged_cpml_ = true;
-  DeviceArray<int> probe_field_, probe_offset_;
+  DeviceArray<int> probe_field_;
+  DeviceArray<long long> probe_offset_;
   DeviceArray<float> probe_buf_;
   std::size_t probe_capacity_steps_ = 0;
 };
@@ -999,7 +1001,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   const FieldLayout& L = op.layout();
   const YeeGrid& gr = op.grid();
   g_.nx = gr.nx; g_.ny = gr.ny; g_.nz = gr.nz;
-  g_.sy = int(L.sy); g_.sz = int(L.sz); g_.origin = int(L.origin);
+  g_.sy = int(L.sy); g_.sz = int(L.sz); g_.origin = L.origin;
   g_.inv_d[0] = float(1.0 / gr.dx); g_.inv_d[1] = float(1.0 / gr.dy); g_.inv_d[2] = float(1.0 / gr.dz);
   for (int c = 0; c < 6; ++c)
     for (int a = 0; a < 3; ++a) {
@@ -1109,8 +1111,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
                  (tuning.cpml == CL::automatic && gr.cell_count() < std::int64_t(8) * 1000 * 1000);
   const auto& probes = op.probes();
   if (!probes.empty()) {
-    std::vector<int> pf, po;
-    for (const auto& p : probes) { pf.push_back(int(p.probe.component)); po.push_back(int(p.offset)); }
+    std::vector<int> pf;
+    std::vector<long long> po;
+    for (const auto& p : probes) { pf.push_back(int(p.probe.component)); po.push_back((long long)p.offset); }
     probe_field_.allocate(pf.size(), "probe tables");
     probe_field_.upload(pf.data(), pf.size());
     probe_offset_.allocate(po.size(), "probe tables");
@@ -1125,6 +1128,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     fail("CUDA block shape ", block_.x, " x ", block_.y, " is invalid (x a multiple of 32, at most 1024 threads)");
   if (op.scheme().scheme != Scheme::yee) {
     high_order_ = true;
+    if (op.layout().size >= std::int64_t(2147483647))
+      fail("scheme ", scheme_name(op.scheme().scheme), " on the CUDA engine: the grid ", g_.nx, " x ", g_.ny, " x ",
+           g_.nz, " has ", op.layout().size, " samples per padded field array, and the high-order kernels' offset "
+           "tables are 32-bit (limit 2^31 - 1 = 2147483647): use scheme yee (64-bit offsets) or a smaller grid");
     // Default block 32 x 8 x 1: the best of the direct kernel for s44 (results/highorder_bench_h100_512_v2.md;
     // the tables kernel measured the same with 32 x 4 x 2 and 32 x 8 x 1).
     ho_block_ = dim3(tuning.ho_block_x > 0 ? tuning.ho_block_x : 32, tuning.ho_block_y > 0 ? tuning.ho_block_y : 8,
