@@ -33,6 +33,7 @@
 #include "vem/fdtd/extensions/subpixel_tensor.h"
 #include "vem/fdtd/fdtd_engine.h"
 #include "vem/fdtd/fdtd_harmonic.h"
+#include "vem/fdtd/voxel_domain.h"
 #include "vem/models/mie.h"
 #include "vem/models/voxel_shapes.h"
 
@@ -222,6 +223,17 @@ TEST(SubpixelTensor, OptionsAndList) {
     FAIL() << "FDFD accepted full_tensor";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("full_tensor"), std::string::npos) << e.what();
+  }
+  VoxelDomainOptions vo;
+  vo.subpixel_smoothing = true;
+  vo.subpixel.full_tensor = true;
+  EXPECT_NO_THROW(vo.validate());
+  vo.scheme = Scheme::s44;
+  try {
+    vo.validate();
+    FAIL() << "the voxel domain accepted full_tensor with s44";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("s44"), std::string::npos) << e.what();
   }
   // A plane of axis normal (z = 0.3 cells above a node): smoothed samples, no off-diagonal rows.
   {
