@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #ifdef __linux__
 #include <sys/mman.h>
@@ -214,25 +215,24 @@ std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vect
     return i >= 0 && j >= 0 && k >= 0 && i < g.nx && j < g.ny && k < g.nz &&
            is_tissue_density(density[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)]);
   };
-  std::vector<double> p(ncell, 0.0);
-  // Gather form (no write races): each voxel collects its share of its 12 edges.
+  // Each edge's power 1/2 sigma |E|^2 split over the tissue cells around it, once per edge (issue
+  // 16: the voxel-centric form counted every edge's tissue cells up to four times), then gathered
+  // per voxel in the same order: the same double operations, the same sums.
+  std::array<std::unique_ptr<double[]>, 3> share_of;  // not zeroed here: first touched in parallel
+  for (int a = 0; a < 3; ++a) {
+    const int b = (a + 1) % 3, c = (a + 2) % 3;
+    share_of[a].reset(new double[nc]);
+    double* q = share_of[a].get();
 #pragma omp parallel for collapse(2) schedule(static)
-  for (int k = 0; k < g.nz; ++k)
-    for (int j = 0; j < g.ny; ++j)
-      for (int i = 0; i < g.nx; ++i) {
-        if (!tissue(i, j, k)) continue;
-        double sum = 0;
-        for (int a = 0; a < 3; ++a) {
-          const int b = (a + 1) % 3, c = (a + 2) % 3;
-          for (int ob = 0; ob < 2; ++ob)
-            for (int oc = 0; oc < 2; ++oc) {
-              int idx[3] = {i, j, k};
-              idx[b] += ob;
-              idx[c] += oc;
-              if (idx[b] > n[b] || idx[c] > n[c]) continue;
-              const std::size_t s = idx[0] + sx * idx[1] + sxy * idx[2];
-              const double pw = 0.5 * double(edge_sigma[a][s]) * std::norm((*e[a])[s]);
-              if (pw == 0) continue;
+    for (int k = 0; k <= g.nz; ++k)
+      for (int j = 0; j <= g.ny; ++j)
+        for (int i = 0; i <= g.nx; ++i) {
+          const std::size_t s = i + sx * j + sxy * k;
+          const int idx[3] = {i, j, k};
+          double v = 0;
+          if (idx[a] < n[a]) {
+            const double pw = 0.5 * double(edge_sigma[a][s]) * std::norm((*e[a])[s]);
+            if (pw != 0) {
               int share = 0;  // tissue cells around this edge
               for (int qb = 0; qb < 2; ++qb)
                 for (int qc = 0; qc < 2; ++qc) {
@@ -241,12 +241,35 @@ std::vector<float> cell_absorbed_power_density(const YeeGrid& g, const std::vect
                   cell[c] -= qc;
                   share += tissue(cell[0], cell[1], cell[2]) ? 1 : 0;
                 }
-              sum += pw / share;  // share >= 1: this voxel touches the edge
+              if (share > 0) v = pw / share;
             }
+          }
+          q[s] = v;
         }
-        p[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = sum;
+  }
+  std::vector<float> out(ncell);
+  // Gather form (no write races): each voxel collects its share of its 12 edges.
+#pragma omp parallel for collapse(2) schedule(static)
+  for (int k = 0; k < g.nz; ++k)
+    for (int j = 0; j < g.ny; ++j)
+      for (int i = 0; i < g.nx; ++i) {
+        double sum = 0;
+        if (tissue(i, j, k)) {
+          for (int a = 0; a < 3; ++a) {
+            const int b = (a + 1) % 3, c = (a + 2) % 3;
+            for (int ob = 0; ob < 2; ++ob)
+              for (int oc = 0; oc < 2; ++oc) {
+                int idx[3] = {i, j, k};
+                idx[b] += ob;
+                idx[c] += oc;
+                const double v = share_of[a][idx[0] + sx * idx[1] + sxy * idx[2]];
+                if (v != 0) sum += v;
+              }
+          }
+        }
+        out[i + std::size_t(g.nx) * (j + std::size_t(g.ny) * k)] = float(sum);
       }
-  return std::vector<float>(p.begin(), p.end());
+  return out;
 }
 
 std::vector<float> fdfd_absorbed_power_density(const FdfdOperator& op, const std::vector<std::complex<double>>& e_total,
