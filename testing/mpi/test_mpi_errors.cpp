@@ -72,6 +72,16 @@ TEST(DistributedErrors, PieceThinnerThanTheCpmlIsNamedOnEveryRank) {
                 "at least 5 cells"});
 }
 
+TEST(DistributedErrors, FullSmoothedTensorIsRefusedOnEveryRank) {
+  FdtdSetup s = small_setup();
+  InverseEpsRow row;
+  row.i = 5; row.j = 4; row.k = 3;
+  row.inv[0] = 0.01f;
+  s.medium.inverse_eps_rows = {row};
+  expect_error([&] { DistributedFdtd run(MPI_COMM_WORLD, s, {}); },
+               {"rank 0 of", "off-diagonal inverse-permittivity rows", "full_tensor"});
+}
+
 TEST(DistributedErrors, MoreRanksThanCellsIsNamedOnEveryRank) {
   const int n = world_size();
   if (n < 2) GTEST_SKIP() << "needs 2 or more ranks";

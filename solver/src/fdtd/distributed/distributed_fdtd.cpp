@@ -11,6 +11,11 @@ namespace vem {
 namespace {
 
 constexpr const char* kPrefix = "distributed FDTD: ";
+// The full smoothed tensor (SubpixelOptions::full_tensor) couples E samples through a list whose
+// neighbours may sit on other ranks; the distributed run does not exchange them.
+constexpr const char* kNoTensorRows =
+    "the medium has off-diagonal inverse-permittivity rows (subpixel smoothing with full_tensor), "
+    "which a distributed run does not support yet: use the diagonal smoothing (full_tensor off) or one rank";
 
 // The CUDA device of this rank (DistributedOptions::device_index, devices_per_node).
 int cuda_device_of(const DistributedOptions& options, int local_rank) {
@@ -152,6 +157,7 @@ DistributedFdtd::DistributedFdtd(MPI_Comm comm, const FdtdSetup& global, const D
   try {
     const std::array<int, 3> n{global.grid.nx, global.grid.ny, global.grid.nz};
     global.grid.validate();
+    if (!global.medium.inverse_eps_rows.empty()) fail(kNoTensorRows);
     const bool given_cells = !options.cells[0].empty() || !options.cells[1].empty() || !options.cells[2].empty();
     const bool given_ranks = options.ranks[0] > 0 || options.ranks[1] > 0 || options.ranks[2] > 0;
     if (given_cells) {
@@ -186,6 +192,7 @@ DistributedFdtd::DistributedFdtd(MPI_Comm comm, const FdtdSetup& global, const D
   try {
     piece_ = piece_setup(global, decomp_, rank_, &probe_ids_);
     if (options.fill_materials) options.fill_materials(piece_lo(), decomp_.piece_cells(rank_), piece_);
+    if (!piece_.medium.inverse_eps_rows.empty()) fail(kNoTensorRows);
     op_ = std::make_unique<FdtdOperator>(piece_);
     engine_ = make_engine(*op_, options.backend, cuda_device_of(options, local_rank), nullptr, options.tuning);
   } catch (const std::exception& e) {
