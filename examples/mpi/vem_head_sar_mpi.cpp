@@ -129,6 +129,9 @@ int main(int argc, char** argv) {
       std::printf("  %d steps (%s); model %.2f s, run_fdtd_harmonic_distributed %.2f s (%.0f Mcells/s over the whole "
                   "call), all %.2f s\n", r.steps, r.converged ? "converged" : "NOT converged", t_model, t_solve,
                   double(g.cell_count()) * r.steps / t_solve / 1e6, t_total);
+      const HarmonicTimings& tm = r.timings;
+      std::printf("  stages on rank 0 (s): plan %.2f, engine %.2f, extensions %.2f, stepping %.2f, SAR %.2f\n", tm.plan,
+                  tm.engine, tm.extensions, tm.stepping, tm.local_sar);
       std::printf("  whole-head SAR %.6g W/kg, peak local %.6g W/kg, psSAR 1 g %.6g W/kg at (%d %d %d), "
                   "psSAR 10 g %.6g W/kg at (%d %d %d)\n", fr.whole_body_sar, fr.peak_local_sar, fr.sar_1g.peak,
                   fr.sar_1g.peak_voxel[0], fr.sar_1g.peak_voxel[1], fr.sar_1g.peak_voxel[2], fr.sar_10g.peak,
@@ -141,6 +144,9 @@ int main(int argc, char** argv) {
            << ", \"backend\": \"" << r.backend << "\", \"frequency_hz\": " << a.frequency << ", \"steps\": " << r.steps
            << ", \"converged\": " << (r.converged ? "true" : "false") << ", \"seconds\": {\"model\": " << t_model
            << ", \"run_fdtd_harmonic_distributed\": " << t_solve << ", \"all\": " << t_total
+           << ", \"rank0_stages\": {\"plan\": " << r.timings.plan << ", \"engine\": " << r.timings.engine
+           << ", \"extensions\": " << r.timings.extensions << ", \"stepping\": " << r.timings.stepping
+           << ", \"sar\": " << r.timings.local_sar << "}"
            << "}, \"whole_head_sar\": " << fr.whole_body_sar
            << ", \"peak_local_sar\": " << fr.peak_local_sar << ", \"pssar_1g\": " << fr.sar_1g.peak
            << ", \"pssar_10g\": " << fr.sar_10g.peak << ", \"pssar_10g_voxel\": [" << fr.sar_10g.peak_voxel[0] << ", "

@@ -3,6 +3,7 @@
 #include "vem/fdtd/distributed/distributed_harmonic.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -20,8 +21,23 @@ using cf = std::complex<float>;
 DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const FdtdSetup& setup_in,
                                                         const HarmonicOptions& o, const DistributedOptions& dist) {
   using namespace harmonic_detail;
+  // Stage timings (HarmonicTimings; this rank's wall clock, the whole call on every rank): plan,
+  // engine (DistributedFdtd: operator, engine, halo), extensions, stepping (with the steady-state
+  // checks), local_sar (E, |E|^2 and SAR over the pieces, the 1 g / 10 g averaging included: it
+  // is one collective), far_field.
+  using clock = std::chrono::steady_clock;
+  const auto t_call = clock::now();
+  auto t_lap = t_call;
+  auto lap = [&]() {
+    const auto now = clock::now();
+    const double s = std::chrono::duration<double>(now - t_lap).count();
+    t_lap = now;
+    return s;
+  };
+  HarmonicTimings tm;
   // The plan depends on the inputs only: every rank computes (or fails) the same way.
   const Plan plan = make_plan(setup_in, o, /*check_density=*/false);
+  tm.plan = lap();
   const YeeGrid& g = setup_in.grid;
   const std::int64_t ncell = g.cell_count();
   const bool cw = plan.cw, dipole = plan.dipole;
@@ -32,6 +48,7 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
   dopt.backend = o.backend;
   dopt.tuning = o.tuning;
   DistributedFdtd run(comm, plan.setup, dopt);
+  tm.engine = lap();
 
   DistributedHarmonicResult out;
   out.decomposition = run.decomposition();
@@ -88,6 +105,8 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
                                                       gb, M);
   }
 
+  tm.extensions = lap();
+
   // ---- stepping (run_fdtd_harmonic's loop) -----------------------------------------------------
   const int max_steps = plan.max_steps;
   double change_now = 1.0;
@@ -123,8 +142,16 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
         MPI_Allreduce(&go, &all, 1, MPI_INT, MPI_MIN, run.comm());
         return all != 0;
       });
+  tm.stepping = lap();
   finish(res, plan, o, st, ncell, std::string());
-  if (res.aborted) return out;
+  auto stamp = [&]() {
+    tm.total = std::chrono::duration<double>(clock::now() - t_call).count();
+    res.timings = tm;
+  };
+  if (res.aborted) {
+    stamp();
+    return out;
+  }
   const int done = st.done;
   const bool cubic = std::fabs(d[0] - d[1]) <= 1e-9 * d[0] && std::fabs(d[0] - d[2]) <= 1e-9 * d[0];
   std::array<double, 3> centre{};
@@ -136,8 +163,10 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
     HarmonicFrequencyResult r;
     r.frequency = f;
     const cd unit = harmonic_detail::unit(plan, done, f);
+    lap();
     std::unique_ptr<DistributedFarField> nf;
     if (ntff) nf = std::make_unique<DistributedFarField>(ntff->transform(int(fi), cw, unit, centre));
+    tm.far_field += lap();
     double accepted_unit = 0;
     double scale = 1.0;  // plane wave: the run already has the requested amplitude
     if (dipole) {
@@ -164,7 +193,9 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
     so.backend = run.engine().fields_on_device() ? Backend::cuda : Backend::cpu;
     so.e_squared = true;
     so.e_piece = true;
+    lap();
     DistributedSar sar = distributed_sar(run, main, int(fi), cw, factor, density, so);
+    tm.local_sar += lap();
     r.e_squared = std::move(sar.e_squared);
     r.ex = std::move(sar.e_piece[0]);
     r.ey = std::move(sar.e_piece[1]);
@@ -187,6 +218,7 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
     } else if (!density.empty() && fi == 0) {
       res.warning += std::string(res.warning.empty() ? "" : "; ") + "no SAR: the density is <= 0 everywhere";
     }
+    lap();
     if (nf) {
       r.has_far_field = true;
       r.radiated_power = nf->power_out() * r.normalization * r.normalization;
@@ -200,8 +232,10 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
                                    [&](const Directions& dirs) { return nf->patterns(dirs); });
       }
     }
+    tm.far_field += lap();
     res.frequencies.push_back(std::move(r));
   }
+  stamp();
   return out;
 }
 

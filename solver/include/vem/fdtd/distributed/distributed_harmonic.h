@@ -39,6 +39,8 @@ struct DistributedHarmonicResult {
   //   e_squared, local_sar, sar_1g / sar_10g .sar / .status / .side_m: the piece's cells
   //               (`piece_cells`, global cell indices, x fastest).
   // peak_local_voxel and AveragedSar::peak_voxel are global cell indices.
+  // result.timings: this rank's stage times (plan, engine, extensions, stepping, local_sar = the
+  // whole SAR step including the 1 g / 10 g averaging, far_field, total); the other fields 0.
   HarmonicResult result;
   SampleBox piece_samples, piece_cells;
   YeeGrid piece_grid;  // the piece's grid (piece_cells, world origin of its first cell)
