@@ -232,8 +232,10 @@ TEST(DistributedFdtd, SteadyStateCriterionAndPhasorsMatchTheSingleDomain) {
 
 // CUDA engines (on the device machine; the ranks share its GPU, so the planes go through MPI via
 // page-locked host memory): the split-phase exchange with the interior update overlapping it (the
-// E planes finished in the next step when nothing reads them, i.e. without the DFT monitor) and
-// without overlap, against one CUDA domain: fields and probes bit for bit.
+// E planes finished in the next step when nothing reads them, i.e. without the DFT monitor),
+// without overlap, and the one-pass step (plane 0 of low cuts computed again after the H planes
+// arrive; with the DFT monitor it steps in two passes), against one CUDA domain: fields and probes
+// bit for bit.
 TEST(DistributedFdtd, CudaEnginesOverlappingTheExchangeReproduceTheSingleDomainBitForBit) {
   std::string why;
   if (!cuda_available(&why)) GTEST_SKIP() << "CUDA engine not tested here: " << why;
@@ -242,15 +244,16 @@ TEST(DistributedFdtd, CudaEnginesOverlappingTheExchangeReproduceTheSingleDomainB
   auto one = make_engine(one_op, Backend::cuda);
   one->run(kSteps);
   for (const Case& cs : cases_for(n))
-    for (int overlap = 0; overlap < 2; ++overlap)
+    for (int overlap = 0; overlap < 3; ++overlap)  // 2: the one-pass step (exchanges between passes)
       for (int monitor = 0; monitor < 2; ++monitor) {
-        SCOPED_TRACE("decomposition " + cs.name + (overlap ? ", overlap" : ", no overlap") +
+        SCOPED_TRACE("decomposition " + cs.name + (overlap == 2 ? ", one pass" : overlap ? ", overlap" : ", no overlap") +
                      (monitor ? ", with a DFT monitor" : ""));
         DistributedOptions opt;
         opt.backend = Backend::cuda;
         opt.ranks = cs.ranks;
         opt.cells = cs.cells;
         opt.tuning.halo_overlap = overlap ? EngineTuning::HaloOverlap::on : EngineTuning::HaloOverlap::off;
+        opt.tuning.step = overlap == 2 ? EngineTuning::Step::one_pass : EngineTuning::Step::two_pass;
         DistributedFdtd run(MPI_COMM_WORLD, global_setup(), opt);
         if (n > 1) {  // every rank on device 0 (devices_per_node 1): no NCCL, and the reason given
           EXPECT_STREQ(run.halo_transport(), "mpi");

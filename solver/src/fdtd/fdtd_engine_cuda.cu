@@ -1259,11 +1259,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// One pass per step (issue 16): Yee scheme, no subdomain faces; EngineTuning::step or
-// VEM_FDTD_STEP=one_pass|two_pass. automatic: one pass from 8 M cells where the second set of
-// arrays fits in free memory (measured, testing/benchmarks/results/fdtd_onepass_h100.md); below
-// that the small-grid CUDA graphs step. Runs with extensions, halo exchange or a fused source step
-// in two passes (checked per step).
+// One pass per step (issue 16): Yee scheme; EngineTuning::step or VEM_FDTD_STEP=one_pass|two_pass.
+// automatic: one pass from 8 M cells where the second set of arrays fits in free memory (measured,
+// testing/benchmarks/results/fdtd_onepass_h100.md); below that the small-grid CUDA graphs step.
+// Runs with extensions or a fused source step in two passes (checked per step). With subdomain
+// faces (a distributed piece) the pass runs between the halo exchanges, without overlap.
 void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   using ST = EngineTuning::Step;
   ST want = tuning.step;
@@ -1273,9 +1273,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     want = e == "one_pass" ? ST::one_pass : e == "two_pass" ? ST::two_pass : ST::automatic;
   }
   const FdtdOperator& op = op_;
-  bool subdomain = false;
-  for (BoundaryType t : op.setup().boundaries.face) subdomain = subdomain || t == BoundaryType::subdomain;
-  if (high_order_ || subdomain || want == ST::two_pass) return;
+  if (high_order_ || want == ST::two_pass) return;
   const std::size_t size = std::size_t(op.layout().size);
   if (want == ST::automatic) {
     if (op.grid().cell_count() < std::int64_t(8) * 1000 * 1000) return;
@@ -1295,6 +1293,15 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   }
   onepass_grid_ = onepass::grid_for(op);
   onepass_boxes_ = onepass::recompute_boxes(op);
+  // Subdomain faces: the pass computes E on node plane 0 of a low face from the H ghost plane
+  // before the neighbour's H plane has arrived; that plane is computed again after it is unpacked
+  // (step_once), like the E samples next to corrected H.
+  for (int a = 0; a < 3; ++a) {
+    if (op.setup().boundaries.face[2 * a] != BoundaryType::subdomain) continue;
+    onepass::Box b{{0, 0, 0}, {g_.nx + 1, g_.ny + 1, g_.nz + 1}};
+    b.d[a] = 1;
+    onepass_boxes_.push_back(b);
+  }
   if (use_table_) {
     const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
     const bool constant = constant_table_ && onepass::acquire_constant_table(this, ct.table, ct.entries);
@@ -1463,7 +1470,8 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   const int n[3] = {g_.nx, g_.ny, g_.nz};
   // One pass (setup_onepass): H and E bulk from fields_ into next_, then the H corrections (they
   // read E^n in fields_), E again where H was corrected, the E corrections; swap at the end.
-  const bool one = onepass_ && !has_extensions() && !subdomain_ && !fused_.s[0] && !graph_.enabled;
+  // With subdomain faces the pass runs between the exchanges, which are then not overlapped.
+  const bool one = onepass_ && !has_extensions() && !fused_.s[0] && !graph_.enabled;
   float* cur[6];
   float* nxt[6];
   if (one) {
@@ -1498,7 +1506,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   if (hs_.ready) {
     halo_start(false);
-    if (!halo_overlap_) halo_finish(false);
+    if (!halo_overlap_ || one) halo_finish(false);  // one pass: before E is computed again below
   } else {
     exchange_halo(false);
   }
@@ -1529,7 +1537,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     halo_start(true);
     // Finished in the next step's H update (after its interior) when nothing reads the received
     // planes in between: no extensions (their end_of_step hooks), no probe on those planes.
-    if (!halo_overlap_ || has_extensions() || hs_.probe_on_received) halo_finish(true);
+    if (!halo_overlap_ || one || has_extensions() || hs_.probe_on_received) halo_finish(true);
   } else {
     exchange_halo(true);
   }

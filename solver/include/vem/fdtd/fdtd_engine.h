@@ -161,8 +161,8 @@ struct EngineTuning {
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
-  // (the agreement tests run both). Runs with extensions, halo exchange or a fused E source step in
-  // two passes. automatic: the measured default (fdtd_onepass_h100.md; VEM_FDTD_STEP=one_pass|
+  // (the agreement tests run both). Runs with extensions or a fused E source step in two passes;
+  // with subdomain faces (a distributed piece) the pass runs between the halo exchanges. automatic: the measured default (fdtd_onepass_h100.md; VEM_FDTD_STEP=one_pass|
   // two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
   // onepass_z_chunk: planes per block (0: 64).
   enum class Step { automatic, two_pass, one_pass } step = Step::automatic;
@@ -182,8 +182,8 @@ struct EngineTuning {
   // halo planes travel and the slabs beside the receiving faces after they arrive (overlap), or
   // exchanges between whole updates (off; the same fields bit for bit, for measuring the overlap).
   // The exchange of E planes also overlaps the next step's H interior when the engine has no
-  // extensions and no probe on a received plane. automatic: overlap. VEM_HALO_OVERLAP=0|1
-  // overrides it.
+  // extensions and no probe on a received plane. A piece stepping in one pass (Step) exchanges
+  // between passes, without overlap. automatic: overlap. VEM_HALO_OVERLAP=0|1 overrides it.
   enum class HaloOverlap { automatic, off, on } halo_overlap = HaloOverlap::automatic;
 };
 
