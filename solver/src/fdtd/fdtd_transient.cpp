@@ -143,4 +143,10 @@ TransientExcitation add_transient_excitation(FdtdSetup& setup, const VoxelDomain
   return x;
 }
 
+std::unique_ptr<SubpixelTensorExtension> attach_subpixel_tensor(FdtdEngine& engine) {
+  const FdtdSetup& s = engine.op().setup();
+  if (s.medium.inverse_eps_rows.empty() || s.material_mode != MaterialMode::coefficient_array) return nullptr;
+  return std::make_unique<SubpixelTensorExtension>(engine);
+}
+
 }  // namespace vem

@@ -6,6 +6,7 @@
 
 #include "vem/core/error.h"
 #include "vem/core/field_sampling.h"
+#include "vem/fdtd/extensions/sar.h"
 
 namespace vem {
 
@@ -27,8 +28,9 @@ void VoxelDomainOptions::validate() const {
   }
   if (subpixel_smoothing) subpixel.validate("VoxelDomainOptions::subpixel (SubpixelSmoothing)");
   if (subpixel_smoothing && subpixel.full_tensor && scheme == Scheme::s44)
-    fail("VoxelDomainOptions::subpixel.full_tensor = true with scheme s44: the full-tensor extension needs a ",
-         "leap-frog E update (yee, fv24, fv24_wb, s22); s44 steps E from four earlier time levels");
+    fail("VoxelDomainOptions::subpixel.full_tensor (SubpixelTensor = Full) = true with scheme s44 (Scheme): the ",
+         "full-tensor extension needs a leap-frog E update (yee, fv24, fv24_wb, s22); s44 steps E from four earlier ",
+         "time levels. Use the diagonal smoothing (full_tensor false, SubpixelTensor = Diagonal) or another scheme");
 }
 
 BoundarySpec VoxelDomainOptions::boundary_spec() const {
@@ -119,6 +121,21 @@ void VoxelDomain::set_label_materials(FdtdSetup& s, const std::vector<std::uint1
   for (std::size_t v = 0; v < labels.size(); ++v)
     s.material_index[std::size_t(total_index(std::int64_t(v)))] = to_material[labels[v]];
   smooth_materials(s);
+}
+
+std::vector<float> VoxelDomain::tissue_density(const std::vector<std::uint16_t>& labels,
+                                               const LabelProperties& props) const {
+  if (std::int64_t(labels.size()) != voxel_count())
+    fail("FDTD voxel model: ", labels.size(), " labels for ", voxel_count(), " voxels");
+  std::vector<float> rho_of(65536, 0.0f);
+  for (std::size_t q = 0; q < props.labels.size(); ++q) {
+    const float rho = float(props.density[q]);
+    rho_of[static_cast<std::size_t>(props.labels[q]) & 0xffff] = is_tissue_density(rho) ? rho : 0.0f;
+  }
+  std::vector<float> density(std::size_t(total_cells()), 0.0f);
+  for (std::size_t v = 0; v < labels.size(); ++v)
+    density[std::size_t(total_index(std::int64_t(v)))] = rho_of[labels[v]];
+  return density;
 }
 
 void VoxelDomain::smooth_materials(FdtdSetup& s) const {

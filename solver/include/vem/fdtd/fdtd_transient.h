@@ -14,12 +14,19 @@
 // All three use the waveform `waveform` at `frequency` (bandwidth `bandwidth`, 0 = frequency).
 // Probes: the three E components nearest to each probe position (named "probe<q>_Ex", ...) and,
 // with `probe_at_source`, at the source position or the dipole centre ("source_Ex" / "feed_Ex").
+//
+// A transient run, in order: a VoxelDomain and its setup (smooth_materials for subpixel
+// smoothing), add_transient_excitation, FdtdOperator, make_engine, the plane wave's TfsfSource
+// (x.plane_wave), then attach_subpixel_tensor (the full smoothed permittivity tensor, when the
+// medium has one), then step. Destroy in reverse order.
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "vem/core/waveform.h"
+#include "vem/fdtd/extensions/subpixel_tensor.h"
 #include "vem/fdtd/extensions/tfsf.h"
 #include "vem/fdtd/fdtd_harmonic.h"
 #include "vem/fdtd/fdtd_setup.h"
@@ -78,5 +85,15 @@ struct TransientExcitation {
 // (whose grid and boundaries are the domain's). Throws vem::Error for a source or probe outside
 // the grid, a point source inside the CPML, a dipole leaving the interior.
 TransientExcitation add_transient_excitation(FdtdSetup& setup, const VoxelDomain& domain, const TransientOptions& o);
+
+// The full smoothed inverse-permittivity tensor of subpixel smoothing (SubpixelOptions::full_tensor,
+// VoxelDomainOptions::subpixel; ParaView: SubpixelTensor = Full): a SubpixelTensorExtension on
+// `engine` when its operator's medium has inverse_eps_rows (coefficient-array mode), else nullptr
+// (the diagonal medium: nothing to attach, no cost). Attach it after the plane wave's TfsfSource
+// and any other extension that adds to E after the E update, so that their increments enter its
+// stored D (as run_fdtd_harmonic does); destroy it before the engine. Call it before stepping (D
+// starts from the engine's present E). Throws vem::Error for scheme s44 (build_tensor_sample_list).
+// A distributed run (DistributedFdtd) refuses such a medium instead.
+std::unique_ptr<SubpixelTensorExtension> attach_subpixel_tensor(FdtdEngine& engine);
 
 }  // namespace vem
