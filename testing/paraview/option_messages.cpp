@@ -24,6 +24,7 @@
 #include "vem/fdtd/boundary.h"
 #include "vem/fdtd/fdtd_harmonic.h"
 #include "vem/fdtd/fdtd_transient.h"
+#include "vem/fdtd/schemes/fdtd_scheme.h"
 #include "vem/fdtd/voxel_domain.h"
 
 #include <algorithm>
@@ -140,7 +141,15 @@ void SetDomain(vem::VoxelDomainOptions& o, const std::string& k, const std::stri
         throw BadCase("not a boundary: '" + b[f] + "'");
       }
     }
-  } else throw BadCase("no VoxelDomainOptions member '" + k + "'");
+  } else if (k == "scheme") {
+    try {
+      o.scheme = vem::scheme_from_name(v);
+    } catch (const vem::Error&) {
+      throw BadCase("not a scheme: '" + v + "'");
+    }
+  } else if (k == "subpixel_smoothing") o.subpixel_smoothing = Bool(v);
+  else if (k == "subpixel.full_tensor") o.subpixel.full_tensor = Bool(v);
+  else throw BadCase("no VoxelDomainOptions member '" + k + "'");
 }
 
 void SetTransient(vem::TransientOptions& o, const std::string& k, const std::string& v) {

@@ -95,6 +95,10 @@ CASES = [
     Case("solver.feed_current", "FDTDSolver", {"Illumination": "Half-wave dipole", "FeedCurrent": 0.0},
          "transient.illumination=dipole;transient.dipole.feed_current=0",
          ["HarmonicDipole::feed_current", "(FeedCurrent)", "= 0 A", "> 0"]),
+    Case("solver.subpixel_tensor_s44", "FDTDSolver",
+         {"Scheme": "S44 (4th order in space and time)", "SubpixelSmoothing": 1, "SubpixelTensor": "Full"},
+         "domain.scheme=s44;domain.subpixel_smoothing=1;domain.subpixel.full_tensor=1",
+         ["VoxelDomainOptions::subpixel.full_tensor", "(SubpixelTensor = Full)", "s44 (Scheme)", "Diagonal"]),
     # FDTD Steady State: HarmonicOptions, its dipole, point_source_as_dipole, VoxelDomainOptions.
     Case("steady.frequency", "FDTDSteadyState", {"DFTFrequencies": [-1.0]}, "harmonic.frequencies=-1",
          ["HarmonicOptions::frequencies", "(DFTFrequencies)", "#1 = -1 Hz", "> 0"]),
@@ -130,6 +134,10 @@ CASES = [
     Case("steady.off_axis", "FDTDSteadyState", {"SourcePolarization": [1.0, 0.0, 1.0]},
          "point.polarization=1,0,1",
          ["TransientOptions::source_polarization", "(SourcePolarization)", "= (1, 0, 1)", "along x, y or z"]),
+    Case("steady.subpixel_tensor_s44", "FDTDSteadyState",
+         {"Scheme": "S44 (4th order in space and time)", "SubpixelSmoothing": 1, "SubpixelTensor": "Full"},
+         "domain.scheme=s44;domain.subpixel_smoothing=1;domain.subpixel.full_tensor=1",
+         ["VoxelDomainOptions::subpixel.full_tensor", "(SubpixelTensor = Full)", "s44 (Scheme)", "Diagonal"]),
     Case("steady.courant_factor", "FDTDSteadyState", {"CourantFactor": 0.0}, "domain.courant_factor=0",
          ["VoxelDomainOptions::courant_factor", "(CourantFactor)", "= 0", "(0, 1]"]),
 ]

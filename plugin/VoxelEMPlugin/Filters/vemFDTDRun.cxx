@@ -38,6 +38,7 @@ struct FDTDRun::Engines
   std::unique_ptr<vem::FdtdOperator> op3;
   std::unique_ptr<vem::FdtdEngine> engine3;
   std::unique_ptr<vem::TfsfSource> tfsf3;
+  std::unique_ptr<vem::SubpixelTensorExtension> tensor3; // SubpixelTensor = Full (after the plane wave)
 #ifdef VEM_WITH_MPI
   std::unique_ptr<vem::DistributedFdtd> dist; // a distributed 3D run (engine3, op3 then empty)
   std::unique_ptr<vem::DistributedTfsfSource> tfsfd; // its plane wave
@@ -79,6 +80,7 @@ void FDTDRun::Clear()
 {
   if (this->E)
   {
+    this->E->tensor3.reset();
     this->E->tfsf3.reset();
     this->E->engine3.reset();
 #ifdef VEM_WITH_MPI
@@ -141,6 +143,9 @@ void FDTDRun::Start(vtkAlgorithm* self, const ArrayLookup& lookup, vtkImageData*
         ThrowWithPaddingHint(err, d, r.options.plane_wave.tfsf_margin);
       }
     }
+    // The full smoothed permittivity tensor (SubpixelSmoothing with SubpixelTensor = Full), when
+    // the medium has off-diagonal rows; after the plane wave so that its E corrections enter D.
+    e->tensor3 = vem::attach_subpixel_tensor(*e->engine3);
     this->BackendName = e->engine3->backend();
   }
   else

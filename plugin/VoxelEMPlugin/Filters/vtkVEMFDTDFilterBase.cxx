@@ -121,6 +121,7 @@ void vtkVEMFDTDFilterBase::GetDomainOptions(vem::VoxelDomainOptions& o) const
   }
   o.scheme = static_cast<vem::Scheme>(this->Scheme);
   o.subpixel_smoothing = this->SubpixelSmoothing;
+  o.subpixel.full_tensor = this->SubpixelTensor == SUBPIXEL_TENSOR_FULL;
 }
 
 void vtkVEMFDTDFilterBase::GetPlaneWave(vem::HarmonicPlaneWave& w) const
@@ -276,6 +277,9 @@ void vtkVEMFDTDFilterBase::PrintSelf(ostream& os, vtkIndent indent)
   }
   os << ", CPML " << this->CPMLThickness << ", padding " << this->AirPadding << ", Courant "
      << this->CourantFactor << "\n";
+  os << indent << "Scheme: " << this->Scheme << ", SubpixelSmoothing: " << this->SubpixelSmoothing
+     << ", SubpixelTensor: " << (this->SubpixelTensor == SUBPIXEL_TENSOR_FULL ? "full" : "diagonal")
+     << "\n";
   os << indent << "Dimension: " << this->Dimension << ", Polarization2D: " << this->Polarization2D
      << ", IncidentAngle2D: " << this->IncidentAngle2D << " deg\n";
   os << indent << "Illumination: " << this->Illumination << "; source type " << this->SourceType

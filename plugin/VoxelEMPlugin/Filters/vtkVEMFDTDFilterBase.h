@@ -73,6 +73,11 @@ public:
     BOUNDARY_PMC = 2,
     BOUNDARY_PERIODIC = 3
   };
+  enum SubpixelTensors
+  {
+    SUBPIXEL_TENSOR_DIAGONAL = 0,
+    SUBPIXEL_TENSOR_FULL = 1
+  };
   enum SourceTypes
   {
     SOURCE_ELECTRIC_DIPOLE = 0, // soft current-moment source (A m)
@@ -166,6 +171,12 @@ public:
   vtkSetMacro(SubpixelSmoothing, bool);
   vtkGetMacro(SubpixelSmoothing, bool);
   vtkBooleanMacro(SubpixelSmoothing, bool);
+  /// With SubpixelSmoothing: SUBPIXEL_TENSOR_FULL (default) also applies the off-diagonal elements
+  /// of the smoothed inverse permittivity (vem::SubpixelOptions::full_tensor, the
+  /// SubpixelTensorExtension) where the interface is lossless; SUBPIXEL_TENSOR_DIAGONAL keeps
+  /// each sample's diagonal only. Refused with Scheme s44 and on several ranks (when rows exist).
+  vtkSetClampMacro(SubpixelTensor, int, 0, 1);
+  vtkGetMacro(SubpixelTensor, int);
 
   // 2D (values checked by the solver: one message, empty outputs).
   vtkSetMacro(Dimension, int);
@@ -264,6 +275,7 @@ protected:
   double CourantFactor;
   int Scheme = 0;
   bool SubpixelSmoothing = false;
+  int SubpixelTensor = SUBPIXEL_TENSOR_FULL;
   int ProgressInterval;
   int Dimension;
   int Polarization2D;
