@@ -81,37 +81,22 @@ int main(int argc, char** argv) {
     const int ext[6] = {0, vox[0] - 1, 0, vox[1] - 1, 0, vox[2] - 1};
     head_phantom_fill(HeadPhantomGeometry{}, kHeadPhantomDefaultOrigin, {h, h, h}, ext, label8.data());
     const VoxelDomain d = make_voxel_domain(vox, {h, h, h}, kHeadPhantomDefaultOrigin, VoxelDomainOptions{});
+    const std::vector<std::uint16_t> labels(label8.begin(), label8.end());
     std::vector<std::int64_t> values, counts(256, 0), present;
     for (std::uint8_t l : label8) ++counts[l];
     for (int l = 0; l < 256; ++l)
       if (counts[l]) { values.push_back(l); present.push_back(counts[l]); }
     const LabelProperties props = head_phantom_tissue_table().lookup(values, a.frequency, &present);
     FdtdSetup setup;
-    setup.grid = d.grid();
     setup.courant_factor = d.options.courant_factor;
     setup.boundaries = d.boundaries();
-    setup.material_mode = MaterialMode::indexed;
-    setup.materials.push_back(Material::vacuum());
-    std::vector<std::uint16_t> to_material(256, 0);
-    std::vector<double> density{0.0};
-    for (std::size_t q = 0; q < props.labels.size(); ++q) {
-      setup.materials.push_back(Material::isotropic(props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
-      density.push_back(props.density[q]);
-      to_material[std::size_t(props.labels[q])] = std::uint16_t(q + 1);
-    }
-    setup.material_index.assign(std::size_t(d.total_cells()), 0);
+    d.set_label_materials(setup, labels, props);
     HarmonicOptions o;
     o.frequencies = {a.frequency};
     o.far_field = false;
     o.averaged_sar = true;
     o.backend = backend_from_name(a.backend);
-    o.density.assign(std::size_t(d.total_cells()), 0.0f);
-    for (std::int64_t v = 0; v < d.voxel_count(); ++v) {
-      const std::size_t t = std::size_t(d.total_index(v));
-      setup.material_index[t] = to_material[label8[std::size_t(v)]];
-      const float rho = float(density[setup.material_index[t]]);
-      o.density[t] = is_tissue_density(rho) ? rho : 0.0f;
-    }
+    o.density = d.tissue_density(labels, props);
     const double t_model = since(t0);
     DistributedOptions dopt;
     dopt.backend = o.backend;

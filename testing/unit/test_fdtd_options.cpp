@@ -189,6 +189,28 @@ TEST(FdtdOptions, MakeVoxelDomainPadsNonPeriodicFacesAndAddsCpml) {
   EXPECT_NEAR(e.origin_total[2], -0.18, 1e-15);
 }
 
+TEST(FdtdOptions, VoxelDomainTissueDensity) {
+  // Labels 7 (tissue, 1050 kg/m^3), 3 (air-like, 1.2 kg/m^3: below the tissue limit) and 9 (no
+  // properties): only label 7's voxel carries a density; padding and CPML are 0.
+  const VoxelDomain e = make_voxel_domain({2, 2, 2}, {0.01, 0.01, 0.01}, {0, 0, 0}, VoxelDomainOptions{});
+  std::vector<std::uint16_t> labels(8, 9);
+  labels[0] = 7;
+  labels[5] = 3;
+  LabelProperties props;
+  props.labels = {3, 7};
+  props.dielectric = {{1.0, 0.0}, {40.0, 0.5}};
+  props.density = {1.2, 1050.0};
+  props.names = {"air", "muscle"};
+  const std::vector<float> rho = e.tissue_density(labels, props);
+  ASSERT_EQ(std::int64_t(rho.size()), e.total_cells());
+  double sum = 0;
+  for (float v : rho) sum += v;
+  EXPECT_FLOAT_EQ(rho[std::size_t(e.total_index(0))], 1050.0f);
+  EXPECT_EQ(rho[std::size_t(e.total_index(5))], 0.0f);
+  EXPECT_DOUBLE_EQ(sum, 1050.0);
+  EXPECT_THROW(e.tissue_density(std::vector<std::uint16_t>(7, 7), props), Error);
+}
+
 TEST(FdtdOptions, MakeVoxelDomainValidatesOptionsAndGeometry) {
   VoxelDomainOptions o;
   o.cpml_thickness = 0;

@@ -71,6 +71,10 @@ struct VoxelDomain : VoxelPlacement {  // voxels, padding and CPML cells: voxel_
   // subpixel_array_medium (each distinct value a material). The ParaView filters call it after
   // building either kind of model; set_label_materials calls it itself.
   void smooth_materials(FdtdSetup& s) const;
+  // Mass density (kg/m^3) of every computational cell for SAR (HarmonicOptions::density): the
+  // label's density where it is a tissue density (extensions/sar.h is_tissue_density), 0 in the
+  // padding, the CPML, air and labels without properties. Same label order as set_label_materials.
+  std::vector<float> tissue_density(const std::vector<std::uint16_t>& labels, const LabelProperties& props) const;
 };
 
 // The domain of `voxels` cells of `spacing` (m, > 0) with voxel (0,0,0) at `voxel_origin`.
