@@ -92,8 +92,9 @@
 //           sources switched on at t = 0); FdtdEngine::set_field sets the current level only, so
 //           an initial field set that way also excites the parasitic roots, which decay within
 //           ~100 steps (the tests fit after them). Not yet with s44: FdtdEngine::set_fused_e_source
-//           users other than the CUDA bulk path (rescaled there), TF/SF and the extensions, which
-//           assume leap-frog.
+//           users other than the CUDA bulk path (rescaled there) and the extensions that
+//           assume leap-frog (the subpixel full tensor refuses it). TF/SF works with s44
+//           (corrections with D_b, 1D grid stepped by the same backward differences: tfsf.cpp).
 //
 // The transverse weights of the paper's FV24 are not symmetric in the two transverse axes
 // (D_bx3 carries only in-plane neighbours); here both transverse axes get the same weight, which

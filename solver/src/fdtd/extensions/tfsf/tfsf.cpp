@@ -1,9 +1,47 @@
 // TFSF plane-wave source (tfsf.h): the operator-side description (incident direction,
 // matched-dispersion 1D grid, correction lists) and the CPU corrections. CUDA: tfsf_cuda.cu.
+//
+// s44 (Hwang & Ihm's backward time differences; fdtd_scheme.h, "s44"): the derivation.
+// The 3D update of a sample u (E or H component; lossless or lossy, a = (c_0..c_3), D_b from
+// s44_coefficients of its leap-frog pair) is
+//   u^{n+1/2} = c_0 u^{n-1/2} + c_1 u^{n-3/2} + c_2 u^{n-5/2} + c_3 u^{n-7/2} + D_b C[F^n],   (U)
+// C the (wide) curl of the other field at the single time level n. It is linear, and the
+// history holds the sample's OWN earlier values (FdtdEngineCpu: hist_ shifted in place; CUDA:
+// the ho_hist_ arrays rotated so that the updated array becomes the current level), not curls.
+// TF/SF: every sample holds the total field inside the box and the scattered field outside, so
+// its own history is of the same kind as its new value; only the curl may mix kinds, where its
+// stencil crosses the surface. The update the sample needs is (U) with C[F] replaced by C[F] -/+
+// C[F_inc restricted to the neighbours of the other kind] (- for a scattered sample reading total
+// neighbours, + for a total sample reading scattered ones). C is linear and enters (U) once,
+// multiplied by D_b, so
+//   u^{n+1/2} = (U as the engine computes it) +/- D_b C[F_inc on the crossing terms]^n,
+// i.e. the correction added to the field AFTER the update, with D_b in place of leap-frog's b
+// (vacuum: D_b = (24/22) b), is the correction added to the curl BEFORE it: the same number.
+// The corrected value is the current level, and the next update moves it into the history (CPU:
+// h1 <- u; CUDA: the array rotation, which runs before the hook), so the history stores exactly
+// the corrected fields - the history needs no correction of its own, and the engines no new hook
+// (after_h / after_e run after the bulk, CPML and history update of that half step). Only the
+// incident field at the curl's time level n enters (E_inc at n dt for H targets, H_inc at
+// (n + 1/2) dt for E targets), as for leap-frog.
+// No leakage requires the incident field to satisfy (U) itself on the samples next to the
+// surface (then scattered = total - incident obeys (U) everywhere and is zero outside): F_inc
+// must be a discrete s44 plane wave of the 3D grid. For e^{j w t} at the real design frequency,
+// (U) in vacuum gives (D44): q = v dt |K(k)| with q = (22 z^8 - 17 z^6 - 9 z^4 + 5 z^2 - 1) /
+// (24 j z^7), z = e^{j w dt / 2} (independent of k: one q per frequency). The 1D auxiliary grid
+// is stepped with the same backward differences (step_s44_1d: the same (U) with its own (a, b)
+// pairs, so its graded absorber is lossy s44 too) on a Yee space difference scaled by alpha, so
+// its relation is q = (c dt / (alpha d1)) 2 sin(k d1 / 2); alpha makes its k equal the 3D k3
+// along k_hat: |K(k3 k_hat)| = Re q / (c dt), alpha = 2 c dt sin(k3 d1 / 2) / (d1 Re q).
+// Im q / Re q (the dissipation) is -1.1e-7 at 20 cells per wavelength and S = 0.245: matching
+// Re q leaves a mismatch of that order times the 1D/3D group-velocity difference. Stable for
+// 2 c dt / (alpha d1) <= 1 (v dt max|K| <= 1). A 1D grid stepped by leap-frog instead (matched to
+// leap-frog's relation) is NOT a discrete s44 wave: it leaks -67 dB at f0 (measured,
+// test_fdtd_tfsf FdtdTfsfS44), against -139 dB (normal) / -109 dB (oblique) with this one.
 #include "vem/fdtd/extensions/tfsf.h"
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <exception>
 #include <limits>
 
@@ -74,10 +112,10 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     : engine_(&engine), wave_(wave) {
   const FdtdOperator& op = engine.op();
   const SchemeStencil& stencil = op.scheme().stencil;
-  if (stencil.backward4)
-    fail("TFSF plane wave with scheme ", scheme_name(op.scheme().scheme),
-         ": not supported (its backward time differences need the incident field at five time levels); "
-         "use scheme yee, fv24, fv24_wb or s22");
+  // s44 (Hwang & Ihm backward time differences, fdtd_scheme.h): see "s44" in tfsf.h. The
+  // corrections are the leap-frog ones with the s44 curl coefficient D_b in place of b, and the 1D
+  // grid steps with the same backward time differences.
+  s44_ = stencil.backward4;
   // The wide stencils reach 3/2 cells along the derivative and 1 across (fdtd_scheme.h): the
   // corrected targets lie up to 2 samples outside the box.
   const int reach = stencil.is_yee() ? 1 : 2;
@@ -126,7 +164,18 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     if (std::fabs(k_[a]) > 1.0 - 1e-12) axis_aligned = a;
   d1_ = axis_aligned >= 0 ? d[axis_aligned] : std::min({d[0], d[1], d[2]});
   const double w = 2 * kPi * f0;
-  const double rhs = std::pow(std::sin(w * dt / 2) / (kC0 * dt), 2);
+  double rhs = std::pow(std::sin(w * dt / 2) / (kC0 * dt), 2);
+  // s44: the 3D relation is (D44) of fdtd_scheme.h, linear in q = c dt |K|: for the real design
+  // frequency q = (22 z^8 - 17 z^6 - 9 z^4 + 5 z^2 - 1) / (24 j z^7), z = exp(j w dt / 2). Its
+  // imaginary part (the scheme's dissipation) is ~1e-7 of the real part at 20 cells per
+  // wavelength; the match is on Re q: |K(k3 k_hat)| = Re q / (c dt) (tfsf.h).
+  double q44 = 0;
+  if (s44_) {
+    const std::complex<double> z = std::polar(1.0, w * dt / 2);
+    const std::complex<double> z2 = z * z, z4 = z2 * z2, z6 = z4 * z2, z8 = z4 * z4;
+    q44 = ((22.0 * z8 - 17.0 * z6 - 9.0 * z4 + 5.0 * z2 - 1.0) / (std::complex<double>(0.0, 24.0) * z6 * z)).real();
+    rhs = std::pow(q44 / (2 * kC0 * dt), 2);
+  }
   // The 3D scheme's own relation sin(w dt / 2) = (c dt / 2) |K| (fdtd_scheme.h (D); Yee: K_a d_a =
   // 2 sin(k_a d_a / 2)).
   auto disp = [&](double k) {
@@ -149,10 +198,15 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     (disp(km) < 0 ? klo : khi) = km;
   }
   k3_ = 0.5 * (klo + khi);
-  alpha_ = kC0 * dt * std::sin(k3_ * d1_ / 2) / (d1_ * std::sin(w * dt / 2));
-  if (kC0 * dt / (alpha_ * d1_) > 1.0)
-    fail("TFSF plane wave: the auxiliary 1D grid would be unstable (c dt / (alpha d1) = ",
-         kC0 * dt / (alpha_ * d1_), ")");
+  // 1D Yee space difference, leap-frog: sin(w dt / 2) = (c dt / (alpha d1)) sin(k d1 / 2), stable
+  // for c dt / (alpha d1) <= 1; s44 time stepping: q = (c dt / (alpha d1)) 2 sin(k d1 / 2), stable
+  // for 2 c dt / (alpha d1) <= 1 (v dt max|K| <= 1, fdtd_scheme.h).
+  alpha_ = s44_ ? 2 * kC0 * dt * std::sin(k3_ * d1_ / 2) / (d1_ * q44)
+                : kC0 * dt * std::sin(k3_ * d1_ / 2) / (d1_ * std::sin(w * dt / 2));
+  const double courant1 = (s44_ ? 2 : 1) * kC0 * dt / (alpha_ * d1_);
+  if (courant1 > 1.0)
+    fail("TFSF plane wave: the auxiliary 1D grid would be unstable (", s44_ ? "2 " : "",
+         "c dt / (alpha d1) = ", courant1, ")");
 
   // Reference: the box corner the wave reaches first.
   ref_ = std::numeric_limits<double>::infinity();
@@ -256,7 +310,9 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
           const std::array<float, 2> c2 = op.coefficients_at(cc, li[0], li[1], li[2]);
           ab = c2;
         }
-        const double factor = electric ? ab[1] : -ab[1];
+        // The coefficient of the curl in the target's update: b (leap-frog), D_b (s44).
+        const double cb = s44_ ? double(s44_coefficients(ab[0], ab[1]).cb) : double(ab[1]);
+        const double factor = electric ? cb : -cb;
         bool checked_vacuum = false;
         for (const Nb& m : nb) {
           int j[3] = {idx[0], idx[1], idx[2]};
@@ -319,6 +375,12 @@ TfsfSource::TfsfSource(FdtdEngine& engine, const PlaneWave& wave, const TfsfBox&
     da1_[m] = float((1 - sh) / (1 + sh));
     db1_[m] = float(dt / (alpha_ * kMu0 * d1_) / (1 + sh));
   }
+  if (s44_) {  // the three earlier time levels (zero before t = 0, as the 3D engine's)
+    for (int l = 0; l < 3; ++l) {
+      e1h_[l].assign(m1, 0.0f);
+      h1h_[l].assign(m1, 0.0f);
+    }
+  }
 
   // CSR lists with cubic Lagrange weights.
   // (The walk emits them in this order already on a single-domain grid; the sort is then a no-op.)
@@ -374,14 +436,40 @@ double TfsfSource::delay(const std::array<double, 3>& r) const {
   return (xi - xi0_) * k3_ / (2 * kPi * f0);
 }
 
+// One s44 update of the 1D array u (samples lo..hi, curl(m) its Yee difference): the same
+// arithmetic as the 3D engines' s44 update (FdtdEngineCpu::bulk_ho) with the 1D (a, b) pairs.
+template <class Curl>
+static void step_s44_1d(std::vector<float>& u, std::vector<float> (&hist)[3], const std::vector<float>& a,
+                        const std::vector<float>& b, int lo, int hi, const Curl& curl) {
+  float* h1 = hist[0].data();
+  float* h2 = hist[1].data();
+  float* h3 = hist[2].data();
+  for (int m = lo; m <= hi; ++m) {
+    const S44Coefficients q = s44_coefficients(a[m], b[m]);
+    const float u0 = u[m], u1 = h1[m], u2 = h2[m], u3 = h3[m];
+    u[m] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 - q.cb * curl(m);
+    h3[m] = u2;
+    h2[m] = u1;
+    h1[m] = u0;
+  }
+}
+
 void TfsfSource::hook(FdtdEngine& eng, HookPoint where, int step) {
   const int m1 = int(e1_.size());
   if (where == HookPoint::after_h) {
     backend_->apply(eng, false, e1_);  // H targets need E_inc at step dt
-    for (int m = 0; m < m1 - 1; ++m) h1_[m] = da1_[m] * h1_[m] - db1_[m] * (e1_[m + 1] - e1_[m]);
+    if (s44_) {
+      step_s44_1d(h1_, h1h_, da1_, db1_, 0, m1 - 2, [&](int m) { return e1_[m + 1] - e1_[m]; });
+    } else {
+      for (int m = 0; m < m1 - 1; ++m) h1_[m] = da1_[m] * h1_[m] - db1_[m] * (e1_[m + 1] - e1_[m]);
+    }
   } else if (where == HookPoint::after_e) {
     backend_->apply(eng, true, h1_);  // E targets need H_inc at (step + 1/2) dt
-    for (int m = 1; m < m1 - 1; ++m) e1_[m] = ca1_[m] * e1_[m] - cb1_[m] * (h1_[m] - h1_[m - 1]);
+    if (s44_) {
+      step_s44_1d(e1_, e1h_, ca1_, cb1_, 1, m1 - 2, [&](int m) { return h1_[m] - h1_[m - 1]; });
+    } else {
+      for (int m = 1; m < m1 - 1; ++m) e1_[m] = ca1_[m] * e1_[m] - cb1_[m] * (h1_[m] - h1_[m - 1]);
+    }
     e1_[0] = float(wave_.waveform.value((step + 1.0) * eng.op().dt()));
   }
 }
