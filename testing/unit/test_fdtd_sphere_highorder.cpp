@@ -8,7 +8,8 @@
 // high-order scheme; tolerance 1e-4), near-to-far every 2 deg. Error: worst |10 log10(RCS / Mie)|
 // over the E and H planes where Mie is within 20 dB of that plane's maximum; C_sca / Mie.
 // Schemes: yee; fv24_wb (fourth order at every frequency); fv24 designed for 30 cells per wavelength
-// (the wavelength inside the sphere at 5 mm; 60 outside).
+// (the wavelength inside the sphere at 5 mm; 60 outside); s44 (TF/SF with s44: tfsf.cpp; its CPU
+// steady state against Mie and Yee is test_fdtd_harmonic_s44).
 // Asserted: every scheme within 1.5 dB and C_sca within 1 %, converged (a run that breaks fails);
 // the figures are recorded (RecordProperty) and stated in testing/benchmarks/results/subpixel.md.
 // CPU-only builds and machines without a GPU skip with a visible message.
@@ -115,7 +116,8 @@ TEST_P(FdtdSphereHighOrder, SmoothedSphereAt5mmAgainstMie) {
 
 INSTANTIATE_TEST_SUITE_P(Schemes, FdtdSphereHighOrder,
                          testing::Values(SchemeCase{Scheme::yee}, SchemeCase{Scheme::fv24_wb},
-                                         SchemeCase{Scheme::fv24, 30.0}, SchemeCase{Scheme::s22, 30.0}),
+                                         SchemeCase{Scheme::fv24, 30.0}, SchemeCase{Scheme::s22, 30.0},
+                                         SchemeCase{Scheme::s44}),
                          [](const testing::TestParamInfo<SchemeCase>& i) {
                            return std::string(scheme_name(i.param.scheme)) + "_cuda";
                          });
