@@ -13,6 +13,7 @@
 #include "vem/fdtd/extensions/near_to_far.h"
 #include "vem/fdtd/extensions/subpixel_tensor.h"
 #include "vem/fdtd/extensions/tfsf.h"
+#include "vem/fdtd/fdtd_transient.h"
 #include "vem/core/waveform.h"
 #include "harmonic_internal.h"
 
@@ -562,9 +563,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
 
   // The full smoothed permittivity tensor (subpixel_tensor.h), after the TF/SF source so that its
   // E corrections enter the stored D.
-  std::unique_ptr<SubpixelTensorExtension> tensor;
-  if (!s.medium.inverse_eps_rows.empty() && s.material_mode == MaterialMode::coefficient_array)
-    tensor = std::make_unique<SubpixelTensorExtension>(*eng);
+  const std::unique_ptr<SubpixelTensorExtension> tensor = attach_subpixel_tensor(*eng);
 
   DftMonitor main(*eng, o.frequencies, {Component::Ex, Component::Ey, Component::Ez}, {}, M);
 

@@ -176,10 +176,8 @@ DistributedFarField::DistributedFarField(MPI_Comm comm, std::unique_ptr<NearToFa
 std::vector<std::array<cd, 2>> DistributedFarField::patterns(const std::vector<std::array<double, 2>>& dirs) const {
   const std::size_t n = dirs.size();
   std::vector<cd> mine(6 * n), all(6 * n);
-  for (std::size_t q = 0; q < n; ++q) {
-    const auto nl = local_->radiation_vectors(dirs[q][0], dirs[q][1]);
-    std::copy(nl.begin(), nl.end(), mine.begin() + 6 * q);
-  }
+  const auto local = local_->radiation_vectors(dirs);  // batched: in parallel over the directions
+  for (std::size_t q = 0; q < n; ++q) std::copy(local[q].begin(), local[q].end(), mine.begin() + 6 * q);
   if (12 * n > std::size_t(INT_MAX)) fail("distributed near-to-far: too many directions (", n, ") for one reduction");
   sum_to_all(comm_, reinterpret_cast<double*>(mine.data()), reinterpret_cast<double*>(all.data()), int(12 * n));
   std::vector<std::array<cd, 2>> out(n);

@@ -15,7 +15,8 @@ constexpr const char* kPrefix = "distributed FDTD: ";
 // neighbours may sit on other ranks; the distributed run does not exchange them.
 constexpr const char* kNoTensorRows =
     "the medium has off-diagonal inverse-permittivity rows (subpixel smoothing with full_tensor), "
-    "which a distributed run does not support yet: use the diagonal smoothing (full_tensor off) or one rank";
+    "which a distributed run does not support yet: use the diagonal smoothing (full_tensor off; in ParaView "
+    "SubpixelTensor = Diagonal) or one rank";
 
 // The CUDA device of this rank (DistributedOptions::device_index, devices_per_node).
 int cuda_device_of(const DistributedOptions& options, int local_rank) {
