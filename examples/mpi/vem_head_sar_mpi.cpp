@@ -75,18 +75,9 @@ int main(int argc, char** argv) {
     auto t0 = clk::now();
     const double h = a.cell;
     std::array<int, 3> vox{};
-    for (int k = 0; k < 3; ++k)
-      vox[k] = int(std::lround(kHeadPhantomDefaultCells[k] * kHeadPhantomDefaultSpacing[k] / h));
-    std::vector<std::uint8_t> label8(std::size_t(vox[0]) * vox[1] * vox[2]);
-    const int ext[6] = {0, vox[0] - 1, 0, vox[1] - 1, 0, vox[2] - 1};
-    head_phantom_fill(HeadPhantomGeometry{}, kHeadPhantomDefaultOrigin, {h, h, h}, ext, label8.data());
+    const std::vector<std::uint16_t> labels = head_phantom_image(h, vox);
     const VoxelDomain d = make_voxel_domain(vox, {h, h, h}, kHeadPhantomDefaultOrigin, VoxelDomainOptions{});
-    const std::vector<std::uint16_t> labels(label8.begin(), label8.end());
-    std::vector<std::int64_t> values, counts(256, 0), present;
-    for (std::uint8_t l : label8) ++counts[l];
-    for (int l = 0; l < 256; ++l)
-      if (counts[l]) { values.push_back(l); present.push_back(counts[l]); }
-    const LabelProperties props = head_phantom_tissue_table().lookup(values, a.frequency, &present);
+    const LabelProperties props = head_phantom_tissue_table().lookup_image(labels, a.frequency);
     FdtdSetup setup;
     setup.courant_factor = d.options.courant_factor;
     setup.boundaries = d.boundaries();

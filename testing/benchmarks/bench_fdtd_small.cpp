@@ -175,49 +175,22 @@ int run_head(int argc, char** argv) {
     const auto t_all = clk::now();
     // ---- the model, as vem_vtk::BuildVoxelModel's label mode builds it -------------------------
     auto t0 = clk::now();
-    const std::array<double, 3> ext_m{kHeadPhantomDefaultCells[0] * kHeadPhantomDefaultSpacing[0],
-                                      kHeadPhantomDefaultCells[1] * kHeadPhantomDefaultSpacing[1],
-                                      kHeadPhantomDefaultCells[2] * kHeadPhantomDefaultSpacing[2]};
-    const std::array<int, 3> vox{int(std::lround(ext_m[0] / h)), int(std::lround(ext_m[1] / h)),
-                                 int(std::lround(ext_m[2] / h))};
-    std::vector<std::uint8_t> label8(std::size_t(vox[0]) * vox[1] * vox[2]);
-    const int ext[6] = {0, vox[0] - 1, 0, vox[1] - 1, 0, vox[2] - 1};
-    head_phantom_fill(HeadPhantomGeometry{}, kHeadPhantomDefaultOrigin, {h, h, h}, ext, label8.data());
+    std::array<int, 3> vox{};
+    const std::vector<std::uint16_t> labels = head_phantom_image(h, vox);
     const double t_phantom = since(t0);
     t0 = clk::now();
     const VoxelDomain d = make_voxel_domain(vox, {h, h, h}, kHeadPhantomDefaultOrigin, VoxelDomainOptions{});
-    std::vector<std::int64_t> values, counts(256, 0);
-    for (std::uint8_t l : label8) ++counts[l];
-    std::vector<std::int64_t> present_counts;
-    for (int l = 0; l < 256; ++l)
-      if (counts[l]) { values.push_back(l); present_counts.push_back(counts[l]); }
-    const LabelProperties props = head_phantom_tissue_table().lookup(values, f, &present_counts);
+    const LabelProperties props = head_phantom_tissue_table().lookup_image(labels, f);
     FdtdSetup setup;
-    setup.grid = d.grid();
     setup.courant_factor = d.options.courant_factor;
     setup.boundaries = d.boundaries();
-    setup.material_mode = MaterialMode::indexed;
-    setup.materials.push_back(Material::vacuum());
-    std::vector<std::uint16_t> to_material(256, 0);
-    std::vector<double> mat_density{0.0};
-    for (std::size_t q = 0; q < props.labels.size(); ++q) {
-      setup.materials.push_back(Material::isotropic(props.names[q], props.dielectric[q].eps_r, props.dielectric[q].sigma));
-      mat_density.push_back(props.density[q]);
-      to_material[std::size_t(props.labels[q])] = std::uint16_t(q + 1);
-    }
-    setup.material_index.assign(std::size_t(d.total_cells()), 0);
+    d.set_label_materials(setup, labels, props);
     HarmonicOptions o;
     o.frequencies = {f};
     o.far_field = true;
     o.averaged_sar = true;
     o.backend = Backend::cuda;
-    o.density.assign(std::size_t(d.total_cells()), 0.0f);
-    for (std::int64_t v = 0; v < d.voxel_count(); ++v) {
-      const std::size_t t = std::size_t(d.total_index(v));
-      setup.material_index[t] = to_material[label8[std::size_t(v)]];
-      const float rho = float(mat_density[setup.material_index[t]]);
-      o.density[t] = is_tissue_density(rho) ? rho : 0.0f;
-    }
+    o.density = d.tissue_density(labels, props);
     const double t_model = since(t0);
     // ---- the solve ---------------------------------------------------------------------------
     t0 = clk::now();

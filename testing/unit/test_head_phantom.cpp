@@ -89,3 +89,32 @@ TEST(HeadPhantom, BadGridThrows) {
   g.scale = 0;
   EXPECT_THROW(head_phantom_fill(g, {0, 0, 0}, {1e-3, 1e-3, 1e-3}, e, dummy), Error);
 }
+
+TEST(HeadPhantom, ImageAtACubicCellSizeAndItsTissueLookup) {
+  // 8 mm: the default box (281.6 x 281.6 x 179.2 mm) in 35 x 35 x 22 cells; the labels are those of
+  // head_phantom_fill at that spacing, and lookup_image counts them.
+  std::array<int, 3> cells{};
+  const std::vector<std::uint16_t> img = head_phantom_image(8e-3, cells);
+  EXPECT_EQ(cells, (std::array<int, 3>{35, 35, 22}));
+  ASSERT_EQ(img.size(), std::size_t(35) * 35 * 22);
+  std::vector<std::uint8_t> ref(img.size());
+  const int e[6] = {0, 34, 0, 34, 0, 21};
+  head_phantom_fill(HeadPhantomGeometry{}, kHeadPhantomDefaultOrigin, {8e-3, 8e-3, 8e-3}, e, ref.data());
+  for (std::size_t q = 0; q < img.size(); ++q) ASSERT_EQ(img[q], ref[q]) << q;
+  const LabelProperties p = head_phantom_tissue_table().lookup_image(img, 900e6);
+  std::map<int, long> count;
+  for (auto l : img) ++count[l];
+  ASSERT_EQ(p.labels.size(), count.size());
+  for (std::size_t q = 0; q < p.labels.size(); ++q) EXPECT_GT(count[int(p.labels[q])], 0);
+  // A label the table does not have is named with its voxel count.
+  std::vector<std::uint16_t> bad = img;
+  bad[0] = 250;
+  bad[1] = 250;
+  try {
+    head_phantom_tissue_table().lookup_image(bad, 900e6);
+    ADD_FAILURE() << "label 250 was accepted";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("250"), std::string::npos) << err.what();
+  }
+  EXPECT_THROW(head_phantom_image(0.0, cells), Error);
+}

@@ -301,4 +301,15 @@ TissueTable head_phantom_tissue_table() {
   return t;
 }
 
+std::vector<std::uint16_t> head_phantom_image(double cell, std::array<int, 3>& cells) {
+  if (!std::isfinite(cell) || cell <= 0) fail("head phantom image: cell size ", cell, " m must be finite and > 0");
+  for (int a = 0; a < 3; ++a)
+    cells[std::size_t(a)] = std::max(1, int(std::lround(kHeadPhantomDefaultCells[std::size_t(a)] *
+                                                        kHeadPhantomDefaultSpacing[std::size_t(a)] / cell)));
+  std::vector<std::uint8_t> label8(std::size_t(cells[0]) * std::size_t(cells[1]) * std::size_t(cells[2]));
+  const int ext[6] = {0, cells[0] - 1, 0, cells[1] - 1, 0, cells[2] - 1};
+  head_phantom_fill(HeadPhantomGeometry{}, kHeadPhantomDefaultOrigin, {cell, cell, cell}, ext, label8.data());
+  return std::vector<std::uint16_t>(label8.begin(), label8.end());
+}
+
 }  // namespace vem

@@ -316,6 +316,17 @@ int TissueTable::merge_csv_file(const std::string& path) {
   return merge_csv(ss.str(), path);
 }
 
+LabelProperties TissueTable::lookup_image(const std::vector<std::uint16_t>& image, double f) const {
+  std::vector<std::int64_t> counts(65536, 0), labels, present;
+  for (std::uint16_t l : image) ++counts[l];
+  for (int l = 0; l < 65536; ++l)
+    if (counts[std::size_t(l)]) {
+      labels.push_back(l);
+      present.push_back(counts[std::size_t(l)]);
+    }
+  return lookup(labels, f, &present);
+}
+
 LabelProperties TissueTable::lookup(const std::vector<std::int64_t>& labels, double f,
                                     const std::vector<std::int64_t>* counts) const {
   validate_frequency(f);

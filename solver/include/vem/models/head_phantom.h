@@ -25,6 +25,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "vem/models/tissue_properties.h"
 
@@ -85,6 +86,12 @@ std::uint8_t head_phantom_label(const HeadPhantomGeometry& g, double x, double y
 void head_phantom_fill(const HeadPhantomGeometry& g, const std::array<double, 3>& origin,
                        const std::array<double, 3>& spacing, const int cell_extent[6],
                        std::uint8_t* out);
+
+// The default phantom box (kHeadPhantomDefaultCells x kHeadPhantomDefaultSpacing from
+// kHeadPhantomDefaultOrigin) voxelized at cubic cells of side `cell` (m, > 0): the cells per axis
+// in `cells` (the box's extent / cell, rounded), labels i fastest, 16-bit as the FDTD voxel domain
+// takes them. The drivers and benchmarks that run the phantom at several resolutions use it.
+std::vector<std::uint16_t> head_phantom_image(double cell, std::array<int, 3>& cells);
 
 // Tissue table of the phantom's labels: Gabriel (1996) models and IT'IS densities.
 TissueTable head_phantom_tissue_table();

@@ -108,6 +108,8 @@ class TissueTable {
   // labels the table has.
   LabelProperties lookup(const std::vector<std::int64_t>& labels, double frequency_hz,
                          const std::vector<std::int64_t>* counts = nullptr) const;
+  // lookup() of the labels present in a label image (any order), with their voxel counts.
+  LabelProperties lookup_image(const std::vector<std::uint16_t>& image, double frequency_hz) const;
 
  private:
   std::vector<TissueEntry> entries_;
