@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mie_rcs_error.h"
 #include "spectrum_util.h"
 #include "test_support.h"
 #include "threads_util.h"
@@ -23,13 +24,7 @@ using namespace vem;
 
 namespace {
 
-struct RcsError {
-  double worst_db = 0, worst_deg = 0;
-  char plane = 'E';
-  int compared = 0;
-  double rms_db = 0;
-  double csca_ratio = 0;
-};
+using vem_test::RcsError;
 
 std::string str(double v) {
   char b[32];
@@ -99,23 +94,9 @@ RcsError fdtd_lossy_sphere(bool smoothed) {
   const double e0 = pw.amplitude * std::abs(vem_test::dtft(wv, 0, steps, op.dt(), op.dt(), f));
   const NearToFarTransform nf(s.grid, f, e, h, nb, {0.0, 0.0, 0.0});
   const MieSphere mie(a, f, eps);
-  RcsError r;
-  double mx[2] = {0, 0};
-  for (int t = 0; t <= 180; t += 10) {
-    mx[0] = std::max(mx[0], mie.rcs_e_plane(t * kPi / 180));
-    mx[1] = std::max(mx[1], mie.rcs_h_plane(t * kPi / 180));
-  }
-  for (int p = 0; p < 2; ++p)
-    for (int t = 0; t <= 180; t += 10) {
-      const double th = t * kPi / 180, rm = p == 0 ? mie.rcs_e_plane(th) : mie.rcs_h_plane(th);
-      if (rm < 0.01 * mx[p]) continue;
-      const double db = std::fabs(10 * std::log10(nf.rcs(th, p == 0 ? 0.0 : 0.5 * kPi, e0) / rm));
-      ++r.compared;
-      r.rms_db += db * db;
-      if (db > r.worst_db) { r.worst_db = db; r.worst_deg = t; r.plane = p == 0 ? 'E' : 'H'; }
-    }
-  r.rms_db = std::sqrt(r.rms_db / std::max(1, r.compared));
-  r.csca_ratio = nf.scattering_cross_section(16, 32, e0) / mie.sigma_sca();
+  const RcsError r = vem_test::rcs_error(
+      [&](double th, int p) { return nf.rcs(th, p == 0 ? 0.0 : 0.5 * kPi, e0); }, mie,
+      nf.scattering_cross_section(16, 32, e0), 20.0, 10);
   std::printf("  FDTD CPU lossy sphere %s: worst %.3f dB (%c plane %g deg, %d angles), rms %.3f dB, C_sca ratio %.4f\n",
               smoothed ? "smoothed" : "staircase", r.worst_db, r.plane, r.worst_deg, r.compared, r.rms_db, r.csca_ratio);
   return r;

@@ -49,6 +49,7 @@
 #include <vector>
 
 #include "fdfd_test_problems.h"
+#include "mie_rcs_error.h"
 #include "test_support.h"
 #include "vem/core/subpixel_smoothing.h"
 #include "vem/fdfd/fdfd_solver.h"
@@ -71,42 +72,8 @@ const char* model_name(Model m) {
                                 : "labels";
 }
 
-struct RcsError {
-  double worst_db = 0, worst_deg = 0;
-  char plane = 'E';
-  int compared = 0;
-  double rms_db = 0;  // rms of the dB error over the compared angles
-  double csca_ratio = 0;
-};
-
-// Worst dB error within `window_db` of each plane's Mie maximum, 2-degree steps.
-template <class Rcs>
-RcsError rcs_error(const Rcs& rcs_e_h, const MieSphere& mie, double csca, double window_db = 20.0) {
-  RcsError r;
-  double mx[2] = {0, 0};
-  for (int t = 0; t <= 180; t += 2) {
-    mx[0] = std::max(mx[0], mie.rcs_e_plane(t * kPi / 180));
-    mx[1] = std::max(mx[1], mie.rcs_h_plane(t * kPi / 180));
-  }
-  for (int t = 0; t <= 180; t += 2) {
-    const double th = t * kPi / 180;
-    const double ref[2] = {mie.rcs_e_plane(th), mie.rcs_h_plane(th)};
-    for (int p = 0; p < 2; ++p) {
-      if (ref[p] < mx[p] * std::pow(10.0, -window_db / 10)) continue;
-      ++r.compared;
-      const double db = std::fabs(10 * std::log10(rcs_e_h(th, p) / ref[p]));
-      r.rms_db += db * db;
-      if (db > r.worst_db) {
-        r.worst_db = db;
-        r.worst_deg = t;
-        r.plane = p == 0 ? 'E' : 'H';
-      }
-    }
-  }
-  r.rms_db = std::sqrt(r.rms_db / std::max(1, r.compared));
-  r.csca_ratio = csca / mie.sigma_sca();
-  return r;
-}
+using vem_test::RcsError;
+using vem_test::rcs_error;
 
 // The sphere problem at cell h with an FDFD SC-PML of `pml` cells, in the given material model.
 FdfdProblem sphere_problem(double h, int pml, Model m, SubpixelStats* stats = nullptr, double f = kF) {

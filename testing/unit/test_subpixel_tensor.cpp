@@ -26,6 +26,7 @@
 #include <string>
 #include <vector>
 
+#include "mie_rcs_error.h"
 #include "test_support.h"
 #include "vem/core/error.h"
 #include "vem/core/subpixel_smoothing.h"
@@ -43,16 +44,7 @@ namespace {
 
 constexpr double kF = 1e9, kA = 0.072, kEpsIn = 4.0, kInner = 0.32;
 
-struct RcsError {
-  double worst_db = 0, worst_deg = 0;
-  char plane = 'E';
-  int compared = 0;
-  double rms_db = 0;
-  double csca_ratio = 0;
-  double seconds = 0;
-  int steps = 0;
-  bool converged = false;
-};
+using vem_test::RcsError;
 
 std::string str(double v) {
   char b[32];
@@ -90,38 +82,20 @@ RcsError fdtd_sphere(double d, bool full, Backend backend, Scheme scheme = Schem
   o.far_field_step_deg = 2.0;
   o.backend = backend;
   const HarmonicResult res = run_fdtd_harmonic(s, o);
-  RcsError r;
   EXPECT_EQ(res.frequencies.size(), 1u);
-  if (res.frequencies.empty()) return r;
+  if (res.frequencies.empty()) return RcsError{};
   const HarmonicFrequencyResult& fr = res.frequencies[0];
   EXPECT_TRUE(fr.has_far_field);
   EXPECT_EQ(fr.far_field.size(), 91u);
-  if (fr.far_field.size() != 91u) return r;
+  if (fr.far_field.size() != 91u) return RcsError{};
   const MieSphere mie(kA, kF, kEpsIn);
-  double mx[2] = {0, 0};
-  for (int t = 0; t <= 180; t += 2) {
-    mx[0] = std::max(mx[0], mie.rcs_e_plane(t * kPi / 180));
-    mx[1] = std::max(mx[1], mie.rcs_h_plane(t * kPi / 180));
-  }
-  for (int t = 0; t <= 180; t += 2) {
-    const double th = t * kPi / 180;
-    const double ref[2] = {mie.rcs_e_plane(th), mie.rcs_h_plane(th)};
-    const FarFieldRow& row = fr.far_field[std::size_t(t / 2)];
-    const double got[2] = {row.e_plane, row.h_plane};
-    for (int p = 0; p < 2; ++p) {
-      if (ref[p] < mx[p] * 0.01) continue;
-      ++r.compared;
-      const double db = std::fabs(10 * std::log10(got[p] / ref[p]));
-      r.rms_db += db * db;
-      if (db > r.worst_db) {
-        r.worst_db = db;
-        r.worst_deg = t;
-        r.plane = p == 0 ? 'E' : 'H';
-      }
-    }
-  }
-  r.rms_db = std::sqrt(r.rms_db / std::max(1, r.compared));
-  r.csca_ratio = fr.scattering_cross_section / mie.sigma_sca();
+  // The near-to-far table: one row every 2 deg, 0..180.
+  RcsError r = vem_test::rcs_error(
+      [&](double th, int p) {
+        const FarFieldRow& row = fr.far_field[std::size_t(std::lround(th * 180 / kPi) / 2)];
+        return p == 0 ? row.e_plane : row.h_plane;
+      },
+      mie, fr.scattering_cross_section);
   r.seconds = res.seconds;
   r.steps = int(res.steps);
   r.converged = res.converged;
