@@ -99,31 +99,29 @@ void FdtdEngine::exchange_halo(bool electric) {
     fail("the boundaries have subdomain faces but no HaloExchange was set on the engine "
          "(FdtdEngine::set_halo_exchange)");
   auto plane_size = [&](int a) { return std::size_t(n[(a + 1) % 3] + 1) * (n[(a + 2) % 3] + 1); };
-  auto comp = [&](int a, int q) { return Component((electric ? 0 : 3) + (a + 1 + q) % 3); };
+  auto comp = [&](int a, int q) { return Component(halo_component(electric, a, q)); };
   std::vector<HaloPlane> out;
   for (int f = 0; f < 6; ++f) {
-    if (bc.face[f] != BoundaryType::subdomain) continue;
-    const int a = f / 2, side = f % 2;
-    // H goes up through high faces (plane N-1), E goes down through low faces (plane 0).
-    if (electric ? side != 0 : side != 1) continue;
+    if (bc.face[f] != BoundaryType::subdomain || !halo_face_sends(f, electric)) continue;
+    const int a = f / 2;
     HaloPlane p;
     p.face = f;
     p.values.resize(2 * plane_size(a));
-    const int index = electric ? 0 : n[a] - 1;
+    const int index = halo_send_plane(electric, n[a]);
     for (int q = 0; q < 2; ++q) read_plane(comp(a, q), a, index, p.values.data() + q * plane_size(a));
     out.push_back(std::move(p));
   }
   for (const HaloPlane& p : halo_->exchange(electric, std::move(out))) {
     if (p.face < 0 || p.face > 5 || bc.face[p.face] != BoundaryType::subdomain)
       fail("halo exchange returned a plane for face ", p.face, ", which is not a subdomain face");
-    const int a = p.face / 2, side = p.face % 2;
-    if (electric ? side != 1 : side != 0)
+    const int a = p.face / 2;
+    if (halo_face_sends(p.face, electric))
       fail("halo exchange returned a ", electric ? "E" : "H", " plane for face ", face_name(p.face),
            ", which does not receive one");
     if (p.values.size() != 2 * plane_size(a))
       fail("halo plane for face ", face_name(p.face), " has ", p.values.size(), " values, expected ",
            2 * plane_size(a));
-    const int index = electric ? n[a] : -1;  // E plane N, or the H ghost plane below 0
+    const int index = halo_receive_plane(electric, n[a]);
     for (int q = 0; q < 2; ++q) write_plane(comp(a, q), a, index, p.values.data() + q * plane_size(a));
   }
 }

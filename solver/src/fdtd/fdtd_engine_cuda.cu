@@ -82,16 +82,16 @@ using cuda_kernels::GlobalTable;
 using cuda_kernels::in;
 using cuda_kernels::pdl_begin;
 
-// Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
-// Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
-// registers (chunk 1: one thread per sample).
 // The box of samples a bulk launch covers (inclusive, node indices): the whole grid, or, while a
 // halo exchange overlaps the update, the interior or one of the slabs beside the receiving faces
-// (FdtdEngineCuda::halo_boxes). Thread (0,0,0) of the launch is sample w.lo.
+// (FdtdEngineCuda::halo_setup). Thread (0,0,0) of the launch is sample w.lo.
 struct Window {
   int lo[3], hi[3];
 };
 
+// Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
+// Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
+// registers (chunk 1: one thread per sample).
 template <class Coef>
 __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src, Window w) {
   pdl_begin();
@@ -868,13 +868,11 @@ class FdtdEngineCuda final : public FdtdEngine {
     int nsend[2] = {}, nrecv[2] = {};
     std::size_t offset[2][6] = {};  // [electric][slot]: the plane's first value in dev / host
     std::size_t plane[3] = {};      // values of one component's plane normal to each axis
-    std::size_t total = 0;
     DeviceArray<float> dev;
     float* host = nullptr;          // page-locked mirror of dev (host staging only)
     cudaStream_t copy = nullptr;
     cudaEvent_t packed = nullptr, staged = nullptr, arrived = nullptr;
     std::vector<HaloBuffer> send[2], recv[2];  // [electric]
-    Window full[2]{};               // [electric]: the whole update box
     std::vector<Window> interior[2], border[2];  // [electric]: interior box and border slabs
     int pending = -1;               // the half step whose exchange is started but not finished
     bool probe_on_received = false; // a probe samples a received E plane (no deferred finish)
@@ -888,6 +886,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   void halo_setup();
   void halo_start(bool electric);
   void halo_finish(bool electric);
+  void halo_copy_planes(bool electric, bool pack);
   template <class Coef> void run_steps(const Coef& coef, int n);
   void push_point_updates(bool electric, int step);
 
@@ -1625,8 +1624,7 @@ void FdtdEngineCuda::halo_setup() {
     for (int pass = 0; pass < 2; ++pass)
       for (int f = 0; f < 6; ++f) {
         if (bc.face[f] != BoundaryType::subdomain) continue;
-        const bool sends = (f % 2 == 1) == (e == 0);
-        if (sends != (pass == 0)) continue;
+        if (halo_face_sends(f, e == 1) != (pass == 0)) continue;
         hs_.faces[e][slot] = f;
         hs_.offset[e][slot] = total;
         total += 2 * hs_.plane[f / 2];
@@ -1634,7 +1632,6 @@ void FdtdEngineCuda::halo_setup() {
         ++slot;
       }
   }
-  hs_.total = total;
   hs_.dev.allocate(total, "halo plane buffers");
   if (!hs_.device) VEM_CUDA_CHECK(cudaMallocHost(&hs_.host, total * sizeof(float)));
   float* base = hs_.device ? hs_.dev.ptr : hs_.host;
@@ -1662,7 +1659,8 @@ void FdtdEngineCuda::halo_setup() {
       if (bc.face[f] != BoundaryType::subdomain) continue;
       const int a = f / 2;
       const bool low = f % 2 == 0;
-      if (low != (e == 1)) continue;  // E reads the H planes arriving at low faces; H the E at high
+      // The E update reads the planes received after H; the H update those received after E.
+      if (halo_face_sends(f, e == 0)) continue;
       Window slab = rest;
       if (low) {
         slab.hi[a] = std::min(rest.hi[a], rest.lo[a] + 1);
@@ -1688,19 +1686,8 @@ void FdtdEngineCuda::halo_setup() {
 
 void FdtdEngineCuda::halo_start(bool electric) {
   const int e = electric ? 1 : 0;
-  const int n[3] = {g_.nx, g_.ny, g_.nz};
   float* dev = hs_.dev.ptr;
-  for (int slot = 0; slot < hs_.nsend[e]; ++slot) {
-    const int f = hs_.faces[e][slot], a = f / 2;
-    const int b = (a + 1) % 3, d = (a + 2) % 3;
-    const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-    const int index = electric ? 0 : n[a] - 1;  // E goes down from plane 0, H up from plane N-1
-    for (int q = 0; q < 2; ++q) {
-      const int c = (electric ? 0 : 3) + (a + 1 + q) % 3;
-      plane_copy<<<pg, pb, 0, stream_>>>(F_.f[c], g_, a, index, dev + hs_.offset[e][slot] + q * hs_.plane[a], true);
-      VEM_CUDA_CHECK_LAUNCH("plane_copy (halo pack)");
-    }
-  }
+  halo_copy_planes(electric, true);
   VEM_CUDA_CHECK(cudaEventRecord(hs_.packed, stream_));
   VEM_CUDA_CHECK(cudaStreamWaitEvent(hs_.copy, hs_.packed, 0));
   if (hs_.device) {
@@ -1718,7 +1705,6 @@ void FdtdEngineCuda::halo_finish(bool electric) {
   const int e = electric ? 1 : 0;
   if (hs_.pending != e) fail("CUDA engine: halo exchange of ", electric ? "E" : "H", " finished without being started");
   hs_.pending = -1;
-  const int n[3] = {g_.nx, g_.ny, g_.nz};
   float* dev = hs_.dev.ptr;
   if (hs_.device) {
     halo_->finish_exchange();
@@ -1735,15 +1721,24 @@ void FdtdEngineCuda::halo_finish(bool electric) {
   }
   VEM_CUDA_CHECK(cudaEventRecord(hs_.arrived, hs_.copy));
   VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, hs_.arrived, 0));
-  for (int slot = hs_.nsend[e]; slot < hs_.nsend[e] + hs_.nrecv[e]; ++slot) {
+  halo_copy_planes(electric, false);
+}
+
+// The half step's planes between the fields and the device buffer, on the stream: the sending
+// faces' planes into it (pack) or the receiving faces' planes out of it (unpack).
+void FdtdEngineCuda::halo_copy_planes(bool electric, bool pack) {
+  const int e = electric ? 1 : 0;
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  const int first = pack ? 0 : hs_.nsend[e], last = pack ? hs_.nsend[e] : hs_.nsend[e] + hs_.nrecv[e];
+  for (int slot = first; slot < last; ++slot) {
     const int f = hs_.faces[e][slot], a = f / 2;
     const int b = (a + 1) % 3, d = (a + 2) % 3;
     const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-    const int index = electric ? n[a] : -1;  // E plane N, or the H ghost plane below 0
+    const int index = pack ? halo_send_plane(electric, n[a]) : halo_receive_plane(electric, n[a]);
     for (int q = 0; q < 2; ++q) {
-      const int c = (electric ? 0 : 3) + (a + 1 + q) % 3;
-      plane_copy<<<pg, pb, 0, stream_>>>(F_.f[c], g_, a, index, dev + hs_.offset[e][slot] + q * hs_.plane[a], false);
-      VEM_CUDA_CHECK_LAUNCH("plane_copy (halo unpack)");
+      plane_copy<<<pg, pb, 0, stream_>>>(F_.f[halo_component(electric, a, q)], g_, a, index,
+                                         hs_.dev.ptr + hs_.offset[e][slot] + q * hs_.plane[a], pack);
+      VEM_CUDA_CHECK_LAUNCH(pack ? "plane_copy (halo pack)" : "plane_copy (halo unpack)");
     }
   }
 }

@@ -18,6 +18,15 @@
 
 namespace vem {
 
+// The convention above, once: after the H update (electric false) a face sends when it is a high
+// face, after the E update when it is a low face; the other faces receive.
+inline bool halo_face_sends(int face, bool electric) { return (face % 2 == 1) != electric; }
+// Node plane (index along the face's axis, n cells) that a face sends from or receives into.
+inline int halo_send_plane(bool electric, int n) { return electric ? 0 : n - 1; }
+inline int halo_receive_plane(bool electric, int n) { return electric ? n : -1; }
+// The q-th (0, 1) component of a plane message through a face normal to `axis` (Component index).
+inline int halo_component(bool electric, int axis, int q) { return (electric ? 0 : 3) + (axis + 1 + q) % 3; }
+
 struct HaloPlane {
   int face = 0;               // the sending or receiving face of this engine (boundary.h numbering)
   std::vector<float> values;  // 2 (N_b+1)(N_c+1) values

@@ -90,7 +90,7 @@ void MpiHaloExchange::post(bool electric, const std::vector<HaloBuffer>& send, c
   if (!recv_.empty() || !send_.empty()) fail("MpiHaloExchange: an exchange was started while another is pending");
   // After H: receive through low faces; after E: through high faces (halo_exchange.h).
   for (const HaloBuffer& b : recv) {
-    if (b.face < 0 || b.face > 5 || neighbour_[b.face] < 0 || (b.face % 2 == 1) != electric)
+    if (b.face < 0 || b.face > 5 || neighbour_[b.face] < 0 || halo_face_sends(b.face, electric))
       fail("MpiHaloExchange: the engine receives a ", electric ? "E" : "H", " plane through face ", b.face,
            ", which has no neighbour rank or receives none");
     if (b.count != plane_values_[b.face])
@@ -139,7 +139,7 @@ std::vector<HaloPlane> MpiHaloExchange::exchange(bool electric, std::vector<Halo
   if (poll_error()) throw HaloAborted(error_rank_);
   std::vector<HaloPlane> incoming;
   for (int f = 0; f < 6; ++f) {
-    if (neighbour_[f] < 0 || (f % 2 == 1) != electric) continue;
+    if (neighbour_[f] < 0 || halo_face_sends(f, electric)) continue;
     HaloPlane p;
     p.face = f;
     p.values.resize(plane_values_[f]);

@@ -125,7 +125,7 @@ void MpiHaloExchange::nccl_start(bool electric, const std::vector<HaloBuffer>& s
     if (r != ncclSuccess) fail("NCCL halo exchange: ", what, ": ", nccl_text(r));
   };
   for (const HaloBuffer& b : recv)
-    if (b.face < 0 || b.face > 5 || neighbour_[b.face] < 0 || (b.face % 2 == 1) != electric ||
+    if (b.face < 0 || b.face > 5 || neighbour_[b.face] < 0 || halo_face_sends(b.face, electric) ||
         b.count != plane_values_[b.face])
       fail("MpiHaloExchange: bad receive plane for face ", b.face, " (", b.count, " values)");
   for (const HaloBuffer& b : send)
