@@ -511,15 +511,8 @@ std::vector<FarFieldRow> dipole_table(int axis, double step_deg, double accepted
 
 HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOptions& o) {
   using namespace harmonic_detail;
-  using clock = std::chrono::steady_clock;
-  const auto t_call = clock::now();
-  auto t_lap = t_call;
-  auto lap = [&t_lap]() {  // seconds since the previous lap
-    const auto now = clock::now();
-    const double s_ = std::chrono::duration<double>(now - t_lap).count();
-    t_lap = now;
-    return s_;
-  };
+  StageClock stages;
+  auto lap = [&stages]() { return stages.lap(); };  // seconds since the previous lap
   HarmonicTimings tm;
   const Plan plan = make_plan(setup_in, o);
   tm.plan = lap();
@@ -556,7 +549,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     box.lo = plan.tf_lo;
     box.hi = plan.tf_hi;
     tfsf = std::make_unique<TfsfSource>(*eng, plane_wave_of(plan, o), box);
-    tm.extensions_tfsf = std::chrono::duration<double>(clock::now() - t_lap).count();
+    tm.extensions_tfsf = stages.since_lap();
     res.tfsf_lo = plan.tf_lo;
     res.tfsf_hi = plan.tf_hi;
   }
@@ -604,6 +597,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
             std::max(1, o.progress_interval));
       },
       [&]() -> std::optional<double> {
+        using clock = StageClock::clock;
         const auto t_check = clock::now();
         struct AddCheck {  // adds the check's wall time to tm.checks however it returns
           clock::time_point t0;
@@ -628,7 +622,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
   finish(res, plan, o, st, ncell, engine_warning);
   tm.stepping = lap() - tm.checks;
   if (res.aborted) {
-    tm.total = std::chrono::duration<double>(clock::now() - t_call).count();
+    tm.total = stages.since_start();
     res.timings = tm;
     return res;
   }
@@ -683,14 +677,14 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
       for (int a = 0; a < 3; ++a) centre[a] = g.origin[a] + 0.5 * (nbox.lo[a] + nbox.hi[a]) * d[a];
       nf = std::make_unique<NearToFarTransform>(g, f, sample, nbox, centre);
     }
-    tm.far_field_transform += std::chrono::duration<double>(clock::now() - t_lap).count();
+    tm.far_field_transform += stages.since_lap();
     tm.far_field += lap();
     double accepted_unit = 0;
     // The raw E phasors, read once (the dipole's gap sample comes from them too).
     r.ex = raw(main, Component::Ex);
     r.ey = raw(main, Component::Ey);
     r.ez = raw(main, Component::Ez);
-    tm.phasors_read += std::chrono::duration<double>(clock::now() - t_lap).count();
+    tm.phasors_read += stages.since_lap();
     double scale = 1.0;  // plane wave: the run already has the requested amplitude
     if (dipole) {
       const std::vector<cf>& eg = axis == 0 ? r.ex : axis == 1 ? r.ey : r.ez;
@@ -768,7 +762,7 @@ HarmonicResult run_fdtd_harmonic(const FdtdSetup& setup_in, const HarmonicOption
     tm.far_field += lap();
     res.frequencies.push_back(std::move(r));
   }
-  tm.total = std::chrono::duration<double>(clock::now() - t_call).count();
+  tm.total = stages.since_start();
   res.timings = tm;
   return res;
 }

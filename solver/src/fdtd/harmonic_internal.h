@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <complex>
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,21 @@
 #include "vem/fdtd/fdtd_harmonic.h"
 
 namespace vem::harmonic_detail {
+
+// The stage clock of both steady-state runs (HarmonicTimings): lap() is the seconds since the
+// previous lap, since_lap() the same without starting a new one, since_start() the whole call.
+struct StageClock {
+  using clock = std::chrono::steady_clock;
+  clock::time_point start = clock::now(), last = start;
+  double lap() {
+    const auto now = clock::now();
+    const double s = std::chrono::duration<double>(now - last).count();
+    last = now;
+    return s;
+  }
+  double since_lap() const { return std::chrono::duration<double>(clock::now() - last).count(); }
+  double since_start() const { return std::chrono::duration<double>(clock::now() - start).count(); }
+};
 
 struct Plan {
   FdtdSetup setup;  // the caller's setup with the run's dt and the dipole's sources

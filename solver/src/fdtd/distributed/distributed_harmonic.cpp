@@ -3,7 +3,6 @@
 #include "vem/fdtd/distributed/distributed_harmonic.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -25,15 +24,8 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
   // engine (DistributedFdtd: operator, engine, halo), extensions, stepping (with the steady-state
   // checks), local_sar (E, |E|^2 and SAR over the pieces, the 1 g / 10 g averaging included: it
   // is one collective), far_field.
-  using clock = std::chrono::steady_clock;
-  const auto t_call = clock::now();
-  auto t_lap = t_call;
-  auto lap = [&]() {
-    const auto now = clock::now();
-    const double s = std::chrono::duration<double>(now - t_lap).count();
-    t_lap = now;
-    return s;
-  };
+  StageClock stages;
+  auto lap = [&stages]() { return stages.lap(); };
   HarmonicTimings tm;
   // The plan depends on the inputs only: every rank computes (or fails) the same way.
   const Plan plan = make_plan(setup_in, o, /*check_density=*/false);
@@ -145,7 +137,7 @@ DistributedHarmonicResult run_fdtd_harmonic_distributed(MPI_Comm comm, const Fdt
   tm.stepping = lap();
   finish(res, plan, o, st, ncell, std::string());
   auto stamp = [&]() {
-    tm.total = std::chrono::duration<double>(clock::now() - t_call).count();
+    tm.total = stages.since_start();
     res.timings = tm;
   };
   if (res.aborted) {

@@ -319,7 +319,7 @@ double whole_body_sar(const SarInput& in) {
 
 std::vector<AveragedSar> spatial_average_sar(const SarInput& in, const std::vector<double>& target_masses_kg,
                                              Backend backend) {
-  const auto t_enter = std::chrono::steady_clock::now();
+  [[maybe_unused]] const auto t_enter = std::chrono::steady_clock::now();
   check_input(in);
   for (double m : target_masses_kg)
     if (!(m > 0) || !std::isfinite(m))
