@@ -120,6 +120,7 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   double slab = 0, rec = 0;
   slab_fractions(op, &slab, &rec);
   const bool one = t.step == EngineTuning::Step::one_pass;
+  const bool folded = one && t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
   Row r;
   r.variant = name;
   r.mode = indexed ? "indexed" : "coefficient_array";
@@ -128,8 +129,9 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   r.steps = steps;
   r.seconds = secs[1];
   r.mcells = steps * double(op.grid().cell_count()) / r.seconds / 1e6;
-  r.bytes = (one ? (indexed ? 50.0 : 98.0) : (indexed ? 76.0 : 120.0)) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
-            (one ? (indexed ? 38.0 : 60.0) * rec : 0.0);
+  r.bytes = folded ? (indexed ? 50.0 : 98.0) + 32.0 * slab
+                   : (one ? (indexed ? 50.0 : 98.0) : (indexed ? 76.0 : 120.0)) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
+                         (one ? (indexed ? 38.0 : 60.0) * rec : 0.0);
   r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
   r.fraction = copy > 0 ? r.gbs / copy : 0;
   r.one_pass_steps = double(eng->one_pass_steps());
@@ -148,23 +150,29 @@ int run_rates(int argc, char** argv) {
   std::vector<Row> rows;
   for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
     const FdtdOperator op(make_setup(n, mode));
-    auto tun = [](ST s, int ty, int ch, EngineTuning::TablePlacement tp) {
+    using OC = EngineTuning::OnePassCpml;
+    auto tun = [](ST s, int ty, int ch, EngineTuning::TablePlacement tp, OC cp = OC::folded) {
       EngineTuning t;
       t.step = s;
       t.onepass_tile_y = ty;
       t.onepass_z_chunk = ch;
       t.table = tp;
+      t.onepass_cpml = cp;
       return t;
     };
     using TP = EngineTuning::TablePlacement;
+    // one_pass_slabs: the CPML by the slab kernels, E computed again (the step before the CPML
+    // was folded in); one_pass: the CPML folded into the pass.
     rows.push_back(time_variant(op, "two_pass", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
+    rows.push_back(time_variant(op, "one_pass_slabs", tun(ST::one_pass, 8, 64, TP::automatic, OC::slab_kernels), copy, 1.0));
     rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 64, TP::automatic), copy, 1.0));
     if (mode == MaterialMode::indexed) {
       rows.push_back(time_variant(op, "one_pass_global_table", tun(ST::one_pass, 8, 64, TP::global), copy, 1.0));
       rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 4, 64, TP::automatic), copy, 1.0));
       rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 16, 64, TP::automatic), copy, 1.0));
       rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 32, TP::automatic), copy, 1.0));
-      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 128, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 4, 32, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "default", EngineTuning{}, copy, 1.0));
       rows.push_back(time_variant(op, "two_pass_again", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
     }
   }

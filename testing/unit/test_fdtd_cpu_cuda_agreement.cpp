@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "test_support.h"
+#include "vem/fdtd/extensions/dft_monitor.h"
 #include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
@@ -355,12 +356,16 @@ TEST(CpuCudaAgreementOnePass, OnePassMatchesTwoPass) {
       const int n = steps(400);
       ASSERT_EQ(ref->run(n), n);
       EXPECT_EQ(ref->one_pass_steps(), 0);
-      const int variants[][2] = {{8, 64}, {4, 7}, {16, 1000}};
+      // Third value: 1 = the CPML by the slab kernels (E computed again), 0 = folded into the pass
+      // (here only the H corrections fold: the magnetic source and the periodic / PMC faces make E
+      // samples to compute again; CpuCudaAgreementOnePass.FoldedCpml covers the E ones).
+      const int variants[][3] = {{8, 64, 0}, {4, 7, 0}, {16, 1000, 0}, {8, 64, 1}, {4, 7, 1}};
       for (const auto& v : variants) {
         EngineTuning t = two;
         t.step = EngineTuning::Step::one_pass;
         t.onepass_tile_y = v[0];
         t.onepass_z_chunk = v[1];
+        t.onepass_cpml = v[2] ? EngineTuning::OnePassCpml::slab_kernels : EngineTuning::OnePassCpml::folded;
         auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
         ASSERT_EQ(eng->run(n / 2), n / 2);  // two runs: the arrays swap across run() calls too
         ASSERT_EQ(eng->run(n - n / 2), n - n / 2);
@@ -375,7 +380,8 @@ TEST(CpuCudaAgreementOnePass, OnePassMatchesTwoPass) {
           }
           const double e = rel_l2(fa, fb);
           std::cout << (pmc ? "pmc " : "") << (mode == MaterialMode::indexed ? "indexed" : "arrays") << " tile 32x"
-                    << v[0] << " chunk " << v[1] << " " << component_name(Component(ci)) << ": rel L2 " << e << ", "
+                    << v[0] << " chunk " << v[1] << (v[2] ? " slab kernels " : " folded ")
+                    << component_name(Component(ci)) << ": rel L2 " << e << ", "
                     << differ << " of " << fa.size() << " samples differ\n";
           EXPECT_GT(norm, 0.0);
           EXPECT_LE(e, 1e-6) << component_name(Component(ci));
@@ -384,4 +390,83 @@ TEST(CpuCudaAgreementOnePass, OnePassMatchesTwoPass) {
         for (std::size_t p = 0; p < pa.values.size(); ++p) EXPECT_LE(rel_l2(pa.values[p], pb.values[p]), 1e-6);
       }
     }
+}
+
+// The CPML folded into the one-pass step with nothing computed again (fused_step.cu): CPML on
+// every face (one axis with kappa and alpha), electric sources only, so both the H and the E
+// corrections run inside the pass, the H psi in two sets swapped per step. Against the two-pass
+// kernels: within 1e-6 relative L2 per component and probe (the samples that differ at all are
+// printed), indexed and arrays, several tiles / z chunks, runs split across run() calls, stream
+// launches and CUDA graphs (re-captured per chunk, so each graph holds its own array and psi
+// parity; odd chunk lengths on purpose), and a two-pass step in between (a DFT monitor attached
+// for some steps makes the engine step in two passes: the slab kernels must find the current
+// psi set).
+TEST(CpuCudaAgreementOnePass, FoldedCpml) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  setenv("VEM_CUDA_GRAPH_STRICT", "1", 1);
+  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+    FdtdSetup s = make_setup(mode, 77);
+    for (int f = 0; f < 6; ++f) s.boundaries.face[f] = BoundaryType::cpml;
+    s.sources.erase(std::remove_if(s.sources.begin(), s.sources.end(),
+                                   [](const PointSource& p) { return p.kind == PointSource::Kind::magnetic_current; }),
+                    s.sources.end());
+    s.sources.back().j = 3;  // the hard E source off the (no longer PEC) face, inside the y CPML
+    const FdtdOperator op(s);
+    EngineTuning two;
+    two.step = EngineTuning::Step::two_pass;
+    two.coefficients = coefficients_for(mode, 0, two.coefficients);
+    two.graph = EngineTuning::Graph::off;
+    const int n = steps(400);
+    auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
+    ASSERT_EQ(ref->run(n), n);
+    struct V { int ty, chunk; EngineTuning::Graph graph; int graph_chunk; bool two_pass_middle; const char* name; };
+    const V variants[] = {{8, 64, EngineTuning::Graph::off, 0, false, "32x8/64 stream"},
+                          {4, 7, EngineTuning::Graph::off, 0, false, "32x4/7 stream"},
+                          {16, 0, EngineTuning::Graph::on, 7, false, "32x16/auto graphs of 7"},
+                          {8, 0, EngineTuning::Graph::on, 32, true, "32x8/auto graphs of 32, two-pass middle"}};
+    for (const V& v : variants) {
+      EngineTuning t = two;
+      t.step = EngineTuning::Step::one_pass;
+      t.onepass_cpml = EngineTuning::OnePassCpml::folded;
+      t.onepass_tile_y = v.ty;
+      t.onepass_z_chunk = v.chunk;
+      t.graph = v.graph;
+      t.graph_chunk = v.graph_chunk;
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      int expected_one = n;
+      if (v.two_pass_middle) {
+        const int a = n / 3, b = n / 5;
+        ASSERT_EQ(eng->run(a), a);
+        {
+          // A DFT monitor (an extension, attached while it lives) for b steps: those steps run in
+          // two passes.
+          DftMonitor mon(*eng, {20e9}, {Component::Ez});
+          ASSERT_EQ(eng->run(b), b);
+        }
+        ASSERT_EQ(eng->run(n - a - b), n - a - b);
+        expected_one = n - b;
+      } else {
+        ASSERT_EQ(eng->run(n / 2 + 1), n / 2 + 1);
+        ASSERT_EQ(eng->run(n - n / 2 - 1), n - n / 2 - 1);
+      }
+      EXPECT_EQ(eng->one_pass_steps(), expected_one) << v.name;
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+        std::size_t differ = 0;
+        double norm = 0;
+        for (std::size_t i = 0; i < fa.size(); ++i) {
+          differ += fa[i] != fb[i];
+          norm += double(fb[i]) * fb[i];
+        }
+        const double e = rel_l2(fa, fb);
+        std::cout << (mode == MaterialMode::indexed ? "indexed " : "arrays ") << v.name << " "
+                  << component_name(Component(ci)) << ": rel L2 " << e << ", " << differ << " of " << fa.size()
+                  << " samples differ\n";
+        EXPECT_GT(norm, 0.0);
+        EXPECT_LE(e, 1e-6) << v.name << " " << component_name(Component(ci));
+      }
+      const auto pa = eng->probes(), pb = ref->probes();
+      for (std::size_t p = 0; p < pa.values.size(); ++p) EXPECT_LE(rel_l2(pa.values[p], pb.values[p]), 1e-6) << v.name;
+    }
+  }
 }

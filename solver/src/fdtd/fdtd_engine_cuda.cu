@@ -905,7 +905,14 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> coef_[12];
   struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
   AxisProfile profile_[3];
-  struct SlabState { int axis; SlabParams e, h; DeviceArray<float> psi_e[2], psi_h[2]; std::int64_t ne = 0, nh = 0; };
+  // psi_h_next: the second H psi set of a one-pass step with folded CPML (onepass::Slab).
+  struct SlabState {
+    int axis;
+    SlabParams e, h;
+    DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2];
+    std::int64_t ne = 0, nh = 0;
+  };
+  void swap_h_psi();
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
   // High-order schemes: resolve tables and terms on the device, the bulk kernels' block.
   bool high_order_ = false;
@@ -957,6 +964,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   onepass::Grid onepass_grid_{};
   onepass::Coefs onepass_coefs_{};
   std::vector<onepass::Box> onepass_boxes_;
+  onepass::CpmlSet onepass_cpml_h_, onepass_cpml_e_;  // folded slabs (count 0: slab kernels)
   int onepass_tile_y_ = 8, onepass_chunk_ = 64;
   std::int64_t one_pass_steps_ = 0;
   void setup_onepass(const EngineTuning& tuning);
@@ -1284,14 +1292,28 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
       tuning.onepass_tile_y != 16)
     fail("one-pass tile height ", tuning.onepass_tile_y, " is not 4, 8 or 16");
   if (tuning.onepass_z_chunk < 0) fail("one-pass z chunk ", tuning.onepass_z_chunk, " is invalid (>= 0)");
+  using OC = EngineTuning::OnePassCpml;
+  OC cpml = tuning.onepass_cpml;
+  if (cpml == OC::automatic) {
+    if (const char* v = std::getenv("VEM_ONEPASS_CPML")) {
+      const std::string e = v;
+      if (e == "folded") cpml = OC::folded;
+      else if (e == "slab_kernels") cpml = OC::slab_kernels;
+      else if (!e.empty()) fail("VEM_ONEPASS_CPML=", e, ": use folded or slab_kernels");
+    }
+  }
+  const bool fold = cpml != OC::slab_kernels;
   onepass_tile_y_ = tuning.onepass_tile_y ? tuning.onepass_tile_y : 8;
-  onepass_chunk_ = tuning.onepass_z_chunk ? tuning.onepass_z_chunk : 64;
   for (int c = 0; c < 6; ++c) {
     next_[c].allocate(size, "one-pass field arrays");
     next_[c].zero();
   }
   onepass_grid_ = onepass::grid_for(op);
-  onepass_boxes_ = onepass::recompute_boxes(op);
+  int sms = 0;
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+  onepass_chunk_ = tuning.onepass_z_chunk ? tuning.onepass_z_chunk
+                                          : onepass::automatic_z_chunk(onepass_grid_, onepass_tile_y_, sms);
+  onepass_boxes_ = onepass::recompute_boxes(op, fold);
   // Subdomain faces: the pass computes E on node plane 0 of a low face from the H ghost plane
   // before the neighbour's H plane has arrived; that plane is computed again after it is unpacked
   // (step_once), like the E samples next to corrected H.
@@ -1300,6 +1322,42 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     onepass::Box b{{0, 0, 0}, {g_.nx + 1, g_.ny + 1, g_.nz + 1}};
     b.d[a] = 1;
     onepass_boxes_.push_back(b);
+  }
+  // Folded CPML (onepass::CpmlSet): the slabs in the order of set_h_ / set_e_ (axis order). H psi
+  // gets a second set (the pass reads one and writes the other; swap_h_psi after each step). The
+  // E corrections fold only when no E sample is computed again after the pass (it would be
+  // corrected twice, from a psi updated once already).
+  onepass_cpml_h_ = {};
+  onepass_cpml_e_ = {};
+  if (fold) {
+    for (int electric = 0; electric < 2; ++electric) {
+      if (electric && !onepass_boxes_.empty()) break;
+      onepass::CpmlSet& cs = electric ? onepass_cpml_e_ : onepass_cpml_h_;
+      for (int a = 0; a < 3; ++a)
+        for (const auto& st : slabs_) {
+          if (st->axis != a || (electric ? st->ne : st->nh) == 0) continue;
+          if (cs.count == onepass::kMaxCpmlSlabs) fail("one-pass step: more than 6 CPML slabs");
+          const SlabParams& sp = electric ? st->e : st->h;
+          onepass::Slab& d = cs.s[cs.count++];
+          for (int x = 0; x < 3; ++x) { d.o[x] = sp.o[x]; d.d[x] = sp.d[x]; }
+          d.b = sp.b;
+          d.c = sp.c;
+          d.kinv = sp.kinv;
+          d.inv_d = sp.inv_d;
+          d.lagged = sp.lagged;
+          d.axis = a;
+          for (int q = 0; q < 2; ++q) {
+            d.psi_in[q] = sp.psi[q];
+            if (electric) {
+              d.psi_out[q] = sp.psi[q];
+            } else {
+              st->psi_h_next[q].allocate(std::size_t(st->nh), "CPML psi arrays (one-pass second set)");
+              st->psi_h_next[q].zero();
+              d.psi_out[q] = st->psi_h_next[q].ptr;
+            }
+          }
+        }
+    }
   }
   if (use_table_) {
     const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
@@ -1311,8 +1369,33 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     onepass_coefs_.kind = onepass::CoefKind::arrays;
     for (int q = 0; q < 12; ++q) onepass_coefs_.arr[q] = coef_[q].ptr;
   }
-  if (tuning.graph != EngineTuning::Graph::on) graph_.enabled = false;  // graphs would bake one parity in
   onepass_ = true;
+}
+
+// After a one-pass step with folded H corrections: psi^n (written into the second set) becomes
+// the current H psi everywhere the engine keeps the pointers (the slab kernels' sets for steps
+// in two passes, the pass's own set).
+void FdtdEngineCuda::swap_h_psi() {
+  for (const auto& st : slabs_) {
+    for (int q = 0; q < 2; ++q) {
+      float* const was = st->psi_h[q].ptr;
+      float* const now = st->psi_h_next[q].ptr;
+      if (!now) continue;
+      std::swap(st->psi_h[q].ptr, st->psi_h_next[q].ptr);
+      st->h.psi[q] = now;
+      SlabSet* sets[] = {&set_h_, &set_axis_h_[0], &set_axis_h_[1], &set_axis_h_[2]};
+      for (SlabSet* set : sets)
+        for (int p = 0; p < set->count; ++p)
+          if (set->s[p].psi[q] == was) set->s[p].psi[q] = now;
+    }
+  }
+  for (int p = 0; p < onepass_cpml_h_.count; ++p)
+    for (int q = 0; q < 2; ++q) {
+      onepass::Slab& d = onepass_cpml_h_.s[p];
+      float* const out = d.psi_out[q];
+      d.psi_out[q] = const_cast<float*>(d.psi_in[q]);
+      d.psi_in[q] = out;
+    }
 }
 
 void FdtdEngineCuda::push_point_updates(bool electric, int step) {
@@ -1470,19 +1553,24 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   // One pass (setup_onepass): H and E bulk from fields_ into next_, then the H corrections (they
   // read E^n in fields_), E again where H was corrected, the E corrections; swap at the end.
   // With subdomain faces the pass runs between the exchanges, which are then not overlapped.
-  const bool one = onepass_ && !has_extensions() && !fused_.s[0] && !graph_.enabled;
+  // Graphs record the pass too: every chunk is captured again (graph_stepping.cuh), so each
+  // capture holds the array parity of its own steps.
+  const bool one = onepass_ && !has_extensions() && !fused_.s[0];
+  const bool fold_h = one && onepass_cpml_h_.count > 0, fold_e = one && onepass_cpml_e_.count > 0;
   float* cur[6];
   float* nxt[6];
   if (one) {
     for (int c = 0; c < 6; ++c) { cur[c] = fields_[c].ptr; nxt[c] = next_[c].ptr; }
-    onepass::launch_bulk(onepass_grid_, onepass_coefs_, cur, nxt, onepass_tile_y_, onepass_chunk_, pdl_, stream_);
+    onepass::launch_bulk(onepass_grid_, onepass_coefs_, cur, nxt, onepass_tile_y_, onepass_chunk_,
+                         fold_h ? onepass_cpml_h_ : onepass::CpmlSet{}, fold_e ? onepass_cpml_e_ : onepass::CpmlSet{},
+                         pdl_, stream_);
     for (int c = 3; c < 6; ++c) F_.f[c] = nxt[c];
   }
 
   if (high_order_) {
     launch_ho<false>(coef);
   } else if (one) {
-    launch_cpml<false>(coef);
+    if (!fold_h) launch_cpml<false>(coef);
   } else if (hs_.ready && hs_.pending == 1) {
     // The E planes of the last step are still travelling: the H interior first.
     update_bulk(false, coef, true);
@@ -1513,9 +1601,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   if (high_order_) {
     launch_ho<true>(coef);
   } else if (one) {
-    onepass::launch_recompute_e(onepass_grid_, onepass_coefs_, cur, nxt, onepass_boxes_, pdl_, stream_);
+    if (!onepass_boxes_.empty())
+      onepass::launch_recompute_e(onepass_grid_, onepass_coefs_, cur, nxt, onepass_boxes_, pdl_, stream_);
     for (int c = 0; c < 3; ++c) F_.f[c] = nxt[c];
-    launch_cpml<true>(coef);
+    if (!fold_e) launch_cpml<true>(coef);
   } else if (hs_.ready) {
     update_bulk(true, coef, halo_overlap_);  // with the overlap: interior, H planes, border
     launch_cpml<true>(coef);
@@ -1542,6 +1631,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   if (one) {
     for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
+    if (fold_h) swap_h_psi();
     ++one_pass_steps_;
   }
   const int np = int(op_.probes().size());

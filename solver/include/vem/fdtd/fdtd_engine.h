@@ -164,9 +164,16 @@ struct EngineTuning {
   // (the agreement tests run both). Runs with extensions or a fused E source step in two passes;
   // with subdomain faces (a distributed piece) the pass runs between the halo exchanges. automatic: the measured default (fdtd_onepass_h100.md; VEM_FDTD_STEP=one_pass|
   // two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
-  // onepass_z_chunk: planes per block (0: 64).
+  // onepass_z_chunk: planes per block (0: 64, halved down to 4 while the grid would give fewer
+  // than 8 blocks per multiprocessor). onepass_cpml: the CPML corrections folded into the pass
+  // (folded: the H corrections always, the E ones when no E sample has to be computed again, i.e.
+  // no PMC / periodic faces, H point sources or subdomain faces) or left to the slab kernels with
+  // E computed again next to corrected H (slab_kernels); automatic: folded (measured,
+  // fdtd_onepass_h100.md); VEM_ONEPASS_CPML=folded|slab_kernels overrides it. Same fields bit
+  // for bit either way.
   enum class Step { automatic, two_pass, one_pass } step = Step::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
+  enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
   // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps
   // of a run recorded in CUDA graphs of graph_chunk steps (0: 32) and replayed, instead of one
   // stream launch per kernel; only runs without extensions, halo exchange or a fused source (and

@@ -12,6 +12,15 @@
 // Arithmetic: the expressions of update_h_bulk / update_e_bulk (fdtd_engine_cuda.cu), operand for
 // operand, so the same floats come out. Samples outside a component's update range keep their
 // value (copied into `next`). Offsets are 64-bit (grids beyond 2^31 layout samples).
+//
+// CPML folded into the pass (CpmlSet, fused_step.h): every H sample computed here, the worker's,
+// the halo warp's and the first plane's again, gets the corrections of the slabs that hold it
+// right after its bulk value (cpml_cell's expressions in fdtd_engine_cuda.cu, slabs in axis
+// order), so the E of the same pass reads corrected H and nothing is computed again. Only the
+// worker that owns a sample stores its psi (into the second psi array: the halo warps of the
+// neighbouring blocks still read the old one). The E corrections are applied before E is
+// stored, from the same H differences the E update used (own H, shared memory, the k-1
+// registers). Measured against the slab kernels in testing/benchmarks/results/fdtd_onepass_h100.md.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -49,13 +58,88 @@ using cuda_kernels::pdl_begin;
 
 constexpr int kHx = 1, kHy = 2, kHz = 4;
 
+__device__ __forceinline__ bool in_slab(const Slab& s, int i, int j, int k) {
+  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
+         k < s.o[2] + s.d[2];
+}
+
+__device__ __forceinline__ bool in_range(const Grid& g, int comp, int i, int j, int k) {
+  return in(i, g.lo[comp][0], g.hi[comp][0]) && in(j, g.lo[comp][1], g.hi[comp][1]) &&
+         in(k, g.lo[comp][2], g.hi[comp][2]);
+}
+
+// One slab's H corrections at (i, j, k) (cpml_cell<A, false>): component 3 + (A+1)%3 from
+// d_A E_{(A+2)%3} with sign +, component 3 + (A+2)%3 from d_A E_{(A+1)%3} with sign -.
+template <int A, int MASK, class Coef>
+__device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Grid& g, const Coef& coef, int i,
+                                       int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
+  const int x = A == 0 ? i : (A == 1 ? j : k);
+  const long long sa = A == 0 ? 1 : (A == 1 ? g.sy : g.sz);
+  const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+  const int key = coef.key(o);
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int comp = 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3);
+    const int src = q == 0 ? (A + 2) % 3 : (A + 1) % 3;
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    if (!(MASK & (1 << (comp - 3))) || !in_range(g, comp, i, j, k)) continue;
+    const float* S = F.f[src];
+    const float dF = (__ldg(S + o + sa) - __ldg(S + o)) * s.inv_d;
+    const float old = s.psi_in[q][t];
+    const float p = b * old + c * dF;
+    if (store) s.psi_out[q][t] = p;
+    float& h = comp == 3 ? hx : (comp == 4 ? hy : hz);
+    h += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
+  }
+}
+
+template <int MASK, class Coef>
+__device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const Grid& g, const Coef& coef, int i,
+                                       int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
+  for (int p = 0; p < cs.count; ++p) {
+    const Slab& s = cs.s[p];
+    if (!in_slab(s, i, j, k)) continue;
+    switch (s.axis) {
+      case 0: h_slab<0, MASK>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+      case 1: h_slab<1, MASK>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+      default: h_slab<2, MASK>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+    }
+  }
+}
+
+// The H differences an E sample reads (e_sample's operands), by axis: d[A][q] is the difference
+// along A of the source of correction q (cpml_cell<A, true>: component (A+2)%3 from d_A
+// H_{3+(A+1)%3} with sign +, component (A+1)%3 from d_A H_{3+(A+2)%3} with sign -).
+template <int A, class Coef>
+__device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef& coef, int i, int j, int k,
+                                       long long o, const float d0, const float d1, float& ex, float& ey,
+                                       float& ez) {
+  const int x = A == 0 ? i : (A == 1 ? j : k);
+  const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+  const int key = coef.key(o);
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+#pragma unroll
+  for (int q = 0; q < 2; ++q) {
+    const int comp = q == 0 ? (A + 2) % 3 : (A + 1) % 3;
+    const float sign = q == 0 ? 1.0f : -1.0f;
+    if (!in_range(g, comp, i, j, k)) continue;
+    const float dF = (q == 0 ? d0 : d1) * s.inv_d;
+    const float old = s.psi_in[q][t];
+    const float p = b * old + c * dF;
+    s.psi_out[q][t] = p;
+    float& e = comp == 0 ? ex : (comp == 1 ? ey : ez);
+    e += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
+  }
+}
+
 // H^{n+1/2} at sample (i, j, k), layout offset o, from E^n and H^{n-1/2} in A: the components in
 // MASK (update_h_bulk's expressions and range tests: x/y ranges, 0 <= k < nz for Hx and Hy,
 // 0 <= k <= nz for Hz; outside, the old value). Returns E^n at (i, j, k) in ex, ey, ez.
 template <int MASK, class Coef>
-__device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const Coef& coef, int i, int j, int k,
-                                         long long o, float& hx, float& hy, float& hz, float& ex, float& ey,
-                                         float& ez) {
+__device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
+                                         bool store_psi, int i, int j, int k, long long o, float& hx, float& hy,
+                                         float& hz, float& ex, float& ey, float& ez) {
   const float* __restrict__ Ex = A.f[0];
   const float* __restrict__ Ey = A.f[1];
   const float* __restrict__ Ez = A.f[2];
@@ -95,29 +179,43 @@ __device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const C
     else
       hz = h;
   }
+  if (ch.count > 0 && kin) h_cpml<MASK>(ch, A, g, coef, i, j, k, o, store_psi, hx, hy, hz);
 }
 
 // E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
 // hy at k-1 (hx_m, hy_m), Hz and Hx at j-1 (hz_jm, hx_jm), Hz and Hy at i-1 (hz_im, hy_im); update_e_bulk's
 // expressions and range tests. Writes the three components into B.
+// With E slabs in ce, their corrections before the store.
 template <class Coef>
-__device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const Coef& coef, int i, int j, int k,
-                                         long long o, float ex, float ey, float ez, float hx, float hy, float hz,
-                                         float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
+__device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
+                                         int j, int k, long long o, float ex, float ey, float ez, float hx, float hy,
+                                         float hz, float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
                                          float hy_im) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool ux = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
   const bool uy = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]);
   const bool uz = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]);
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  B.f[0][o] = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
-  B.f[1][o] = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
-  B.f[2][o] = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
+  float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
+  float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
+  float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
+  for (int p = 0; p < ce.count; ++p) {
+    const Slab& s = ce.s[p];
+    if (!in_slab(s, i, j, k)) continue;
+    switch (s.axis) {
+      case 0: e_slab<0>(s, g, coef, i, j, k, o, hy - hy_im, hz - hz_im, nx, ny, nz); break;
+      case 1: e_slab<1>(s, g, coef, i, j, k, o, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
+      default: e_slab<2>(s, g, coef, i, j, k, o, hx - hx_m, hy - hy_m, nx, ny, nz); break;
+    }
+  }
+  B.f[0][o] = nx;
+  B.f[1][o] = ny;
+  B.f[2][o] = nz;
 }
 
 template <int TY, class Coef>
 __global__ void __launch_bounds__(32 * (TY + 1))
-    onepass_bulk(Fields A, Fields B, Grid g, Coef coef, int chunk) {
+    onepass_bulk(Fields A, Fields B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce) {
   pdl_begin();
   // [buffer][row][column]: row 0 = j0-1, column 0 = i0-1.
   __shared__ float s_hx[2][TY + 1][33], s_hy[2][TY + 1][33], s_hz[2][TY + 1][33];
@@ -135,8 +233,8 @@ __global__ void __launch_bounds__(32 * (TY + 1))
   float hx_m = 0.0f, hy_m = 0.0f;
   if (own) {  // the own column's Hx, Hy at k0-1
     float unused_hz, unused_ex, unused_ey, unused_ez;
-    h_sample<kHx | kHy>(A, g, coef, i, j, k0 - 1, base + (long long)(k0 - 1) * g.sz, hx_m, hy_m, unused_hz,
-                        unused_ex, unused_ey, unused_ez);
+    h_sample<kHx | kHy>(A, g, coef, ch, false, i, j, k0 - 1, base + (long long)(k0 - 1) * g.sz, hx_m, hy_m,
+                        unused_hz, unused_ex, unused_ey, unused_ez);
   }
   int p = 0;
   for (int k = k0; k <= k1; ++k) {
@@ -144,7 +242,7 @@ __global__ void __launch_bounds__(32 * (TY + 1))
     float hx = 0.0f, hy = 0.0f, hz = 0.0f, ex = 0.0f, ey = 0.0f, ez = 0.0f;
     if (own) {
       const long long o = base + kz;
-      h_sample<kHx | kHy | kHz>(A, g, coef, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      h_sample<kHx | kHy | kHz>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       B.f[3][o] = hx;
       B.f[4][o] = hy;
       B.f[5][o] = hz;
@@ -154,19 +252,19 @@ __global__ void __launch_bounds__(32 * (TY + 1))
     } else if (r == 0) {
       float a, b, c, d0, d1, d2;
       if (yhalo) {
-        h_sample<kHx | kHz>(A, g, coef, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1, d2);
+        h_sample<kHx | kHz>(A, g, coef, ch, false, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1, d2);
         s_hx[p][0][tx + 1] = a;
         s_hz[p][0][tx + 1] = c;
       }
       if (xhalo) {
-        h_sample<kHy | kHz>(A, g, coef, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0, d1, d2);
+        h_sample<kHy | kHz>(A, g, coef, ch, false, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0, d1, d2);
         s_hy[p][tx + 1][0] = b;
         s_hz[p][tx + 1][0] = c;
       }
     }
     __syncthreads();
     if (own)
-      e_sample(B, g, coef, i, j, k, base + kz, ex, ey, ez, hx, hy, hz, hx_m, hy_m, s_hz[p][r - 1][tx + 1],
+      e_sample(B, g, coef, ce, i, j, k, base + kz, ex, ey, ez, hx, hy, hz, hx_m, hy_m, s_hz[p][r - 1][tx + 1],
                s_hx[p][r - 1][tx + 1], s_hz[p][r][tx], s_hy[p][r][tx]);
     hx_m = hx;
     hy_m = hy;
@@ -183,7 +281,7 @@ struct BoxSet {
 };
 
 template <class Coef>
-__global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set) {
+__global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set, CpmlSet none) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= set.begin[set.count]) return;
@@ -203,7 +301,7 @@ __global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set) {
   const float ex = __ldg(A.f[0] + o), ey = __ldg(A.f[1] + o), ez = __ldg(A.f[2] + o);
   // e_sample writes all three components; a component outside its range gets its E^n, which is
   // what the bulk pass wrote there.
-  e_sample(B, g, coef, i, j, k, o, ex, ey, ez, hx, hy, hz, Hx[o - g.sz], Hy[o - g.sz], Hz[o - g.sy],
+  e_sample(B, g, coef, none, i, j, k, o, ex, ey, ez, hx, hy, hz, Hx[o - g.sz], Hy[o - g.sz], Hz[o - g.sy],
            Hx[o - g.sy], Hz[o - 1], Hy[o - 1]);
 }
 
@@ -241,10 +339,11 @@ void with_coef(const Coefs& c, Fn&& fn) {
 }
 
 template <int TY, class Coef>
-void bulk_ty(const Grid& g, const Coef& coef, Fields A, Fields B, int chunk, bool pdl, cudaStream_t stream) {
+void bulk_ty(const Grid& g, const Coef& coef, Fields A, Fields B, int chunk, const CpmlSet& ch, const CpmlSet& ce,
+             bool pdl, cudaStream_t stream) {
   const dim3 grid(unsigned((g.nx + 1 + 31) / 32), unsigned((g.ny + 1 + TY - 1) / TY),
                   unsigned((g.nz + 1 + chunk - 1) / chunk));
-  launch(pdl, stream, onepass_bulk<TY, Coef>, grid, dim3(32, TY + 1), A, B, g, coef, chunk);
+  launch(pdl, stream, onepass_bulk<TY, Coef>, grid, dim3(32, TY + 1), A, B, g, coef, chunk, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
@@ -264,16 +363,23 @@ void release_constant_table(const void* owner) {
 }
 
 void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
-                 int z_chunk, bool pdl, cudaStream_t stream) {
+                 int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl, cudaStream_t stream) {
   const Fields A = fields(cur), B = fields(next);
   const int chunk = std::max(1, z_chunk);
   with_coef(c, [&](const auto& coef) {
     switch (tile_y) {
-      case 4: bulk_ty<4>(g, coef, A, B, chunk, pdl, stream); break;
-      case 16: bulk_ty<16>(g, coef, A, B, chunk, pdl, stream); break;
-      default: bulk_ty<8>(g, coef, A, B, chunk, pdl, stream); break;
+      case 4: bulk_ty<4>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+      case 16: bulk_ty<16>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+      default: bulk_ty<8>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
     }
   });
+}
+
+int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors) {
+  const long long columns = (long long)((g.nx + 1 + 31) / 32) * ((g.ny + 1 + tile_y - 1) / tile_y);
+  int chunk = 64;
+  while (chunk > 4 && columns * ((g.nz + 1 + chunk - 1) / chunk) < 8LL * multiprocessors) chunk /= 2;
+  return chunk;
 }
 
 void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
@@ -292,7 +398,8 @@ void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], floa
     if (total == 0) continue;
     with_coef(c, [&](const auto& coef) {
       using C = std::decay_t<decltype(coef)>;
-      launch(pdl, stream, recompute_e<C>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
+      launch(pdl, stream, recompute_e<C>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set,
+             CpmlSet{});
     });
     VEM_CUDA_CHECK_LAUNCH("onepass recompute_e");
   }
@@ -313,7 +420,7 @@ Grid grid_for(const FdtdOperator& op) {
   return g;
 }
 
-std::vector<Box> recompute_boxes(const FdtdOperator& op) {
+std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
   const YeeGrid& gr = op.grid();
   const int n[3] = {gr.nx, gr.ny, gr.nz};
   std::vector<Box> boxes;
@@ -328,6 +435,7 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op) {
   // H samples in a CPML slab's psi box are corrected; E at the same sample and one further along
   // each axis reads them.
   for (const CpmlSlab& s : op.cpml_slabs()) {
+    if (cpml_h_folded) break;
     const PsiBox h(s, false, n);
     if (h.size() == 0) continue;
     const int d[3] = {h.d[0] + 1, h.d[1] + 1, h.d[2] + 1};

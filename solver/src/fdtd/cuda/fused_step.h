@@ -2,9 +2,11 @@
 // update of step n+1/2 and the E update of step n+1 run in one kernel that reads E^n and H^{n-1/2}
 // from one set of arrays and writes H^{n+1/2} and E^{n+1} into a second set (ping-pong; the engine
 // swaps the two after the step): 50 bytes a sample and step with indexed materials against the
-// 76 of the two in-place kernels. The CPML corrections stay the engine's slab kernels; where an H
-// sample receives a correction after the pass (CPML slabs, H point sources, the H ghosts of PMC
-// and periodic faces), the E samples that read it are computed again from the corrected H
+// 76 of the two in-place kernels. The CPML corrections are either folded into the pass
+// (CpmlSet below: each H sample gets its slabs' corrections before any E reads it, each E sample
+// its own before it is stored) or left to the engine's slab kernels; where an H sample receives a
+// correction after the pass (CPML slabs when not folded, H point sources, the H ghosts of PMC and
+// periodic faces), the E samples that read it are computed again from the corrected H
 // (launch_recompute_e), so the fields are those of the two-pass step.
 // CUDA sources only.
 #pragma once
@@ -42,12 +44,37 @@ struct Box {
   int o[3], d[3];
 };
 
+// CPML slabs folded into the pass: one slab's psi box (PsiBox, fdtd_operator.h), its profile along
+// the axis (E- or H-type positions), its two psi arrays and the engine's flags (SlabParams in
+// fdtd_engine_cuda.cu). H slabs read psi^{n-1} from psi_in and write psi^n to psi_out (the engine
+// swaps them after the step): a block's halo warp computes H samples of its neighbours again,
+// with the neighbour's psi before the neighbour's update, as for the fields. E slabs are read and
+// written in place (psi_in == psi_out; an E sample is computed by its own thread only).
+struct Slab {
+  int o[3], d[3];
+  const float* b;
+  const float* c;
+  const float* kinv;
+  const float* psi_in[2];
+  float* psi_out[2];
+  float inv_d;
+  int lagged;
+  int axis;
+};
+constexpr int kMaxCpmlSlabs = 6;
+// Slabs in axis order x, y, z (the order of the engine's slab kernels: the same sums in the same
+// order where slabs overlap along the domain's edges). count 0: nothing folded.
+struct CpmlSet {
+  Slab s[kMaxCpmlSlabs];
+  int count = 0;
+};
+
 // The kernels' view of the operator's grid and update ranges.
 Grid grid_for(const FdtdOperator& op);
 // The E samples computed again after the H corrections (see above): each CPML slab's H psi box
-// grown by one sample along every axis, node planes 0 / n of PMC and periodic axes, and 2^3
-// samples at each H point source.
-std::vector<Box> recompute_boxes(const FdtdOperator& op);
+// grown by one sample along every axis (unless the H corrections are folded into the pass),
+// node planes 0 / n of PMC and periodic axes, and 2^3 samples at each H point source.
+std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded);
 
 // The constant-memory table of this translation unit (one per process, as the engine's own):
 // true when `owner` got it and `entries` x 12 floats were uploaded.
@@ -55,9 +82,13 @@ bool acquire_constant_table(const void* owner, const float* host_table, std::siz
 void release_constant_table(const void* owner);
 
 // H^{n+1/2} and E^{n+1} of every sample from cur (E^n, H^{n-1/2}) into next: blocks of 32 x tile_y
-// columns (tile_y 4, 8 or 16) marching over z_chunk planes. pdl: programmatic dependent launch.
+// columns (tile_y 4, 8 or 16) marching over z_chunk planes, with the CPML corrections of the slabs
+// in cpml_h / cpml_e (empty sets: none). pdl: programmatic dependent launch.
 void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
-                 int z_chunk, bool pdl, cudaStream_t stream);
+                 int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl, cudaStream_t stream);
+// The z chunk when none is asked for: 64 planes, halved (down to 4) while the launch would have
+// fewer than 8 blocks per multiprocessor (small grids: the pass needs blocks to hide latency).
+int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors);
 // E^{n+1} of the samples in `boxes` again, from E^n in cur and H^{n+1/2} in next (overlapping
 // boxes compute the same values).
 void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
