@@ -1357,6 +1357,8 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
             }
           }
         }
+      const int n[3] = {g_.nx, g_.ny, g_.nz};
+      onepass::finish_cpml_set(cs, n);
     }
   }
   if (use_table_) {

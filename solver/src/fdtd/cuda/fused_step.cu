@@ -94,9 +94,15 @@ __device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Gri
   }
 }
 
+__device__ __forceinline__ bool inner(const CpmlSet& cs, int i, int j, int k) {
+  return i >= cs.inner_lo[0] && i < cs.inner_hi[0] && j >= cs.inner_lo[1] && j < cs.inner_hi[1] &&
+         k >= cs.inner_lo[2] && k < cs.inner_hi[2];
+}
+
 template <int MASK, class Coef>
 __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
+  if (inner(cs, i, j, k)) return;
   for (int p = 0; p < cs.count; ++p) {
     const Slab& s = cs.s[p];
     if (!in_slab(s, i, j, k)) continue;
@@ -199,7 +205,7 @@ __device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const C
   float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
   float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
   float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
-  for (int p = 0; p < ce.count; ++p) {
+  for (int p = 0; p < ce.count && !inner(ce, i, j, k); ++p) {
     const Slab& s = ce.s[p];
     if (!in_slab(s, i, j, k)) continue;
     switch (s.axis) {
@@ -373,6 +379,25 @@ void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* cons
       default: bulk_ty<8>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
     }
   });
+}
+
+void finish_cpml_set(CpmlSet& cs, const int n[3]) {
+  for (int a = 0; a < 3; ++a) {
+    cs.inner_lo[a] = 0;
+    cs.inner_hi[a] = n[a] + 1;
+  }
+  for (int p = 0; p < cs.count; ++p) {
+    const Slab& s = cs.s[p];
+    const int a = s.axis;
+    if (s.o[a] == 0) {
+      cs.inner_lo[a] = std::max(cs.inner_lo[a], s.d[a]);
+    } else if (s.o[a] + s.d[a] >= n[a] + 1) {
+      cs.inner_hi[a] = std::min(cs.inner_hi[a], s.o[a]);
+    } else {
+      for (int b = 0; b < 3; ++b) cs.inner_lo[b] = cs.inner_hi[b] = 0;  // empty: test every sample
+      return;
+    }
+  }
 }
 
 int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors) {

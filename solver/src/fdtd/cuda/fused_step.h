@@ -64,10 +64,17 @@ struct Slab {
 constexpr int kMaxCpmlSlabs = 6;
 // Slabs in axis order x, y, z (the order of the engine's slab kernels: the same sums in the same
 // order where slabs overlap along the domain's edges). count 0: nothing folded.
+// inner_lo / inner_hi: a box that no slab meets (lo inclusive, hi exclusive; finish_cpml_set):
+// a sample inside it skips the slab tests (most samples of a large grid).
 struct CpmlSet {
   Slab s[kMaxCpmlSlabs];
   int count = 0;
+  int inner_lo[3] = {0, 0, 0}, inner_hi[3] = {0, 0, 0};
 };
+// Sets the inner box of `cs` for a grid of n[0] x n[1] x n[2] cells (samples 0..n): slabs on the
+// low face of their axis raise inner_lo, those on the high face lower inner_hi; a slab on no
+// face leaves the box empty (every sample tested).
+void finish_cpml_set(CpmlSet& cs, const int n[3]);
 
 // The kernels' view of the operator's grid and update ranges.
 Grid grid_for(const FdtdOperator& op);
