@@ -389,14 +389,12 @@ void finish_cpml_set(CpmlSet& cs, const int n[3]) {
   for (int p = 0; p < cs.count; ++p) {
     const Slab& s = cs.s[p];
     const int a = s.axis;
-    if (s.o[a] == 0) {
-      cs.inner_lo[a] = std::max(cs.inner_lo[a], s.d[a]);
-    } else if (s.o[a] + s.d[a] >= n[a] + 1) {
+    // A slab nearer the low face excludes everything below its end, one nearer the high face
+    // everything from its start (E and H boxes start / end a sample or two inside the faces).
+    if (s.o[a] < n[a] + 1 - (s.o[a] + s.d[a]))
+      cs.inner_lo[a] = std::max(cs.inner_lo[a], s.o[a] + s.d[a]);
+    else
       cs.inner_hi[a] = std::min(cs.inner_hi[a], s.o[a]);
-    } else {
-      for (int b = 0; b < 3; ++b) cs.inner_lo[b] = cs.inner_hi[b] = 0;  // empty: test every sample
-      return;
-    }
   }
 }
 

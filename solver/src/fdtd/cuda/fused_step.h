@@ -71,9 +71,9 @@ struct CpmlSet {
   int count = 0;
   int inner_lo[3] = {0, 0, 0}, inner_hi[3] = {0, 0, 0};
 };
-// Sets the inner box of `cs` for a grid of n[0] x n[1] x n[2] cells (samples 0..n): slabs on the
-// low face of their axis raise inner_lo, those on the high face lower inner_hi; a slab on no
-// face leaves the box empty (every sample tested).
+// Sets the inner box of `cs` for a grid of n[0] x n[1] x n[2] cells (samples 0..n): a slab nearer
+// the low face of its axis raises inner_lo to its end, one nearer the high face lowers inner_hi
+// to its start (each slab's box spans the whole grid across its axis: PsiBox).
 void finish_cpml_set(CpmlSet& cs, const int n[3]);
 
 // The kernels' view of the operator's grid and update ranges.
