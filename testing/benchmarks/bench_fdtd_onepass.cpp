@@ -165,15 +165,18 @@ int run_rates(int argc, char** argv) {
     // was folded in); one_pass: the CPML folded into the pass.
     rows.push_back(time_variant(op, "two_pass", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
     rows.push_back(time_variant(op, "one_pass_slabs", tun(ST::one_pass, 8, 64, TP::automatic, OC::slab_kernels), copy, 1.0));
-    rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 64, TP::automatic), copy, 1.0));
     if (mode == MaterialMode::indexed) {
-      rows.push_back(time_variant(op, "one_pass_global_table", tun(ST::one_pass, 8, 64, TP::global), copy, 1.0));
-      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 4, 64, TP::automatic), copy, 1.0));
-      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 16, 64, TP::automatic), copy, 1.0));
-      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, 32, TP::automatic), copy, 1.0));
-      rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 4, 32, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass_slabs", tun(ST::one_pass, 8, 16, TP::automatic, OC::slab_kernels), copy, 1.0));
+      for (const int ty : {8, 4, 16})
+        for (const int ch : {64, 32, 16, 8})
+          rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, ty, ch, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "one_pass_global_table", tun(ST::one_pass, 8, 16, TP::global), copy, 1.0));
       rows.push_back(time_variant(op, "default", EngineTuning{}, copy, 1.0));
       rows.push_back(time_variant(op, "two_pass_again", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
+    } else {
+      for (const int ch : {64, 16})
+        rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, ch, TP::automatic), copy, 1.0));
+      rows.push_back(time_variant(op, "default", EngineTuning{}, copy, 1.0));
     }
   }
   const std::string date = vem_bench::utc_date();
