@@ -9,7 +9,10 @@
 //       CPML slabs: 2 x 42 (indexed) / 2 x 48 (arrays) per slab sample (bench_fdtd);
 //       one pass only: E computed again where H was corrected (each slab's H psi box grown by one
 //       sample per axis; edge overlaps are computed twice, as counted): E read 12, written 12,
-//       H 12, index 2 (38) or coefficients 24 (60) per such sample.
+//       H 12, index 2 (38) or coefficients 24 (60) per such sample;
+//       one pass with the CPML folded in (the default, rows "one_pass"; "one_pass_slabs": the slab
+//       kernels): 50 / 98 + 32 per slab sample (two psi read and written for H and for E).
+//     `rates <out.json> <commit> <n> quick`: the folded one-pass rows at 16 planes only.
 //   bench_fdtd_onepass memory <out.json> [commit] [n...]
 //     Memory per cell of the CUDA engine (two-pass, indexed) from its allocations (cudaMemGetInfo
 //     before / after the engine) against our count from the layout, for the first n of the list
@@ -125,7 +128,7 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   r.variant = name;
   r.mode = indexed ? "indexed" : "coefficient_array";
   r.tile_y = one ? (t.onepass_tile_y ? t.onepass_tile_y : 8) : 0;
-  r.chunk = one ? (t.onepass_z_chunk ? t.onepass_z_chunk : 64) : 0;
+  r.chunk = one ? (t.onepass_z_chunk ? t.onepass_z_chunk : 16) : 0;
   r.steps = steps;
   r.seconds = secs[1];
   r.mcells = steps * double(op.grid().cell_count()) / r.seconds / 1e6;
@@ -144,6 +147,7 @@ int run_rates(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_onepass.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
   const int n = argc > 4 ? std::atoi(argv[4]) : 512;
+  const bool quick = argc > 5 && std::string(argv[5]) == "quick";  // the best rows only
   std::string device = "none";
   const double copy = vem_bench::copy_bandwidth_gbs(&device);
   using ST = EngineTuning::Step;
@@ -163,13 +167,20 @@ int run_rates(int argc, char** argv) {
     using TP = EngineTuning::TablePlacement;
     // one_pass_slabs: the CPML by the slab kernels, E computed again (the step before the CPML
     // was folded in); one_pass: the CPML folded into the pass.
+    if (quick) {
+      for (const int ty : {8, 16, 4})
+        rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, ty, 16, TP::automatic), copy, 1.0));
+      continue;
+    }
     rows.push_back(time_variant(op, "two_pass", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));
     rows.push_back(time_variant(op, "one_pass_slabs", tun(ST::one_pass, 8, 64, TP::automatic, OC::slab_kernels), copy, 1.0));
     if (mode == MaterialMode::indexed) {
       rows.push_back(time_variant(op, "one_pass_slabs", tun(ST::one_pass, 8, 16, TP::automatic, OC::slab_kernels), copy, 1.0));
       for (const int ty : {8, 4, 16})
-        for (const int ch : {64, 32, 16, 8})
+        for (const int ch : {64, 16})
           rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, ty, ch, TP::automatic), copy, 1.0));
+      for (const int ch : {32, 8})
+        rows.push_back(time_variant(op, "one_pass", tun(ST::one_pass, 8, ch, TP::automatic), copy, 1.0));
       rows.push_back(time_variant(op, "one_pass_global_table", tun(ST::one_pass, 8, 16, TP::global), copy, 1.0));
       rows.push_back(time_variant(op, "default", EngineTuning{}, copy, 1.0));
       rows.push_back(time_variant(op, "two_pass_again", tun(ST::two_pass, 0, 0, TP::automatic), copy, 1.0));

@@ -164,7 +164,7 @@ struct EngineTuning {
   // (the agreement tests run both). Runs with extensions or a fused E source step in two passes;
   // with subdomain faces (a distributed piece) the pass runs between the halo exchanges. automatic: the measured default (fdtd_onepass_h100.md; VEM_FDTD_STEP=one_pass|
   // two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
-  // onepass_z_chunk: planes per block (0: 64, halved down to 4 while the grid would give fewer
+  // onepass_z_chunk: planes per block (0: 16, halved down to 4 while the grid would give fewer
   // than 8 blocks per multiprocessor). onepass_cpml: the CPML corrections folded into the pass
   // (folded: the H corrections always, the E ones when no E sample has to be computed again, i.e.
   // no PMC / periodic faces, H point sources or subdomain faces) or left to the slab kernels with

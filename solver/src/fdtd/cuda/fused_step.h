@@ -93,8 +93,10 @@ void release_constant_table(const void* owner);
 // in cpml_h / cpml_e (empty sets: none). pdl: programmatic dependent launch.
 void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
                  int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl, cudaStream_t stream);
-// The z chunk when none is asked for: 64 planes, halved (down to 4) while the launch would have
-// fewer than 8 blocks per multiprocessor (small grids: the pass needs blocks to hide latency).
+// The z chunk when none is asked for: 16 planes (measured best with the CPML folded in: 64 / 32 /
+// 16 / 8 gave 27.7k / 29.1k / 29.5k / 29.3k Mcells/s at 512^3, fdtd_onepass_h100.md; the z slabs'
+// planes spread over more blocks), halved (down to 4) while the launch would have fewer than 8
+// blocks per multiprocessor.
 int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors);
 // E^{n+1} of the samples in `boxes` again, from E^n in cur and H^{n+1/2} in next (overlapping
 // boxes compute the same values).
