@@ -8,8 +8,12 @@
 // Byte count per cell-step (ideal: every array touched once per kernel, neighbours from cache):
 //   indexed:           E kernel: E read+write 24, H read 12, index 2  = 38; H kernel the same = 76
 //   coefficient_array: E kernel: 24 + 12 + 6 coefficients * 4 = 60;      H kernel the same = 120
+//                      (the CUDA engine stores arrays equal to another of their kind once and
+//                      reads them once: 4 B per stored array, coefficient_arrays_stored)
 //   CPML slab samples, per phase: psi read+write 16, field read+write 16, source field 8,
 //                      index 2 or coefficients 8: 42 (indexed) or 48 (arrays), both phases.
+//   one pass per step (CUDA, from 8 M cells; fused_step.h): E and H read 24, written 24, index 2
+//                      or the arrays; the CPML folded in: psi read+write 32 per slab sample.
 // Usage: bench_fdtd <out.json> [commit] [max_n] [cpu_max_n]
 //        bench_fdtd extensions <out.json> [options]   (overhead of TF/SF, DFT monitors, SAR; below)
 //        bench_fdtd profile [n] [scheme]
@@ -179,8 +183,13 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   std::sort(secs.begin(), secs.end());
   const double s = secs[secs.size() / 2];
   const bool indexed = op.material_mode() == MaterialMode::indexed;
-  const double bulk = indexed ? 76.0 : 120.0;
-  const double bpc = bulk + 2.0 * (indexed ? 42.0 : 48.0) * slab_fraction(op);
+  // One pass (the CUDA default from 8 M cells, with the CPML folded in) or two; the arrays the
+  // engine stores (equal ones once: coefficient_arrays_stored; the CPU engine reads all 12).
+  const bool one = eng->one_pass_steps() > 0;
+  const int stored = eng->coefficient_arrays_stored();
+  const double coef = indexed ? 2.0 : 4.0 * (stored > 0 ? stored : 12);
+  const double bulk = (one ? 48.0 : 72.0) + coef;
+  const double bpc = bulk + (one ? 32.0 : 2.0 * (indexed ? 42.0 : 48.0)) * slab_fraction(op);
   Result res;
   res.engine = backend_name(backend);
   res.mode = indexed ? "indexed" : "coefficient_array";

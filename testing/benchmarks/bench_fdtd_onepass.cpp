@@ -4,14 +4,16 @@
 //     blocks, one point source) stepped by the two-pass kernels and the one-pass kernel
 //     (EngineTuning::step) with its variants, indexed and coefficient arrays, in one run; copy
 //     bandwidth of the same run. Ideal bytes per cell-step (each array once per kernel):
-//       two-pass bulk 76 (indexed) / 120 (arrays); one-pass bulk 50 / 98 (E, H read 24, written
-//       24, index 2 or 12 coefficients 48);
+//       two-pass bulk 76 (indexed) / 72 + 4 per stored coefficient array (120 with 12 arrays);
+//       one-pass bulk 50 / 48 + 4 per stored array (E, H read 24, written 24, index 2 or the
+//       arrays: the engine stores arrays equal to another of their kind once, 8 of 12 for this
+//       isotropic, edge-averaged model; the sessions before this counted 98 for 12 arrays);
 //       CPML slabs: 2 x 42 (indexed) / 2 x 48 (arrays) per slab sample (bench_fdtd);
 //       one pass only: E computed again where H was corrected (each slab's H psi box grown by one
 //       sample per axis; edge overlaps are computed twice, as counted): E read 12, written 12,
 //       H 12, index 2 (38) or coefficients 24 (60) per such sample;
 //       one pass with the CPML folded in (the default, rows "one_pass"; "one_pass_slabs": the slab
-//       kernels): 50 / 98 + 32 per slab sample (two psi read and written for H and for E).
+//       kernels): bulk + 32 per slab sample (two psi read and written for H and for E).
 //     `rates <out.json> <commit> <n> quick`: the folded one-pass rows at 16 planes only.
 //   bench_fdtd_onepass memory <out.json> [commit] [n...]
 //     Memory per cell of the CUDA engine (two-pass, indexed) from its allocations (cudaMemGetInfo
@@ -103,6 +105,7 @@ struct Row {
   std::string variant, mode;
   int tile_y = 0, chunk = 0, steps = 0;
   double seconds = 0, mcells = 0, bytes = 0, gbs = 0, fraction = 0, one_pass_steps = 0;
+  int arrays_stored = 0;  // coefficient arrays held by the engine (arrays mode; 0: table)
 };
 
 Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t, double copy, double target_s) {
@@ -132,8 +135,12 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   r.steps = steps;
   r.seconds = secs[1];
   r.mcells = steps * double(op.grid().cell_count()) / r.seconds / 1e6;
-  r.bytes = folded ? (indexed ? 50.0 : 98.0) + 32.0 * slab
-                   : (one ? (indexed ? 50.0 : 98.0) : (indexed ? 76.0 : 120.0)) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
+  r.arrays_stored = eng->coefficient_arrays_stored();
+  // Coefficient bytes a sample: the 16-bit index, or 4 per stored array (equal arrays are stored
+  // once and read once: 12 arrays 48 B, 8 arrays 32 B).
+  const double coef = indexed ? 2.0 : 4.0 * r.arrays_stored;
+  r.bytes = folded ? 48.0 + coef + 32.0 * slab
+                   : (one ? 48.0 + coef : 72.0 + coef) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
                          (one ? (indexed ? 38.0 : 60.0) * rec : 0.0);
   r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
   r.fraction = copy > 0 ? r.gbs / copy : 0;
@@ -200,7 +207,8 @@ int run_rates(int argc, char** argv) {
     js << "    {\"variant\": \"" << r.variant << "\", \"materials\": \"" << r.mode << "\", \"tile_y\": " << r.tile_y
        << ", \"z_chunk\": " << r.chunk << ", \"steps\": " << r.steps << ", \"seconds\": " << r.seconds
        << ", \"mcells_per_s\": " << r.mcells << ", \"bytes_per_cell_step\": " << r.bytes << ", \"GBps\": " << r.gbs
-       << ", \"fraction_of_copy_bw\": " << r.fraction << ", \"one_pass_steps\": " << r.one_pass_steps << "}"
+       << ", \"fraction_of_copy_bw\": " << r.fraction << ", \"one_pass_steps\": " << r.one_pass_steps
+       << ", \"coefficient_arrays_stored\": " << r.arrays_stored << "}"
        << (q + 1 < rows.size() ? "," : "") << "\n";
   }
   js << "  ]\n}\n";

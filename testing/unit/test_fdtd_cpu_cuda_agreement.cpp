@@ -290,6 +290,48 @@ TEST(CpuCudaAgreementGraph, GraphsAndL2WindowAreBitwiseEqual) {
   }
 }
 
+// Coefficient arrays equal bit for bit to another of their kind are stored once by the CUDA engine
+// (coefficient_arrays_stored): an isotropic, non-magnetic medium without edge averaging needs 4
+// of the 12 (the a and b of E and of H), the anisotropic model of make_setup 8 (three E a, three
+// E b, one H a, one H b). The fields stay those of the packed table bit for bit (any pointer
+// mixed up would change them), in two passes and in one.
+TEST(CpuCudaAgreementPacked, EqualArraysStoredOnceAreBitwiseEqualToTable) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  for (int isotropic = 0; isotropic < 2; ++isotropic) {
+    FdtdSetup s = make_setup(MaterialMode::coefficient_array, 11, 3);
+    if (isotropic) {
+      s.medium.eps_r.resize(1);
+      s.medium.mu_r.clear();
+      s.medium.average_at_edges = false;
+    }
+    const FdtdOperator op(s);
+    ASSERT_NE(op.coefficient_index(), nullptr);
+    for (EngineTuning::Step step : {EngineTuning::Step::two_pass, EngineTuning::Step::one_pass}) {
+      EngineTuning arrays, table;
+      arrays.coefficients = EngineTuning::Coefficients::arrays;
+      table.coefficients = EngineTuning::Coefficients::table;
+      arrays.step = table.step = step;
+      auto ref = make_engine(op, Backend::cuda, 0, nullptr, table);
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, arrays);
+      EXPECT_EQ(eng->coefficient_arrays_stored(), isotropic ? 4 : 8);
+      EXPECT_EQ(ref->coefficient_arrays_stored(), 0);
+      ASSERT_EQ(ref->run(steps(300)), steps(300));
+      ASSERT_EQ(eng->run(steps(300)), steps(300));
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+        std::size_t differ = 0;
+        double norm = 0;
+        for (std::size_t i = 0; i < fa.size(); ++i) {
+          differ += fa[i] != fb[i];
+          norm += double(fb[i]) * fb[i];
+        }
+        EXPECT_EQ(differ, 0u) << (isotropic ? "isotropic " : "anisotropic ") << component_name(Component(ci));
+        EXPECT_GT(norm, 0.0);
+      }
+    }
+  }
+}
+
 // A coefficient-array model read from its packed table (FdtdOperator::coefficient_index) gives the
 // fields of the 12 arrays bit for bit: the same floats enter the same expressions. Two palettes:
 // few tuples (constant-memory table) and thousands (global-memory table).

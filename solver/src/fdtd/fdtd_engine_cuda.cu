@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -835,6 +836,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   float* raw_field(Component c) override { return fields_[int(c)].ptr; }
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
+  int coefficient_arrays_stored() const override { return use_table_ ? 0 : coef_distinct_; }
   bool set_fused_e_source(const float* const s[3]) override {
     if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
     for (int c = 0; c < 3; ++c) fused_.s[c] = s ? reinterpret_cast<const float2*>(s[c]) : nullptr;
@@ -902,7 +904,14 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> fields_[6];
   DeviceArray<std::uint16_t> index_;
   DeviceArray<float> table_;
+  // Coefficient arrays (no table): coef_ptr_[q] is the device array coefficient q reads. Arrays
+  // equal bit for bit to another of the same kind (the a or b of the three E or of the three H
+  // components: an isotropic medium, a non-magnetic one) are uploaded once and read through
+  // one pointer (coef_[q] of the first), which saves their memory and, since the kernels then
+  // load the same address for each component, their DRAM traffic (fdtd_onepass_h100.md).
   DeviceArray<float> coef_[12];
+  const float* coef_ptr_[12] = {};
+  int coef_distinct_ = 0;
   struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
   AxisProfile profile_[3];
   // psi_h_next: the second H psi set of a one-pass step with folded CPML (onepass::Slab).
@@ -1049,9 +1058,23 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     table_.allocate(entries * 12, "material coefficient table");
     table_.upload(ct.table, entries * 12);
   } else {
+    const auto& arrays = op.coefficient_arrays();
     for (int q = 0; q < 12; ++q) {
+      // Same kind: q and q - 2, q - 4 within its group of three (E a, E b, H a, H b: arr[2c], arr[2c+1]).
+      const int first_of_group = (q < 6 ? 0 : 6) + (q & 1);
+      int same = -1;
+      for (int p = first_of_group; p < q && same < 0; p += 2)
+        if (coef_[p].ptr && arrays[p].size() == arrays[q].size() &&
+            std::memcmp(arrays[p].data(), arrays[q].data(), arrays[q].size() * sizeof(float)) == 0)
+          same = p;
+      if (same >= 0) {
+        coef_ptr_[q] = coef_[same].ptr;
+        continue;
+      }
       coef_[q].allocate(L.size, "coefficient arrays");
-      coef_[q].upload(op.coefficient_arrays()[q].data(), L.size);
+      coef_[q].upload(arrays[q].data(), L.size);
+      coef_ptr_[q] = coef_[q].ptr;
+      ++coef_distinct_;
     }
   }
   for (int a = 0; a < 3; ++a) {
@@ -1369,7 +1392,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     onepass_coefs_.table = table_.ptr;
   } else {
     onepass_coefs_.kind = onepass::CoefKind::arrays;
-    for (int q = 0; q < 12; ++q) onepass_coefs_.arr[q] = coef_[q].ptr;
+    for (int q = 0; q < 12; ++q) onepass_coefs_.arr[q] = coef_ptr_[q];
   }
   onepass_ = true;
 }
@@ -1682,7 +1705,7 @@ void FdtdEngineCuda::do_steps(int n) {
     }
   } else {
     CoefficientArrays coef;
-    for (int q = 0; q < 12; ++q) coef.arr[q] = coef_[q].ptr;
+    for (int q = 0; q < 12; ++q) coef.arr[q] = coef_ptr_[q];
     run_steps(coef, n);
   }
   if (hs_.pending >= 0) halo_finish(hs_.pending == 1);

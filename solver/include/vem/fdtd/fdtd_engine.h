@@ -93,6 +93,10 @@ class FdtdEngine {
   double field_energy() const;
   // Steps this engine ran as one pass (CUDA engine, EngineTuning::step); 0 for the others.
   virtual std::int64_t one_pass_steps() const { return 0; }
+  // Coefficient arrays the engine holds in its own memory when it reads a coefficient-array model
+  // as arrays (CUDA engine: of the 12, those equal bit for bit to another of the same kind are
+  // stored once, e.g. 4 for an isotropic medium without edge averaging); 0 otherwise.
+  virtual int coefficient_arrays_stored() const { return 0; }
 
  protected:
   explicit FdtdEngine(const FdtdOperator& op) : op_(op) {}
