@@ -1290,8 +1290,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
 }
 
 // One pass per step (issue 16): Yee scheme; EngineTuning::step or VEM_FDTD_STEP=one_pass|two_pass.
-// automatic: one pass from 8 M cells where the second set of arrays fits in free memory (measured,
-// testing/benchmarks/results/fdtd_onepass_h100.md); below that the small-grid CUDA graphs step.
+// automatic: one pass from 2.3 M cells where the second set of arrays fits in free memory
+// (measured, testing/benchmarks/results/fdtd_onepass_h100.md), in CUDA graphs below 8 M cells;
+// below 2.3 M cells two passes (in graphs).
 // Runs with extensions or a fused source step in two passes (checked per step). With subdomain
 // faces (a distributed piece) the pass runs between the halo exchanges, without overlap.
 void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
@@ -1306,7 +1307,10 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   if (high_order_ || want == ST::two_pass) return;
   const std::size_t size = std::size_t(op.layout().size);
   if (want == ST::automatic) {
-    if (op.grid().cell_count() < std::int64_t(8) * 1000 * 1000) return;
+    // One pass from 2.3 M cells (testing/benchmarks/results/fdtd_onepass_h100.md, one H100, same
+    // run, Mcells/s two passes in graphs / one pass with the CPML folded in): 128^3 12,621 /
+    // 12,056, 160 x 160 x 93 12,904 / 14,322, 192^3 14,963 / 17,445, 512^3 19,553 / 32,710.
+    if (op.grid().cell_count() < std::int64_t(2300) * 1000) return;
     std::size_t free_b = 0, total_b = 0;
     VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
     if (6 * size * sizeof(float) + (std::size_t(512) << 20) > free_b) return;

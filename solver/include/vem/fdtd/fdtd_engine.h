@@ -166,8 +166,9 @@ struct EngineTuning {
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
   // (the agreement tests run both). Runs with extensions or a fused E source step in two passes;
-  // with subdomain faces (a distributed piece) the pass runs between the halo exchanges. automatic: the measured default (fdtd_onepass_h100.md; VEM_FDTD_STEP=one_pass|
-  // two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
+  // with subdomain faces (a distributed piece) the pass runs between the halo exchanges.
+  // automatic: the measured default, one pass from 2.3 M cells (fdtd_onepass_h100.md;
+  // VEM_FDTD_STEP=one_pass|two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
   // onepass_z_chunk: planes per block (0: 16, halved down to 4 while the grid would give fewer
   // than 8 blocks per multiprocessor). onepass_cpml: the CPML corrections folded into the pass
   // (folded: the H corrections always, the E ones when no E sample has to be computed again, i.e.
