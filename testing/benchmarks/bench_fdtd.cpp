@@ -188,7 +188,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   const bool one = eng->one_pass_steps() > 0;
   const int stored = eng->coefficient_arrays_stored();
   const double coef = indexed ? 2.0 : 4.0 * (stored > 0 ? stored : 12);
-  const double bulk = (one ? 48.0 : 72.0) + coef;
+  const double bulk = (one ? 48.0 : 72.0) + (indexed && !one ? 2 * coef : coef);  // two passes: index read twice
   const double bpc = bulk + (one ? 32.0 : 2.0 * (indexed ? 42.0 : 48.0)) * slab_fraction(op);
   Result res;
   res.engine = backend_name(backend);

@@ -138,9 +138,10 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   r.arrays_stored = eng->coefficient_arrays_stored();
   // Coefficient bytes a sample: the 16-bit index, or 4 per stored array (equal arrays are stored
   // once and read once: 12 arrays 48 B, 8 arrays 32 B).
+  // (The two-pass kernels read the index twice, once each.)
   const double coef = indexed ? 2.0 : 4.0 * r.arrays_stored;
   r.bytes = folded ? 48.0 + coef + 32.0 * slab
-                   : (one ? 48.0 + coef : 72.0 + coef) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
+                   : (one ? 48.0 + coef : 72.0 + (indexed ? 2 * coef : coef)) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
                          (one ? (indexed ? 38.0 : 60.0) * rec : 0.0);
   r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
   r.fraction = copy > 0 ? r.gbs / copy : 0;
