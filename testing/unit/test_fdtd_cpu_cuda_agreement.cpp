@@ -131,6 +131,18 @@ double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   return std::sqrt(num / den);
 }
 
+// Samples of `a` that differ from those of `b` (float comparison), and the squared norm of `b`
+// (a test comparing zero fields would prove nothing).
+std::pair<std::size_t, double> count_differences(const std::vector<float>& a, const std::vector<float>& b) {
+  std::size_t differ = 0;
+  double norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    differ += a[i] != b[i];
+    norm += double(b[i]) * b[i];
+  }
+  return {differ, norm};
+}
+
 }  // namespace
 
 class CpuCudaAgreement : public testing::TestWithParam<Case> {};
@@ -275,12 +287,7 @@ TEST(CpuCudaAgreementGraph, GraphsAndL2WindowAreBitwiseEqual) {
       ASSERT_EQ(eng->run(n, {}, 37), n);
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
-        std::size_t differ = 0;
-        double norm = 0;
-        for (std::size_t i = 0; i < fa.size(); ++i) {
-          differ += fa[i] != fb[i];
-          norm += double(fb[i]) * fb[i];
-        }
+        const auto [differ, norm] = count_differences(fa, fb);
         EXPECT_EQ(differ, 0u) << v.name << " " << component_name(Component(ci)) << ": " << differ << " samples differ";
         EXPECT_GT(norm, 0.0);
       }
@@ -333,12 +340,7 @@ TEST(CpuCudaAgreementPacked, EqualArraysStoredOnceAreBitwiseEqualToTable) {
       ASSERT_EQ(eng->run(steps(300)), steps(300));
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
-        std::size_t differ = 0;
-        double norm = 0;
-        for (std::size_t i = 0; i < fa.size(); ++i) {
-          differ += fa[i] != fb[i];
-          norm += double(fb[i]) * fb[i];
-        }
+        const auto [differ, norm] = count_differences(fa, fb);
         EXPECT_EQ(differ, 0u) << (isotropic ? "isotropic " : "anisotropic ") << component_name(Component(ci));
         EXPECT_GT(norm, 0.0);
       }
@@ -364,12 +366,7 @@ TEST(CpuCudaAgreementPacked, PackedTableIsBitwiseEqualToArrays) {
     ASSERT_EQ(eng->run(steps(300)), steps(300));
     for (int ci = 0; ci < 6; ++ci) {
       const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
-      std::size_t differ = 0;
-      double norm = 0;
-      for (std::size_t i = 0; i < fa.size(); ++i) {
-        differ += fa[i] != fb[i];
-        norm += double(fb[i]) * fb[i];
-      }
+      const auto [differ, norm] = count_differences(fa, fb);
       EXPECT_EQ(differ, 0u) << "palette " << palette << " " << component_name(Component(ci)) << ": "
                             << differ << " samples differ";
       EXPECT_GT(norm, 0.0);
@@ -428,12 +425,7 @@ TEST(CpuCudaAgreementOnePass, OnePassMatchesTwoPass) {
         EXPECT_EQ(eng->one_pass_steps(), n);
         for (int ci = 0; ci < 6; ++ci) {
           const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
-          std::size_t differ = 0;
-          double norm = 0;
-          for (std::size_t i = 0; i < fa.size(); ++i) {
-            differ += fa[i] != fb[i];
-            norm += double(fb[i]) * fb[i];
-          }
+          const auto [differ, norm] = count_differences(fa, fb);
           const double e = rel_l2(fa, fb);
           std::cout << (pmc ? "pmc " : "") << (mode == MaterialMode::indexed ? "indexed" : "arrays") << " tile 32x"
                     << v[0] << " chunk " << v[1] << (v[2] ? " slab kernels " : " folded ")
@@ -508,12 +500,7 @@ TEST(CpuCudaAgreementOnePass, FoldedCpml) {
       EXPECT_EQ(eng->one_pass_steps(), expected_one) << v.name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
-        std::size_t differ = 0;
-        double norm = 0;
-        for (std::size_t i = 0; i < fa.size(); ++i) {
-          differ += fa[i] != fb[i];
-          norm += double(fb[i]) * fb[i];
-        }
+        const auto [differ, norm] = count_differences(fa, fb);
         const double e = rel_l2(fa, fb);
         std::cout << (mode == MaterialMode::indexed ? "indexed " : "arrays ") << v.name << " "
                   << component_name(Component(ci)) << ": rel L2 " << e << ", " << differ << " of " << fa.size()
