@@ -183,13 +183,10 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   std::sort(secs.begin(), secs.end());
   const double s = secs[secs.size() / 2];
   const bool indexed = op.material_mode() == MaterialMode::indexed;
-  // One pass (the CUDA default from 8 M cells, with the CPML folded in) or two; the arrays the
+  // One pass (the CUDA default from 2.3 M cells, with the CPML folded in) or two; the arrays the
   // engine stores (equal ones once: coefficient_arrays_stored; the CPU engine reads all 12).
-  const bool one = eng->one_pass_steps() > 0;
-  const int stored = eng->coefficient_arrays_stored();
-  const double coef = indexed ? 2.0 : 4.0 * (stored > 0 ? stored : 12);
-  const double bulk = (one ? 48.0 : 72.0) + (indexed && !one ? 2 * coef : coef);  // two passes: index read twice
-  const double bpc = bulk + (one ? 32.0 : 2.0 * (indexed ? 42.0 : 48.0)) * slab_fraction(op);
+  const double bpc =
+      vem_bench::ideal_bytes_per_cell(op, eng->one_pass_steps() > 0, true, eng->coefficient_arrays_stored());
   Result res;
   res.engine = backend_name(backend);
   res.mode = indexed ? "indexed" : "coefficient_array";

@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench_common.h"
+#include "bench_models.h"
 #include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
@@ -85,22 +86,6 @@ FdtdSetup make_setup(int n, MaterialMode mode) {
   return s;
 }
 
-// Slab samples (mean of E and H psi boxes) and one-pass recompute samples, per cell.
-void slab_fractions(const FdtdOperator& op, double* slab, double* recompute) {
-  const YeeGrid& g = op.grid();
-  const int n[3] = {g.nx, g.ny, g.nz};
-  double s = 0, r = 0;
-  for (const auto& sl : op.cpml_slabs()) {
-    const int b = (sl.axis + 1) % 3, d = (sl.axis + 2) % 3;
-    const double across = double(n[b] + 1) * (n[d] + 1);
-    s += across * 0.5 * ((sl.e_end - sl.e_begin + 1) + (sl.h_end - sl.h_begin + 1));
-    const int hd = sl.h_end - sl.h_begin + 1;
-    if (hd > 0) r += double(n[b] + 1) * (n[d] + 1) * std::min(hd + 1, n[sl.axis] + 1 - sl.h_begin);
-  }
-  *slab = s / double(g.cell_count());
-  *recompute = r / double(g.cell_count());
-}
-
 struct Row {
   std::string variant, mode;
   int tile_y = 0, chunk = 0, steps = 0;
@@ -123,8 +108,6 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
     secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(secs.begin(), secs.end());
-  double slab = 0, rec = 0;
-  slab_fractions(op, &slab, &rec);
   const bool one = t.step == EngineTuning::Step::one_pass;
   const bool folded = one && t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
   Row r;
@@ -136,13 +119,7 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   r.seconds = secs[1];
   r.mcells = steps * double(op.grid().cell_count()) / r.seconds / 1e6;
   r.arrays_stored = eng->coefficient_arrays_stored();
-  // Coefficient bytes a sample: the 16-bit index, or 4 per stored array (equal arrays are stored
-  // once and read once: 12 arrays 48 B, 8 arrays 32 B).
-  // (The two-pass kernels read the index twice, once each.)
-  const double coef = indexed ? 2.0 : 4.0 * r.arrays_stored;
-  r.bytes = folded ? 48.0 + coef + 32.0 * slab
-                   : (one ? 48.0 + coef : 72.0 + (indexed ? 2 * coef : coef)) + 2.0 * (indexed ? 42.0 : 48.0) * slab +
-                         (one ? (indexed ? 38.0 : 60.0) * rec : 0.0);
+  r.bytes = vem_bench::ideal_bytes_per_cell(op, one, folded, r.arrays_stored);
   r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
   r.fraction = copy > 0 ? r.gbs / copy : 0;
   r.one_pass_steps = double(eng->one_pass_steps());

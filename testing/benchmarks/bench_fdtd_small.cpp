@@ -48,7 +48,6 @@
 #include "vem/models/head_phantom.h"
 
 using namespace vem;
-using vem_bench::slab_fraction;
 using clk = std::chrono::steady_clock;
 
 namespace {
@@ -134,23 +133,10 @@ int run_rows(int argc, char** argv) {
   for (const Size& sz : sizes) {
     const FdtdOperator op(block_setup(sz.nx, sz.ny, sz.nz));
     const double cells = double(op.grid().cell_count());
-    const double slab = slab_fraction(op);
-    double again = 0;  // E computed again (one pass with slab kernels): each H psi box grown by one
-    {
-      const YeeGrid& g = op.grid();
-      const int n[3] = {g.nx, g.ny, g.nz};
-      for (const auto& sl : op.cpml_slabs()) {
-        const int hd = sl.h_end - sl.h_begin + 1;
-        if (hd > 0)
-          again += double(n[(sl.axis + 1) % 3] + 1) * (n[(sl.axis + 2) % 3] + 1) *
-                   std::min(hd + 1, n[sl.axis] + 1 - sl.h_begin);
-      }
-      again /= cells;
-    }
     for (const Variant& v : variants()) {
       const bool one = v.t.step == EngineTuning::Step::one_pass;
       const bool folded = one && v.t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
-      const double bpc = folded ? 50.0 + 32.0 * slab : one ? 50.0 + 84.0 * slab + 38.0 * again : 76.0 + 84.0 * slab;
+      const double bpc = vem_bench::ideal_bytes_per_cell(op, one, folded, 0);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, v.t);
       auto t0 = clk::now();
       eng->run(5, {}, 5);

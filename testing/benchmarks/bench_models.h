@@ -1,7 +1,9 @@
 // Models shared by the benchmark programs: the head phantom's SAR volume (bench_fdtd extensions,
-// bench_sar) and the CPML slabs' share of a grid's samples (bench_fdtd, bench_fdtd_small).
+// bench_sar), the CPML slabs' share of a grid's samples and the ideal bytes of a Yee step
+// (bench_fdtd, bench_fdtd_small, bench_fdtd_onepass).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -64,6 +66,40 @@ inline double slab_fraction(const FdtdOperator& op) {
     samples += across * 0.5 * ((s.e_end - s.e_begin + 1) + (s.h_end - s.h_begin + 1));
   }
   return samples / double(g.cell_count());
+}
+
+// Samples per cell whose E the one-pass step with the CPML slab kernels computes again: each
+// slab's H psi box grown by one sample along its axis (edge overlaps counted twice, as computed).
+inline double recompute_fraction(const FdtdOperator& op) {
+  const YeeGrid& g = op.grid();
+  const int n[3] = {g.nx, g.ny, g.nz};
+  double samples = 0;
+  for (const auto& s : op.cpml_slabs()) {
+    const int hd = s.h_end - s.h_begin + 1;
+    if (hd > 0)
+      samples += double(n[(s.axis + 1) % 3] + 1) * (n[(s.axis + 2) % 3] + 1) *
+                 std::min(hd + 1, n[s.axis] + 1 - s.h_begin);
+  }
+  return samples / double(g.cell_count());
+}
+
+// Ideal bytes per cell-step of the Yee step (every array once per kernel, neighbours from cache):
+//  - coefficients a sample: the 16-bit index (2), or 4 per coefficient array the engine stores
+//    (arrays_stored; 0: all 12, as the CPU engine reads them);
+//  - two passes: E and H each read and written once (48), each kernel reads the other field (24),
+//    the index twice (4) or the arrays once; CPML slab kernels
+//    2 x 42 (indexed) / 2 x 48 (arrays) per slab sample;
+//  - one pass (fused_step.h): E and H read 24, written 24, coefficients once; with the CPML
+//    folded in, psi read and written 32 per slab sample; with the slab kernels, their bytes plus
+//    E computed again: 38 (indexed) / 60 (arrays) per recomputed sample.
+inline double ideal_bytes_per_cell(const FdtdOperator& op, bool one_pass, bool cpml_folded, int arrays_stored) {
+  const bool indexed = op.material_mode() == MaterialMode::indexed;
+  const double coef = indexed ? 2.0 : 4.0 * (arrays_stored > 0 ? arrays_stored : 12);
+  const double slab = slab_fraction(op);
+  const double slab_kernels = 2.0 * (indexed ? 42.0 : 48.0) * slab;
+  if (!one_pass) return 72.0 + (indexed ? 2 * coef : coef) + slab_kernels;
+  if (cpml_folded) return 48.0 + coef + 32.0 * slab;
+  return 48.0 + coef + slab_kernels + (indexed ? 38.0 : 60.0) * recompute_fraction(op);
 }
 
 }  // namespace vem_bench
