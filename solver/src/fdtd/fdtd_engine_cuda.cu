@@ -202,21 +202,18 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
   const int t = li + s.d[0] * (lj + s.d[1] * lk);
   const int key = coef.key(o);
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
-  // Same component / source / sign assignment as FdtdEngineCpu::cpml_e / cpml_h.
+  // Components, sources and signs: cpml_component / cpml_source (kernel_common.cuh).
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
-    const int comp = ELECTRIC ? (q == 0 ? (A + 2) % 3 : (A + 1) % 3) : 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3);
-    const int src = ELECTRIC ? 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3) : (q == 0 ? (A + 2) % 3 : (A + 1) % 3);
-    const float sign = q == 0 ? 1.0f : -1.0f;
+    const int comp = cuda_kernels::cpml_component(A, ELECTRIC, q);
+    const int src = cuda_kernels::cpml_source(A, ELECTRIC, q);
     if (!in(i, g.lo[comp][0], g.hi[comp][0]) || !in(j, g.lo[comp][1], g.hi[comp][1]) ||
         !in(k, g.lo[comp][2], g.hi[comp][2]))
       continue;
     const float* S = F.f[src];
     const float dF = ELECTRIC ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
-    const float old = s.psi[q][t];
-    const float p = b * old + c * dF;
-    s.psi[q][t] = p;
-    F.f[comp][o] += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
+    F.f[comp][o] += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF,
+                                                 s.psi[q][t], s.lagged, &s.psi[q][t]);
   }
 }
 

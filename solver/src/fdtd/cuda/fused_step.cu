@@ -68,8 +68,8 @@ __device__ __forceinline__ bool in_range(const Grid& g, int comp, int i, int j, 
          in(k, g.lo[comp][2], g.hi[comp][2]);
 }
 
-// One slab's H corrections at (i, j, k) (cpml_cell<A, false>): component 3 + (A+1)%3 from
-// d_A E_{(A+2)%3} with sign +, component 3 + (A+2)%3 from d_A E_{(A+1)%3} with sign -.
+// One slab's H corrections at (i, j, k): cpml_cell<A, false>'s, through the same
+// cpml_component / cpml_source / cpml_increment (kernel_common.cuh).
 template <int A, int MASK, class Coef>
 __device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
@@ -80,17 +80,16 @@ __device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Gri
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
-    const int comp = 3 + (q == 0 ? (A + 1) % 3 : (A + 2) % 3);
-    const int src = q == 0 ? (A + 2) % 3 : (A + 1) % 3;
-    const float sign = q == 0 ? 1.0f : -1.0f;
+    const int comp = cuda_kernels::cpml_component(A, false, q);
+    const int src = cuda_kernels::cpml_source(A, false, q);
     if (!(MASK & (1 << (comp - 3))) || !in_range(g, comp, i, j, k)) continue;
     const float* S = F.f[src];
     const float dF = (__ldg(S + o + sa) - __ldg(S + o)) * s.inv_d;
-    const float old = s.psi_in[q][t];
-    const float p = b * old + c * dF;
-    if (store) s.psi_out[q][t] = p;
+    float p;
     float& h = comp == 3 ? hx : (comp == 4 ? hy : hz);
-    h += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
+    h += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF, s.psi_in[q][t],
+                                      s.lagged, &p);
+    if (store) s.psi_out[q][t] = p;
   }
 }
 
@@ -114,9 +113,8 @@ __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const
   }
 }
 
-// The H differences an E sample reads (e_sample's operands), by axis: d[A][q] is the difference
-// along A of the source of correction q (cpml_cell<A, true>: component (A+2)%3 from d_A
-// H_{3+(A+1)%3} with sign +, component (A+1)%3 from d_A H_{3+(A+2)%3} with sign -).
+// One slab's E corrections at (i, j, k): cpml_cell<A, true>'s, with d0 / d1 the differences along
+// A of the sources of corrections 0 / 1 (cpml_source), taken from e_sample's operands.
 template <int A, class Coef>
 __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef& coef, int i, int j, int k,
                                        long long o, const float d0, const float d1, float& ex, float& ey,
@@ -127,15 +125,11 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef&
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
-    const int comp = q == 0 ? (A + 2) % 3 : (A + 1) % 3;
-    const float sign = q == 0 ? 1.0f : -1.0f;
+    const int comp = cuda_kernels::cpml_component(A, true, q);
     if (!in_range(g, comp, i, j, k)) continue;
-    const float dF = (q == 0 ? d0 : d1) * s.inv_d;
-    const float old = s.psi_in[q][t];
-    const float p = b * old + c * dF;
-    s.psi_out[q][t] = p;
     float& e = comp == 0 ? ex : (comp == 1 ? ey : ez);
-    e += sign * coef.b(comp, o, key) * (km1 * dF + (s.lagged ? old : p));
+    e += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
+                                      (q == 0 ? d0 : d1) * s.inv_d, s.psi_in[q][t], s.lagged, &s.psi_out[q][t]);
   }
 }
 
@@ -294,7 +288,7 @@ struct BoxSet {
 };
 
 template <class Coef>
-__global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set, CpmlSet none) {
+__global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= set.begin[set.count]) return;
@@ -314,7 +308,7 @@ __global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set, C
   const float ex = __ldg(A.f[0] + o), ey = __ldg(A.f[1] + o), ez = __ldg(A.f[2] + o);
   // e_sample writes all three components; a component outside its range gets its E^n, which is
   // what the bulk pass wrote there.
-  e_sample(B, g, coef, none, i, j, k, o, ex, ey, ez, hx, hy, hz, Hx[o - g.sz], Hy[o - g.sz], Hz[o - g.sy],
+  e_sample(B, g, coef, CpmlSet{}, i, j, k, o, ex, ey, ez, hx, hy, hz, Hx[o - g.sz], Hy[o - g.sz], Hz[o - g.sy],
            Hx[o - g.sy], Hz[o - 1], Hy[o - 1]);
 }
 
@@ -428,8 +422,7 @@ void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], floa
     if (total == 0) continue;
     with_coef(c, [&](const auto& coef) {
       using C = std::decay_t<decltype(coef)>;
-      launch(pdl, stream, recompute_e<C>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set,
-             CpmlSet{});
+      launch(pdl, stream, recompute_e<C>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
     });
     VEM_CUDA_CHECK_LAUNCH("onepass recompute_e");
   }
