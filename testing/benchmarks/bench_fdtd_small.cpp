@@ -1,23 +1,29 @@
 // Small and mid-size grids of the CUDA FDTD engine (issue 16), not a test.
 //
-//   bench_fdtd_small rows <out.json> [commit] [target_s]
+//   bench_fdtd_small rows <out.json> [commit] [target_s] [variant]
 //     Mcells/s of the CUDA engine on the model of bench_fdtd (16 lossy materials in 8^3-cell
 //     blocks, indexed, 1 mm cells, 10-cell CPML on every face, one point source) at 64^3, 96^3,
-//     128^3, 160 x 160 x 93 (the size of the FDFD benchmark's head) and 192^3, for the small-grid
+//     128^3, 160 x 160 x 93 (the size of the FDFD benchmark's head), 192^3 and 256^3, for the small-grid
 //     variants of EngineTuning, all in one process (compare rows of one run only):
-//       stream      one launch per kernel (programmatic dependent launch), no graph, no L2 window;
-//       graph       CUDA graphs of 32 steps (graph_chunk), re-captured per chunk and updated;
+//       stream      two passes (EngineTuning::step), one launch per kernel (programmatic dependent
+//                   launch), no graph, no L2 window;
+//       graph       two passes in CUDA graphs of 32 steps (graph_chunk), re-captured per chunk
+//                   and updated;
 //       onepass_slabs+graph  one pass per step (EngineTuning::step) with the CPML slab kernels and
 //                   E computed again, in graphs;
 //       onepass     one pass with the CPML folded in (EngineTuning::onepass_cpml), stream launches;
 //       onepass+graph  the same in graphs;
+//       persistent  the steps of a run() call in one cooperative kernel, two phases per step in
+//                   place (EngineTuning::Step::persistent);
 //       default     EngineTuning{} (what users get).
 //     (The graph8 / graph128 / L2-window variants of fdtd_small_grids_h100.md are left out since
 //     they were measured: no difference / slower.)
 //     Each: 5 warm-up steps, the step count calibrated to ~target_s (default 0.3 s), median of 3.
+//     [variant]: that variant's rows only.
 //     Bytes per cell-step: bench_fdtd's ideal count (76 + 2 x 42 x CPML-slab fraction; one pass with
 //     the CPML folded: 50 + 32 x the fraction, the psi arrays read and written; with the slab
-//     kernels: 50 + 2 x 42 x fraction + 38 x the samples computed again).
+//     kernels: 50 + 2 x 42 x fraction + 38 x the samples computed again; persistent: 76 + 32 x the
+//     fraction; bench_models.h).
 //   bench_fdtd_small head <out.json> [commit] [runs]
 //     The steady-state head SAR run as the ParaView FDTD Steady State filter makes it, without
 //     VTK: the head phantom (HeadPhantom defaults: 0.2816 x 0.2816 x 0.179 m) voxelized at 2 mm,
@@ -91,6 +97,7 @@ std::vector<Variant> variants() {
   using LP = EngineTuning::L2Persist;
   auto mk = [](GR g, int chunk, LP l) {
     EngineTuning t;
+    t.step = EngineTuning::Step::two_pass;
     t.graph = g;
     t.graph_chunk = chunk;
     t.l2_persist = l;
@@ -103,11 +110,17 @@ std::vector<Variant> variants() {
     return t;
   };
   using OC = EngineTuning::OnePassCpml;
+  auto persistent = [&]() {
+    EngineTuning t = mk(GR::off, 0, LP::off);
+    t.step = EngineTuning::Step::persistent;
+    return t;
+  };
   return {{"stream", mk(GR::off, 0, LP::off)},
           {"graph", mk(GR::on, 0, LP::off)},
           {"onepass_slabs+graph", one(GR::on, OC::slab_kernels)},
           {"onepass", one(GR::off, OC::folded)},
           {"onepass+graph", one(GR::on, OC::folded)},
+          {"persistent", persistent()},
           {"default", EngineTuning{}}};
 }
 
@@ -115,11 +128,12 @@ int run_rows(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_small_grids.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
   const double target_s = argc > 4 ? std::atof(argv[4]) : 0.3;
+  const std::string only = argc > 5 ? argv[5] : "";  // one variant's rows only
   std::string device = "none";
   const double copy = vem_bench::copy_bandwidth_gbs(&device);
   if (!cuda_available()) { std::cerr << "no CUDA device\n"; return 1; }
   struct Size { int nx, ny, nz; };
-  const Size sizes[] = {{64, 64, 64}, {96, 96, 96}, {128, 128, 128}, {160, 160, 93}, {192, 192, 192}};
+  const Size sizes[] = {{64, 64, 64}, {96, 96, 96}, {128, 128, 128}, {160, 160, 93}, {192, 192, 192}, {256, 256, 256}};
   std::ostringstream js, md;
   const std::string date = vem_bench::utc_date();
   js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_small_grids\",\n  \"device\": \"" << device
@@ -134,9 +148,7 @@ int run_rows(int argc, char** argv) {
     const FdtdOperator op(block_setup(sz.nx, sz.ny, sz.nz));
     const double cells = double(op.grid().cell_count());
     for (const Variant& v : variants()) {
-      const bool one = v.t.step == EngineTuning::Step::one_pass;
-      const bool folded = one && v.t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
-      const double bpc = vem_bench::ideal_bytes_per_cell(op, one, folded, 0);
+      if (!only.empty() && only != v.name) continue;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, v.t);
       auto t0 = clk::now();
       eng->run(5, {}, 5);
@@ -150,14 +162,22 @@ int run_rows(int argc, char** argv) {
       }
       std::sort(secs.begin(), secs.end());
       const double s = secs[1];
-      const double mcells = steps * cells / s / 1e6, gbs = mcells * 1e6 * bpc / 1e9;
+      const double mcells = steps * cells / s / 1e6;
       std::ostringstream grid;
       grid << sz.nx << "x" << sz.ny << "x" << sz.nz;
-      std::cerr << grid.str() << " " << v.name << ": " << mcells << " Mcells/s, " << s / steps * 1e6 << " us/step\n";
+      // Bytes by the path the steps took (the default variant picks one by itself).
+      const long long pers = (long long)eng->persistent_steps(), onep = (long long)eng->one_pass_steps();
+      const bool folded = v.t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
+      const double bpc = pers > 0 ? vem_bench::ideal_bytes_per_cell_persistent(op, 0)
+                                  : vem_bench::ideal_bytes_per_cell(op, onep > 0, folded, 0);
+      const double gbs = mcells * 1e6 * bpc / 1e9;
+      std::cerr << grid.str() << " " << v.name << ": " << mcells << " Mcells/s, " << s / steps * 1e6
+                << " us/step, one-pass steps " << onep << ", persistent " << pers << "\n";
       js << (first ? "" : ",\n") << "    {\"grid\": \"" << grid.str() << "\", \"cells\": " << cells << ", \"variant\": \""
          << v.name << "\", \"steps\": " << steps << ", \"seconds\": " << s << ", \"us_per_step\": " << s / steps * 1e6
          << ", \"mcells_per_s\": " << mcells << ", \"bytes_per_cell_step\": " << bpc << ", \"GBps\": " << gbs
-         << ", \"fraction_of_copy\": " << (copy > 0 ? gbs / copy : 0) << "}";
+         << ", \"fraction_of_copy\": " << (copy > 0 ? gbs / copy : 0) << ", \"one_pass_steps\": " << onep
+         << ", \"persistent_steps\": " << pers << "}";
       first = false;
       md << "| " << grid.str() << " | " << v.name << " | " << steps << " | " << std::setprecision(1) << s / steps * 1e6
          << " | " << std::setprecision(0) << mcells << " | " << std::setprecision(1) << bpc << " | "

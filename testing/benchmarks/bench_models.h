@@ -102,4 +102,13 @@ inline double ideal_bytes_per_cell(const FdtdOperator& op, bool one_pass, bool c
   return 48.0 + coef + slab_kernels + (indexed ? 38.0 : 60.0) * recompute_fraction(op);
 }
 
+// The persistent step (fused_step.h launch_persistent): two phases in place as the two passes
+// (72 + the coefficients twice / the arrays once) with the CPML folded into them (psi read and
+// written, 32 per slab sample).
+inline double ideal_bytes_per_cell_persistent(const FdtdOperator& op, int arrays_stored) {
+  const bool indexed = op.material_mode() == MaterialMode::indexed;
+  const double coef = indexed ? 2.0 : 4.0 * (arrays_stored > 0 ? arrays_stored : 12);
+  return 72.0 + (indexed ? 2 * coef : coef) + 32.0 * slab_fraction(op);
+}
+
 }  // namespace vem_bench

@@ -513,3 +513,94 @@ TEST(CpuCudaAgreementOnePass, FoldedCpml) {
     }
   }
 }
+
+// Persistent stepping (EngineTuning::Step::persistent, fused_step.h launch_persistent): the steps
+// of a run() in one cooperative kernel, an H and an E phase per step in place with grid barriers,
+// the CPML folded into both, the E point sources (a soft and a hard one, the hard one inside the
+// y CPML) applied and the probes recorded by the kernel. The model of FoldedCpml (CPML on every
+// face, E sources only). Against the two-pass kernels: within 1e-6 relative L2 per component and
+// probe (the differing samples are printed; the same expressions in the same order give the same
+// floats), indexed and arrays, runs of odd and even lengths across run() calls, a run longer than
+// one launch (1024 steps), and steps in two passes in between (a DFT monitor for some steps: the
+// slab kernels must find the psi the kernel left). A model the kernel cannot step (periodic and
+// PMC faces, a magnetic source) asked for persistent steps takes the one-pass step instead.
+TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+    FdtdSetup s = make_setup(mode, 91);
+    for (int f = 0; f < 6; ++f) s.boundaries.face[f] = BoundaryType::cpml;
+    s.sources.erase(std::remove_if(s.sources.begin(), s.sources.end(),
+                                   [](const PointSource& p) { return p.kind == PointSource::Kind::magnetic_current; }),
+                    s.sources.end());
+    s.sources.back().j = 3;
+    const FdtdOperator op(s);
+    EngineTuning two;
+    two.step = EngineTuning::Step::two_pass;
+    two.coefficients = coefficients_for(mode, 0, two.coefficients);
+    two.graph = EngineTuning::Graph::off;
+    struct V { int total; bool two_pass_middle; const char* name; };
+    const int n = steps(400);
+    const V variants[] = {{n, false, "split runs"}, {n, true, "two-pass middle"},
+                          {1100, false, "1100 steps (two launches)"}};
+    std::unique_ptr<FdtdEngine> ref;
+    int ref_steps = 0;
+    for (const V& v : variants) {
+      if (ref_steps != v.total) {
+        ref = make_engine(op, Backend::cuda, 0, nullptr, two);
+        ASSERT_EQ(ref->run(v.total), v.total);
+        ref_steps = v.total;
+      }
+      EngineTuning t = two;
+      t.step = EngineTuning::Step::persistent;
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      int expected = v.total;
+      if (v.two_pass_middle) {
+        const int a = v.total / 3, b = v.total / 5;
+        ASSERT_EQ(eng->run(a), a);
+        {
+          DftMonitor mon(*eng, {20e9}, {Component::Ez});
+          ASSERT_EQ(eng->run(b), b);
+        }
+        ASSERT_EQ(eng->run(v.total - a - b), v.total - a - b);
+        expected = v.total - b;
+      } else if (v.total == n) {
+        ASSERT_EQ(eng->run(n / 2 + 1), n / 2 + 1);
+        ASSERT_EQ(eng->run(n - n / 2 - 1), n - n / 2 - 1);
+      } else {
+        ASSERT_EQ(eng->run(v.total), v.total);
+      }
+      EXPECT_EQ(eng->persistent_steps(), expected) << v.name;
+      EXPECT_EQ(eng->one_pass_steps(), 0) << v.name;
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+        const auto [differ, norm] = count_differences(fa, fb);
+        const double e = rel_l2(fa, fb);
+        std::cout << "persistent " << (mode == MaterialMode::indexed ? "indexed " : "arrays ") << v.name << " "
+                  << component_name(Component(ci)) << ": rel L2 " << e << ", " << differ << " of " << fa.size()
+                  << " samples differ\n";
+        EXPECT_GT(norm, 0.0);
+        EXPECT_LE(e, 1e-6) << v.name << " " << component_name(Component(ci));
+      }
+      const auto pa = eng->probes(), pb = ref->probes();
+      ASSERT_EQ(pa.values.size(), pb.values.size());
+      for (std::size_t p = 0; p < pa.values.size(); ++p) {
+        ASSERT_EQ(pa.values[p].size(), std::size_t(v.total));
+        EXPECT_LE(rel_l2(pa.values[p], pb.values[p]), 1e-6) << v.name << " probe " << p;
+      }
+    }
+  }
+  // Not possible for this model: the one-pass step, the same fields.
+  const FdtdOperator op(make_setup(MaterialMode::indexed, 4321));
+  EngineTuning t;
+  t.step = EngineTuning::Step::two_pass;
+  auto ref = make_engine(op, Backend::cuda, 0, nullptr, t);
+  t.step = EngineTuning::Step::persistent;
+  auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+  const int n = steps(200);
+  ASSERT_EQ(ref->run(n), n);
+  ASSERT_EQ(eng->run(n), n);
+  EXPECT_EQ(eng->persistent_steps(), 0);
+  EXPECT_EQ(eng->one_pass_steps(), n);
+  for (int ci = 0; ci < 6; ++ci)
+    EXPECT_LE(rel_l2(eng->field(Component(ci)), ref->field(Component(ci))), 1e-6) << component_name(Component(ci));
+}

@@ -813,6 +813,18 @@ __global__ void ho_cpml_slab(FieldPtrs F, GridParams g, HoParams p, SlabParams s
 }
 
 
+// A point source's waveform at step `step` (the same source times as the CPU engine).
+double point_source_waveform(const ResolvedSource& s, int step, double dt) {
+  double t;
+  switch (s.kind) {
+    case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
+    case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
+    case PointSource::Kind::magnetic_current: t = step * dt; break;
+    default: t = (step + 0.5) * dt; break;
+  }
+  return s.waveform.value(t);
+}
+
 }  // namespace
 
 class FdtdEngineCuda final : public FdtdEngine {
@@ -833,6 +845,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   float* raw_field(Component c) override { return fields_[int(c)].ptr; }
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
+  std::int64_t persistent_steps() const override { return persistent_steps_; }
   int coefficient_arrays_stored() const override { return use_table_ ? 0 : coef_distinct_; }
   bool set_fused_e_source(const float* const s[3]) override {
     if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
@@ -974,6 +987,28 @@ class FdtdEngineCuda final : public FdtdEngine {
   int onepass_tile_y_ = 8, onepass_chunk_ = 64;
   std::int64_t one_pass_steps_ = 0;
   void setup_onepass(const EngineTuning& tuning);
+  // Persistent stepping (EngineTuning::Step::persistent, onepass::launch_persistent): the steps of
+  // a do_steps call in one cooperative kernel (at most kPersistentLaunchSteps per launch), in place,
+  // when nothing runs between steps but E point sources and probes. persistent_cpml_h_ / _e_: the
+  // folded slabs with psi read and written in place; persistent_values_: the sources' values of a
+  // launch's steps, [step][component]; persistent_table_: the 6 field arrays (ProbeSet::fields).
+  bool persistent_ = false;
+  onepass::CpmlSet persistent_cpml_h_, persistent_cpml_e_;
+  onepass::SourceSet persistent_src_{};
+  DeviceArray<float> persistent_values_;
+  DeviceArray<float*> persistent_table_;
+  std::int64_t persistent_steps_ = 0;
+  static constexpr int kPersistentLaunchSteps = 1024;
+  // Automatic: persistent stepping below this many cells where the model allows it (measured,
+  // testing/benchmarks/results/fdtd_small_grids_h100.md, one H100, same run, Mcells/s default
+  // before / persistent: 64^3 9,498 / 11,358, 96^3 12,917 / 13,557, 128^3 12,882 / 14,327,
+  // 160 x 160 x 93 14,456 / 15,456, 192^3 17,572 / 18,041, 256^3 23,238 / 18,856).
+  static constexpr std::int64_t kPersistentBelowCells = std::int64_t(8) * 1000 * 1000;
+  bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
+  void setup_persistent(const EngineTuning& tuning, const onepass::SourceSet& src);
+  void fill_cpml_set(onepass::CpmlSet& cs, bool electric, bool second_set);
+  void set_onepass_coefs(const EngineTuning& tuning);
+  void run_persistent(int n);
   // Small grids (fdtd/cuda/graph_stepping.cuh): CUDA graphs of chunks of steps (the stream the
   // stepping launches go to: 0, or the capture stream while a chunk is recorded) and the L2
   // persisting window.
@@ -1286,10 +1321,12 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// One pass per step (issue 16): Yee scheme; EngineTuning::step or VEM_FDTD_STEP=one_pass|two_pass.
-// automatic: one pass from 2.3 M cells where the second set of arrays fits in free memory
-// (measured, testing/benchmarks/results/fdtd_onepass_h100.md), in CUDA graphs below 8 M cells;
-// below 2.3 M cells two passes (in graphs).
+// One pass per step and persistent stepping (issue 16): Yee scheme; EngineTuning::step or
+// VEM_FDTD_STEP=one_pass|two_pass|persistent. automatic: persistent below 8 M cells where the model
+// allows it (setup_persistent; measured, testing/benchmarks/results/fdtd_small_grids_h100.md);
+// otherwise one pass from 2.3 M cells where the second set of arrays fits in free memory
+// (measured, fdtd_onepass_h100.md), in CUDA graphs below 8 M cells; below 2.3 M cells two passes
+// (in graphs).
 // Runs with extensions or a fused source step in two passes (checked per step). With subdomain
 // faces (a distributed piece) the pass runs between the halo exchanges, without overlap.
 void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
@@ -1298,19 +1335,58 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   if (want == ST::automatic) {
     const char* v = std::getenv("VEM_FDTD_STEP");
     const std::string e = v ? v : "";
-    want = e == "one_pass" ? ST::one_pass : e == "two_pass" ? ST::two_pass : ST::automatic;
+    want = e == "one_pass"     ? ST::one_pass
+           : e == "two_pass"   ? ST::two_pass
+           : e == "persistent" ? ST::persistent
+                               : ST::automatic;
   }
   const FdtdOperator& op = op_;
   if (high_order_ || want == ST::two_pass) return;
   const std::size_t size = std::size_t(op.layout().size);
+  // What persistent stepping needs of the model (onepass::launch_persistent): nothing between
+  // the steps but E point sources (at most kMaxPersistentSources components) and probes, i.e. no
+  // PMC / periodic / subdomain face (H ghosts, plane copies, exchanges) and no H point source; the
+  // CPML folded; a device that launches cooperative kernels. Extensions and a fused source are
+  // checked per call (persistent_now).
+  const auto& bc = op.setup().boundaries;
+  bool persistent_ok = tuning.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
+  if (const char* v = std::getenv("VEM_ONEPASS_CPML"))
+    if (std::string(v) == "slab_kernels" && tuning.onepass_cpml == EngineTuning::OnePassCpml::automatic)
+      persistent_ok = false;
+  for (int f = 0; f < 6; ++f)
+    if (bc.face[f] == BoundaryType::pmc || bc.face[f] == BoundaryType::periodic ||
+        bc.face[f] == BoundaryType::subdomain)
+      persistent_ok = false;
+  onepass::SourceSet src{};
+  for (const auto& ps : op.sources())
+    for (int a = 0; a < 3; ++a) {
+      if (!ps.active[a]) continue;
+      if (!ps.electric || src.count == onepass::kMaxPersistentSources) {
+        persistent_ok = false;
+        continue;
+      }
+      src.field[src.count] = a;
+      src.offset[src.count] = ps.offset[a];
+      src.set[src.count] = ps.kind == PointSource::Kind::hard_e ? 1 : 0;
+      ++src.count;
+    }
+  int coop = 0;
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device_));
+  if (!coop) persistent_ok = false;
   if (want == ST::automatic) {
-    // One pass from 2.3 M cells (testing/benchmarks/results/fdtd_onepass_h100.md, one H100, same
-    // run, Mcells/s two passes in graphs / one pass with the CPML folded in): 128^3 12,621 /
-    // 12,056, 160 x 160 x 93 12,904 / 14,322, 192^3 14,963 / 17,445, 512^3 19,553 / 32,710.
-    if (op.grid().cell_count() < std::int64_t(2300) * 1000) return;
-    std::size_t free_b = 0, total_b = 0;
-    VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-    if (6 * size * sizeof(float) + (std::size_t(512) << 20) > free_b) return;
+    // Persistent below kPersistentBelowCells where the model allows it, else one pass from 2.3 M
+    // cells (testing/benchmarks/results/fdtd_onepass_h100.md, one H100, same run, Mcells/s two
+    // passes in graphs / one pass with the CPML folded in): 128^3 12,621 / 12,056, 160 x 160 x 93
+    // 12,904 / 14,322, 192^3 14,963 / 17,445, 512^3 19,553 / 32,710.
+    const std::int64_t cells = op.grid().cell_count();
+    if (persistent_ok && cells < kPersistentBelowCells) {
+      want = ST::persistent;
+    } else {
+      if (cells < std::int64_t(2300) * 1000) return;
+      std::size_t free_b = 0, total_b = 0;
+      VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      if (6 * size * sizeof(float) + (std::size_t(512) << 20) > free_b) return;
+    }
   }
   if (tuning.onepass_tile_y != 0 && tuning.onepass_tile_y != 4 && tuning.onepass_tile_y != 8 &&
       tuning.onepass_tile_y != 16)
@@ -1327,6 +1403,10 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     }
   }
   const bool fold = cpml != OC::slab_kernels;
+  if (want == ST::persistent && persistent_ok) {
+    setup_persistent(tuning, src);
+    return;
+  }
   onepass_tile_y_ = tuning.onepass_tile_y ? tuning.onepass_tile_y : 8;
   for (int c = 0; c < 6; ++c) {
     next_[c].allocate(size, "one-pass field arrays");
@@ -1357,34 +1437,48 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     for (int electric = 0; electric < 2; ++electric) {
       if (electric && !onepass_boxes_.empty()) break;
       onepass::CpmlSet& cs = electric ? onepass_cpml_e_ : onepass_cpml_h_;
-      for (int a = 0; a < 3; ++a)
-        for (const auto& st : slabs_) {
-          if (st->axis != a || (electric ? st->ne : st->nh) == 0) continue;
-          if (cs.count == onepass::kMaxCpmlSlabs) fail("one-pass step: more than 6 CPML slabs");
-          const SlabParams& sp = electric ? st->e : st->h;
-          onepass::Slab& d = cs.s[cs.count++];
-          for (int x = 0; x < 3; ++x) { d.o[x] = sp.o[x]; d.d[x] = sp.d[x]; }
-          d.b = sp.b;
-          d.c = sp.c;
-          d.kinv = sp.kinv;
-          d.inv_d = sp.inv_d;
-          d.lagged = sp.lagged;
-          d.axis = a;
-          for (int q = 0; q < 2; ++q) {
-            d.psi_in[q] = sp.psi[q];
-            if (electric) {
-              d.psi_out[q] = sp.psi[q];
-            } else {
-              st->psi_h_next[q].allocate(std::size_t(st->nh), "CPML psi arrays (one-pass second set)");
-              st->psi_h_next[q].zero();
-              d.psi_out[q] = st->psi_h_next[q].ptr;
-            }
-          }
-        }
-      const int n[3] = {g_.nx, g_.ny, g_.nz};
-      onepass::finish_cpml_set(cs, n);
+      fill_cpml_set(cs, electric, !electric);
     }
   }
+  set_onepass_coefs(tuning);
+  onepass_ = true;
+}
+
+// The folded slabs of one kind in the order of set_h_ / set_e_ (axis order); psi read from the
+// slab's current array and written into the same one, or (second_set, H only) into a second
+// array allocated here (the one-pass step's ping-pong).
+void FdtdEngineCuda::fill_cpml_set(onepass::CpmlSet& cs, bool electric, bool second_set) {
+  cs = {};
+  for (int a = 0; a < 3; ++a)
+    for (const auto& st : slabs_) {
+      if (st->axis != a || (electric ? st->ne : st->nh) == 0) continue;
+      if (cs.count == onepass::kMaxCpmlSlabs) fail("one-pass step: more than 6 CPML slabs");
+      const SlabParams& sp = electric ? st->e : st->h;
+      onepass::Slab& d = cs.s[cs.count++];
+      for (int x = 0; x < 3; ++x) { d.o[x] = sp.o[x]; d.d[x] = sp.d[x]; }
+      d.b = sp.b;
+      d.c = sp.c;
+      d.kinv = sp.kinv;
+      d.inv_d = sp.inv_d;
+      d.lagged = sp.lagged;
+      d.axis = a;
+      for (int q = 0; q < 2; ++q) {
+        d.psi_in[q] = sp.psi[q];
+        d.psi_out[q] = sp.psi[q];
+        if (second_set) {
+          st->psi_h_next[q].allocate(std::size_t(st->nh), "CPML psi arrays (one-pass second set)");
+          st->psi_h_next[q].zero();
+          d.psi_out[q] = st->psi_h_next[q].ptr;
+        }
+      }
+    }
+  const int n[3] = {g_.nx, g_.ny, g_.nz};
+  onepass::finish_cpml_set(cs, n);
+}
+
+// How the one-pass and persistent kernels read the coefficients (onepass::Coefs).
+void FdtdEngineCuda::set_onepass_coefs(const EngineTuning& tuning) {
+  const FdtdOperator& op = op_;
   if (use_table_) {
     const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
     const bool constant = constant_table_ && onepass::acquire_constant_table(this, ct.table, ct.entries);
@@ -1395,7 +1489,21 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     onepass_coefs_.kind = onepass::CoefKind::arrays;
     for (int q = 0; q < 12; ++q) onepass_coefs_.arr[q] = coef_ptr_[q];
   }
-  onepass_ = true;
+}
+
+// Persistent stepping (onepass::launch_persistent): in place on fields_, the CPML folded with
+// psi in place, so no second set of anything.
+void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass::SourceSet& src) {
+  onepass_grid_ = onepass::grid_for(op_);
+  set_onepass_coefs(tuning);
+  fill_cpml_set(persistent_cpml_h_, false, false);
+  fill_cpml_set(persistent_cpml_e_, true, false);
+  persistent_src_ = src;
+  float* t[6];
+  for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;
+  persistent_table_.allocate(6, "persistent probe table");
+  persistent_table_.upload(t, 6);
+  persistent_ = true;
 }
 
 // After a one-pass step with folded H corrections: psi^n (written into the second set) becomes
@@ -1436,14 +1544,7 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
   for (const auto& s : op_.sources()) {
     if (s.electric != electric) continue;
     const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
-    double t;  // same source times as the CPU engine
-    switch (s.kind) {
-      case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
-      case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
-      case PointSource::Kind::magnetic_current: t = step * dt; break;
-      default: t = (step + 0.5) * dt; break;
-    }
-    const double w = s.waveform.value(t);
+    const double w = point_source_waveform(s, step, dt);
     for (int a = 0; a < 3; ++a) {
       if (!s.active[a]) continue;
       if (u.count == kMaxPointUpdates) flush();
@@ -1672,6 +1773,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
 // Graphs where the run allows them (fdtd/cuda/graph_stepping.cuh), else one launch per kernel.
 template <class Coef>
 void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
+  if (persistent_now()) {
+    run_persistent(n);
+    return;
+  }
   const bool graph = graph_.enabled && !graph_.failed && !has_extensions() && !subdomain_ && !fused_.s[0] &&
                      !(high_order_ && ho_.s44);
   if (!graph) {
@@ -1679,6 +1784,48 @@ void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
     return;
   }
   small_grid::run_steps_graph(graph_, n, steps_, [&](int s) { step_once(coef, s); }, stream_, pdl_);
+}
+
+// Persistent stepping (setup_persistent, onepass::launch_persistent): launches of at most
+// kPersistentLaunchSteps steps. The E point sources' values of a launch's steps are computed here
+// as push_point_updates computes them and uploaded; the probes are written into probe_buf_ by the
+// kernel.
+void FdtdEngineCuda::run_persistent(int n) {
+  const double dt = op_.dt();
+  const int np = int(op_.probes().size());
+  for (int done = 0; done < n;) {
+    const int m = std::min(n - done, kPersistentLaunchSteps);
+    const int first = steps_ + done;
+    onepass::SourceSet src = persistent_src_;
+    if (src.count > 0) {
+      std::vector<float> v(std::size_t(m) * src.count);
+      for (int s = 0; s < m; ++s) {
+        int q = 0;
+        for (const auto& ps : op_.sources()) {
+          const double w = point_source_waveform(ps, first + s, dt);
+          for (int a = 0; a < 3; ++a)
+            if (ps.active[a]) v[std::size_t(s) * src.count + q++] = float(ps.scale[a] * w);
+        }
+      }
+      if (persistent_values_.count < v.size()) persistent_values_.allocate(v.size(), "persistent source values");
+      persistent_values_.upload(v.data(), v.size());
+      src.value = persistent_values_.ptr;
+    }
+    onepass::ProbeSet probes;
+    if (np > 0) {
+      probes.count = np;
+      probes.fields = persistent_table_.ptr;
+      probes.field = probe_field_.ptr;
+      probes.offset = probe_offset_.ptr;
+      probes.out = probe_buf_.ptr + std::size_t(first) * np;
+    }
+    float* now[6];
+    for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
+    onepass::launch_persistent(onepass_grid_, onepass_coefs_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
+                               m, device_, stream_);
+    persistent_steps_ += m;
+    done += m;
+  }
 }
 
 void FdtdEngineCuda::do_steps(int n) {

@@ -93,6 +93,8 @@ class FdtdEngine {
   double field_energy() const;
   // Steps this engine ran as one pass (CUDA engine, EngineTuning::step); 0 for the others.
   virtual std::int64_t one_pass_steps() const { return 0; }
+  // Steps taken by the persistent kernel (CUDA engine, EngineTuning::Step::persistent); 0 for the others.
+  virtual std::int64_t persistent_steps() const { return 0; }
   // Coefficient arrays the engine holds in its own memory when it reads a coefficient-array model
   // as arrays (CUDA engine: of the 12, those equal bit for bit to another of the same kind are
   // stored once, e.g. 4 for an isotropic medium without edge averaging); 0 otherwise.
@@ -167,8 +169,9 @@ struct EngineTuning {
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
   // (the agreement tests run both). Runs with extensions or a fused E source step in two passes;
   // with subdomain faces (a distributed piece) the pass runs between the halo exchanges.
-  // automatic: the measured default, one pass from 2.3 M cells (fdtd_onepass_h100.md;
-  // VEM_FDTD_STEP=one_pass|two_pass overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
+  // automatic: the measured default, persistent (below) under 8 M cells where the model allows
+  // it (fdtd_small_grids_h100.md), else one pass from 2.3 M cells (fdtd_onepass_h100.md;
+  // VEM_FDTD_STEP=one_pass|two_pass|persistent overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
   // onepass_z_chunk: planes per block (0: 16, halved down to 4 while the grid would give fewer
   // than 8 blocks per multiprocessor). onepass_cpml: the CPML corrections folded into the pass
   // (folded: the H corrections always, the E ones when no E sample has to be computed again, i.e.
@@ -176,7 +179,15 @@ struct EngineTuning {
   // E computed again next to corrected H (slab_kernels); automatic: folded (measured,
   // fdtd_onepass_h100.md); VEM_ONEPASS_CPML=folded|slab_kernels overrides it. Same fields bit
   // for bit either way.
-  enum class Step { automatic, two_pass, one_pass } step = Step::automatic;
+  // persistent: the steps of a do_steps call in one cooperative kernel whose blocks stay resident
+  // (fdtd/cuda/fused_step.h launch_persistent): per step an H and an E phase over all samples in
+  // place, each followed by a grid barrier, with the CPML corrections, the E point sources and the
+  // probes inside the kernel; a small model's fields stay in L2 and no step pays a launch. It
+  // needs a run with nothing else between the steps: no extensions or fused source (checked per
+  // call: such runs step in two passes), no PMC / periodic / subdomain face, no H point source, at
+  // most 8 E point-source components, the CPML folded (otherwise the one-pass step is taken). Same
+  // fields bit for bit. VEM_FDTD_STEP=persistent asks for it.
+  enum class Step { automatic, two_pass, one_pass, persistent } step = Step::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
   // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps

@@ -21,6 +21,7 @@
 // neighbouring blocks still read the old one). The E corrections are applied before E is
 // stored, from the same H differences the E update used (own H, shared memory, the k-1
 // registers). Measured against the slab kernels in testing/benchmarks/results/fdtd_onepass_h100.md.
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -58,6 +59,23 @@ using cuda_kernels::pdl_begin;
 
 constexpr int kHx = 1, kHy = 2, kHz = 4;
 
+// How the pass reads fields and H psi. ReadOnlyLoad (onepass_bulk, one step per launch): nothing it
+// reads is written during the launch, so the fields go through the read-only cache (__ldg).
+// CoherentLoad (persistent_steps, many steps per launch): the arrays read in a phase were written
+// by other blocks in the phase before, after a grid barrier: not through the read-only cache,
+// which may keep lines from an earlier phase, but from L2 (__ldcg). (Plain L1-cached loads, which
+// the memory model makes coherent after the barrier, measured 0-3 % faster on an H100, within
+// the run-to-run spread: fdtd_small_grids_h100.md.)
+struct ReadOnlyLoad {
+  static __device__ __forceinline__ float field(const float* p) { return __ldg(p); }
+  static __device__ __forceinline__ float psi(const float* p) { return *p; }
+};
+struct CoherentLoad {
+  static __device__ __forceinline__ float field(const float* p) { return __ldcg(p); }
+  static __device__ __forceinline__ float psi(const float* p) { return __ldcg(p); }
+};
+
+
 __device__ __forceinline__ bool in_slab(const Slab& s, int i, int j, int k) {
   return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
          k < s.o[2] + s.d[2];
@@ -70,7 +88,7 @@ __device__ __forceinline__ bool in_range(const Grid& g, int comp, int i, int j, 
 
 // One slab's H corrections at (i, j, k): cpml_cell<A, false>'s, through the same
 // cpml_component / cpml_source / cpml_increment (kernel_common.cuh).
-template <int A, int MASK, class Coef>
+template <int A, int MASK, class LD, class Coef>
 __device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
   const int x = A == 0 ? i : (A == 1 ? j : k);
@@ -84,10 +102,10 @@ __device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Gri
     const int src = cuda_kernels::cpml_source(A, false, q);
     if (!(MASK & (1 << (comp - 3))) || !in_range(g, comp, i, j, k)) continue;
     const float* S = F.f[src];
-    const float dF = (__ldg(S + o + sa) - __ldg(S + o)) * s.inv_d;
+    const float dF = (LD::field(S + o + sa) - LD::field(S + o)) * s.inv_d;
     float p;
     float& h = comp == 3 ? hx : (comp == 4 ? hy : hz);
-    h += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF, s.psi_in[q][t],
+    h += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF, LD::psi(s.psi_in[q] + t),
                                       s.lagged, &p);
     if (store) s.psi_out[q][t] = p;
   }
@@ -98,7 +116,7 @@ __device__ __forceinline__ bool inner(const CpmlSet& cs, int i, int j, int k) {
          k >= cs.inner_lo[2] && k < cs.inner_hi[2];
 }
 
-template <int MASK, class Coef>
+template <int MASK, class LD, class Coef>
 __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
   if (inner(cs, i, j, k)) return;
@@ -106,9 +124,9 @@ __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const
     const Slab& s = cs.s[p];
     if (!in_slab(s, i, j, k)) continue;
     switch (s.axis) {
-      case 0: h_slab<0, MASK>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
-      case 1: h_slab<1, MASK>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
-      default: h_slab<2, MASK>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+      case 0: h_slab<0, MASK, LD>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+      case 1: h_slab<1, MASK, LD>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+      default: h_slab<2, MASK, LD>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
     }
   }
 }
@@ -136,7 +154,7 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef&
 // H^{n+1/2} at sample (i, j, k), layout offset o, from E^n and H^{n-1/2} in A: the components in
 // MASK (update_h_bulk's expressions and range tests: x/y ranges, 0 <= k < nz for Hx and Hy,
 // 0 <= k <= nz for Hz; outside, the old value). Returns E^n at (i, j, k) in ex, ey, ez.
-template <int MASK, class Coef>
+template <int MASK, class LD, class Coef>
 __device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                          bool store_psi, int i, int j, int k, long long o, float& hx, float& hy,
                                          float& hz, float& ex, float& ey, float& ez) {
@@ -147,39 +165,39 @@ __device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const C
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool more = k < g.nz;
   const bool kin = k >= 0 && k <= g.nz;
-  ex = __ldg(Ex + o);
-  ey = __ldg(Ey + o);
-  ez = __ldg(Ez + o);
+  ex = LD::field(Ex + o);
+  ey = LD::field(Ey + o);
+  ez = LD::field(Ez + o);
   const bool ux = (MASK & kHx) && kin && more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
   const bool uy = (MASK & kHy) && kin && more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
   const bool uz = (MASK & kHz) && kin && in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
   if (MASK & kHx) {
-    const float h = __ldg(A.f[3] + o);
+    const float h = LD::field(A.f[3] + o);
     if (ux) {
-      const float ey_p = __ldg(Ey + o + sz);
-      hx = coef.a(3, o, key) * h - coef.b(3, o, key) * ((__ldg(Ez + o + sy) - ez) * idy - (ey_p - ey) * idz);
+      const float ey_p = LD::field(Ey + o + sz);
+      hx = coef.a(3, o, key) * h - coef.b(3, o, key) * ((LD::field(Ez + o + sy) - ez) * idy - (ey_p - ey) * idz);
     } else {
       hx = h;
     }
   }
   if (MASK & kHy) {
-    const float h = __ldg(A.f[4] + o);
+    const float h = LD::field(A.f[4] + o);
     if (uy) {
-      const float ex_p = __ldg(Ex + o + sz);
-      hy = coef.a(4, o, key) * h - coef.b(4, o, key) * ((ex_p - ex) * idz - (__ldg(Ez + o + 1) - ez) * idx);
+      const float ex_p = LD::field(Ex + o + sz);
+      hy = coef.a(4, o, key) * h - coef.b(4, o, key) * ((ex_p - ex) * idz - (LD::field(Ez + o + 1) - ez) * idx);
     } else {
       hy = h;
     }
   }
   if (MASK & kHz) {
-    const float h = __ldg(A.f[5] + o);
+    const float h = LD::field(A.f[5] + o);
     if (uz)
-      hz = coef.a(5, o, key) * h - coef.b(5, o, key) * ((__ldg(Ey + o + 1) - ey) * idx - (__ldg(Ex + o + sy) - ex) * idy);
+      hz = coef.a(5, o, key) * h - coef.b(5, o, key) * ((LD::field(Ey + o + 1) - ey) * idx - (LD::field(Ex + o + sy) - ex) * idy);
     else
       hz = h;
   }
-  if (ch.count > 0 && kin) h_cpml<MASK>(ch, A, g, coef, i, j, k, o, store_psi, hx, hy, hz);
+  if (ch.count > 0 && kin) h_cpml<MASK, LD>(ch, A, g, coef, i, j, k, o, store_psi, hx, hy, hz);
 }
 
 // E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
@@ -219,16 +237,28 @@ __device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const C
 // (3 blocks would spill; 2 changes nothing).
 template <int TY>
 constexpr int kMinBlocks = TY == 8 ? 5 : (TY == 4 ? 8 : 1);
+// The persistent kernel's blocks: 256 threads, 4 or (from 2 M samples) 5 resident per multiprocessor
+// (persistent_launch).
+constexpr int kPersistentThreads = 256;
+constexpr long long kPersistentFiveBlocksFrom = 2000000;
 
+// The shared H planes of a tile, double-buffered: [buffer][row][column], row 0 = j0-1, column 0 = i0-1.
+template <int TY>
+struct Planes {
+  float hx[2][TY + 1][33], hy[2][TY + 1][33], hz[2][TY + 1][33];
+};
+
+// One tile (block coordinates bx, by, bz) of one step: H^{n+1/2} and E^{n+1} from A into B (see the
+// top of this file).
 template <int TY, class Coef>
-__global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
-    onepass_bulk(Fields A, Fields B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce) {
-  pdl_begin();
-  // [buffer][row][column]: row 0 = j0-1, column 0 = i0-1.
-  __shared__ float s_hx[2][TY + 1][33], s_hy[2][TY + 1][33], s_hz[2][TY + 1][33];
+__device__ __forceinline__ void tile_pass(const Fields& A, const Fields& B, const Grid& g, const Coef& coef, int chunk,
+                                          const CpmlSet& ch, const CpmlSet& ce, int bx, int by, int bz,
+                                          Planes<TY>& sm) {
+  using LD = ReadOnlyLoad;
+  int p = 0;
   const int tx = threadIdx.x, r = threadIdx.y;  // r = 0: the halo warp
-  const int i0 = int(blockIdx.x) * 32, j0 = int(blockIdx.y) * TY;
-  const int k0 = int(blockIdx.z) * chunk;
+  const int i0 = bx * 32, j0 = by * TY;
+  const int k0 = bz * chunk;
   const int k1 = min(g.nz, k0 + chunk - 1);
   const int i = i0 + tx, j = j0 + r - 1;
   const bool own = r > 0 && i <= g.nx && j <= g.ny;
@@ -240,42 +270,139 @@ __global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
   float hx_m = 0.0f, hy_m = 0.0f;
   if (own) {  // the own column's Hx, Hy at k0-1
     float unused_hz, unused_ex, unused_ey, unused_ez;
-    h_sample<kHx | kHy>(A, g, coef, ch, false, i, j, k0 - 1, base + (long long)(k0 - 1) * g.sz, hx_m, hy_m,
-                        unused_hz, unused_ex, unused_ey, unused_ez);
+    h_sample<kHx | kHy, LD>(A, g, coef, ch, false, i, j, k0 - 1, base + (long long)(k0 - 1) * g.sz, hx_m, hy_m,
+                            unused_hz, unused_ex, unused_ey, unused_ez);
   }
-  int p = 0;
   for (int k = k0; k <= k1; ++k) {
     const long long kz = (long long)k * g.sz;
     float hx = 0.0f, hy = 0.0f, hz = 0.0f, ex = 0.0f, ey = 0.0f, ez = 0.0f;
     if (own) {
       const long long o = base + kz;
-      h_sample<kHx | kHy | kHz>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      h_sample<kHx | kHy | kHz, LD>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       B.f[3][o] = hx;
       B.f[4][o] = hy;
       B.f[5][o] = hz;
-      s_hx[p][r][tx + 1] = hx;
-      s_hy[p][r][tx + 1] = hy;
-      s_hz[p][r][tx + 1] = hz;
+      sm.hx[p][r][tx + 1] = hx;
+      sm.hy[p][r][tx + 1] = hy;
+      sm.hz[p][r][tx + 1] = hz;
     } else if (r == 0) {
       float a, b, c, d0, d1, d2;
       if (yhalo) {
-        h_sample<kHx | kHz>(A, g, coef, ch, false, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1, d2);
-        s_hx[p][0][tx + 1] = a;
-        s_hz[p][0][tx + 1] = c;
+        h_sample<kHx | kHz, LD>(A, g, coef, ch, false, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1, d2);
+        sm.hx[p][0][tx + 1] = a;
+        sm.hz[p][0][tx + 1] = c;
       }
       if (xhalo) {
-        h_sample<kHy | kHz>(A, g, coef, ch, false, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0, d1, d2);
-        s_hy[p][tx + 1][0] = b;
-        s_hz[p][tx + 1][0] = c;
+        h_sample<kHy | kHz, LD>(A, g, coef, ch, false, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0, d1, d2);
+        sm.hy[p][tx + 1][0] = b;
+        sm.hz[p][tx + 1][0] = c;
       }
     }
     __syncthreads();
-    if (own)
-      e_sample(B, g, coef, ce, i, j, k, base + kz, ex, ey, ez, hx, hy, hz, hx_m, hy_m, s_hz[p][r - 1][tx + 1],
-               s_hx[p][r - 1][tx + 1], s_hz[p][r][tx], s_hy[p][r][tx]);
+    if (own) {
+      const long long o = base + kz;
+      e_sample(B, g, coef, ce, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, sm.hz[p][r - 1][tx + 1],
+               sm.hx[p][r - 1][tx + 1], sm.hz[p][r][tx], sm.hy[p][r][tx]);
+    }
     hx_m = hx;
     hy_m = hy;
     p ^= 1;
+  }
+}
+
+template <int TY, class Coef>
+__global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
+    onepass_bulk(Fields A, Fields B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce) {
+  pdl_begin();
+  __shared__ Planes<TY> sm;
+  tile_pass<TY>(A, B, g, coef, chunk, ch, ce, int(blockIdx.x), int(blockIdx.y), int(blockIdx.z), sm);
+}
+
+// Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
+// place (no second set of arrays). Each step is two phases over all samples, one sample per thread
+// and grid-stride: H^{n+1/2} with its CPML corrections (h_sample with the H slabs' psi read and
+// written in place: a sample's psi is touched by its own thread only), a grid barrier, E^{n+1}
+// from the H just written (e_sample with its slabs, as recompute_e reads H) and the E point
+// sources, a grid barrier. The two-pass kernels' expressions in their order (H bulk, H slabs;
+// E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
+// H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
+// the next H phase).
+// Sample indices of a grid-stride loop without a division per sample: the first sample and the
+// stride are split into (i, j, k) once, and each advance adds the stride's parts with carries.
+struct SampleWalk {
+  int nx1, ny1, si, sj, sk;
+  __device__ __forceinline__ SampleWalk(const Grid& g, long long stride) : nx1(g.nx + 1), ny1(g.ny + 1) {
+    split(stride, si, sj, sk);
+  }
+  __device__ __forceinline__ void split(long long u, int& i, int& j, int& k) const {
+    i = int(u % nx1);
+    const long long r = u / nx1;
+    j = int(r % ny1);
+    k = int(r / ny1);
+  }
+  __device__ __forceinline__ void advance(int& i, int& j, int& k) const {
+    i += si;
+    int c = i >= nx1;
+    i -= c * nx1;
+    j += sj + c;
+    c = j >= ny1;
+    j -= c * ny1;
+    k += sk + c;
+  }
+};
+
+__device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool electric) {
+  const int nt = int(blockDim.x);
+  for (int q = int(threadIdx.x); q < pr.count; q += nt) {
+    const int c = pr.field[q];
+    if ((c < 3) != electric) continue;
+    pr.out[(long long)step * pr.count + q] = __ldcg(pr.fields[c] + pr.offset[q]);
+  }
+}
+
+template <int MINB, class Coef>
+__global__ void __launch_bounds__(kPersistentThreads, MINB)
+    persistent_steps(Fields F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
+                     int steps) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  using LD = CoherentLoad;
+  const SampleWalk walk(g, stride);
+  int i0, j0, k0;
+  walk.split(first, i0, j0, k0);
+  for (int s = 0; s < steps; ++s) {
+    int i = i0, j = j0, k = k0;
+    for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
+      const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
+      float hx, hy, hz, ex, ey, ez;
+      h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      F.f[3][o] = hx;
+      F.f[4][o] = hy;
+      F.f[5][o] = hz;
+    }
+    grid.sync();
+    if (blockIdx.x == 0) record_probes(probes, s, false);
+    i = i0, j = j0, k = k0;
+    for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
+      const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
+      const float* Hx = F.f[3];
+      const float* Hy = F.f[4];
+      const float* Hz = F.f[5];
+      e_sample(F, g, coef, ce, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
+               LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o), LD::field(Hx + o - g.sz),
+               LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy), LD::field(Hx + o - g.sy), LD::field(Hz + o - 1),
+               LD::field(Hy + o - 1));
+      for (int q = 0; q < src.count; ++q) {
+        if (src.offset[q] != o) continue;
+        float* f = (src.field[q] == 0 ? F.f[0] : (src.field[q] == 1 ? F.f[1] : F.f[2])) + o;
+        const float v = __ldg(src.value + (long long)s * src.count + q);
+        *f = src.set[q] ? v : *f + v;
+      }
+    }
+    grid.sync();
+    if (blockIdx.x == 0) record_probes(probes, s, true);
   }
 }
 
@@ -352,6 +479,35 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields A, Fields B, int chunk, con
                   unsigned((g.nz + 1 + chunk - 1) / chunk));
   launch(pdl, stream, onepass_bulk<TY, Coef>, grid, dim3(32, TY + 1), A, B, g, coef, chunk, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
+}
+
+template <class Coef>
+void persistent_launch(const Grid& g, const Coef& coef, Fields F, const CpmlSet& ch, const CpmlSet& ce,
+                       const SourceSet& src, const ProbeSet& probes, int steps, int device, cudaStream_t stream) {
+  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+  // Resident blocks asked of the compiler, measured (fdtd_small_grids_h100.md, one H100, same run,
+  // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
+  // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
+  // spilled bytes); 6 (40) lost at every size but the head's.
+  auto kernel = samples < kPersistentFiveBlocksFrom ? persistent_steps<4, Coef> : persistent_steps<5, Coef>;
+  int per_sm = 0, sms = 0, coop = 0;
+  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
+  if (per_sm < 1) fail("persistent stepping: no block of ", kPersistentThreads, " threads fits on a multiprocessor");
+  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
+  cudaLaunchConfig_t cfg = {};
+  cfg.stream = stream;
+  cfg.gridDim = dim3(unsigned(blocks));
+  cfg.blockDim = dim3(kPersistentThreads);
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps));
+  VEM_CUDA_CHECK_LAUNCH("persistent_steps");
 }
 
 }  // namespace
@@ -491,6 +647,16 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
     }
   }
   return boxes;
+}
+
+void launch_persistent(const Grid& g, const Coefs& c, float* const fields_now[6], const CpmlSet& cpml_h,
+                       const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
+                       cudaStream_t stream) {
+  if (src.count < 0 || src.count > kMaxPersistentSources)
+    fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
+  if (steps <= 0) return;
+  const Fields F = fields(fields_now);
+  with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, device, stream); });
 }
 
 }  // namespace vem::onepass

@@ -103,4 +103,34 @@ int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors);
 void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
                         const std::vector<Box>& boxes, bool pdl, cudaStream_t stream);
 
+// Persistent stepping (EngineTuning::Step::persistent): `steps` leap-frog steps in one cooperative
+// kernel whose blocks stay resident, in place on one set of arrays: per step an H phase and an E
+// phase over all samples (one sample per thread, grid-stride), each followed by a grid barrier, so
+// a small model's fields stay in L2 from step to step and no step pays a launch. The CPML
+// corrections are folded into both phases (cpml_h and cpml_e with psi_in == psi_out: each psi is
+// read and written by its own sample's thread), the E point sources applied and the probes
+// recorded by the kernel itself; so only runs that need nothing else between the steps (no
+// extensions, no PMC / periodic / subdomain faces, no H point sources).
+constexpr int kMaxPersistentSources = 8;
+// E point sources: field 0-2, layout offset, 1 overwrite (hard) / 0 add, value[step][count] on the device.
+struct SourceSet {
+  int count = 0;
+  int field[kMaxPersistentSources] = {};
+  long long offset[kMaxPersistentSources] = {};
+  int set[kMaxPersistentSources] = {};
+  const float* value = nullptr;
+};
+// Probes: component 0-5 and layout offset per probe; after step s, out[s * count + probe].
+// fields: a device table of the 6 field arrays.
+struct ProbeSet {
+  int count = 0;
+  float* const* fields = nullptr;
+  const int* field = nullptr;
+  const long long* offset = nullptr;
+  float* out = nullptr;
+};
+void launch_persistent(const Grid& g, const Coefs& c, float* const fields_now[6], const CpmlSet& cpml_h,
+                       const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
+                       cudaStream_t stream);
+
 }  // namespace vem::onepass
