@@ -4,6 +4,17 @@
 
 namespace vem {
 
+double point_source_waveform(const ResolvedSource& s, int step, double dt) {
+  double t;
+  switch (s.kind) {
+    case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
+    case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
+    case PointSource::Kind::magnetic_current: t = step * dt; break;
+    default: t = (step + 0.5) * dt; break;
+  }
+  return s.waveform.value(t);
+}
+
 CoefficientTable coefficient_table_for(const FdtdOperator& op, EngineTuning::Coefficients choice,
                                        bool table_by_default) {
   using CS = EngineTuning::Coefficients;

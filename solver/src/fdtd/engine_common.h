@@ -13,6 +13,10 @@
 
 namespace vem {
 
+// A point source's waveform at the time of step `step`'s update (dt the time step): J at
+// (n+1/2) dt, hard E at (n+1) dt, M at n dt, hard H at (n+1/2) dt. Both engines take it from here.
+double point_source_waveform(const ResolvedSource& s, int step, double dt);
+
 // Whether component c has a sample at index idx along axis (yee_grid.h).
 bool sample_exists(Component c, int axis, int idx, const int n[3]);
 std::vector<float> compact_from_layout(const FdtdOperator& op, Component c, const float* layout_array);

@@ -385,15 +385,7 @@ void FdtdEngineCpu::apply_sources(bool electric, int step) {
   for (const auto& s : op_.sources()) {
     if (s.electric != electric) continue;
     const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
-    // J at (n+1/2) dt, hard E at (n+1) dt, M at n dt, hard H at (n+1/2) dt.
-    double t;
-    switch (s.kind) {
-      case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
-      case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
-      case PointSource::Kind::magnetic_current: t = step * dt; break;
-      default: t = (step + 0.5) * dt; break;
-    }
-    const double w = s.waveform.value(t);
+    const double w = point_source_waveform(s, step, dt);  // engine_common.h
     for (int a = 0; a < 3; ++a) {
       if (!s.active[a]) continue;
       float& v = f_[(electric ? 0 : 3) + a][s.offset[a]];

@@ -812,19 +812,6 @@ __global__ void ho_cpml_slab(FieldPtrs F, GridParams g, HoParams p, SlabParams s
   ho_cpml_component<A, ELECTRIC, 1, SHAPE>(F, g, p, s, coef, i, j, k, t, b, c, km1);
 }
 
-
-// A point source's waveform at step `step` (the same source times as the CPU engine).
-double point_source_waveform(const ResolvedSource& s, int step, double dt) {
-  double t;
-  switch (s.kind) {
-    case PointSource::Kind::electric_current: t = (step + 0.5) * dt; break;
-    case PointSource::Kind::hard_e: t = (step + 1.0) * dt; break;
-    case PointSource::Kind::magnetic_current: t = step * dt; break;
-    default: t = (step + 0.5) * dt; break;
-  }
-  return s.waveform.value(t);
-}
-
 }  // namespace
 
 class FdtdEngineCuda final : public FdtdEngine {
