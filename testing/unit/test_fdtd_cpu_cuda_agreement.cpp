@@ -135,6 +135,15 @@ FdtdSetup cpml_everywhere_setup(MaterialMode mode, unsigned seed) {
   return s;
 }
 
+// The reference of the one-pass and persistent tests: two passes, stream launches.
+EngineTuning two_pass_stream_tuning(MaterialMode mode) {
+  EngineTuning two;
+  two.step = EngineTuning::Step::two_pass;
+  two.coefficients = coefficients_for(mode, 0, two.coefficients);
+  two.graph = EngineTuning::Graph::off;
+  return two;
+}
+
 double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
   double num = 0, den = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -467,10 +476,7 @@ TEST(CpuCudaAgreementOnePass, FoldedCpml) {
   setenv("VEM_CUDA_GRAPH_STRICT", "1", 1);
   for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
     const FdtdOperator op(cpml_everywhere_setup(mode, 77));
-    EngineTuning two;
-    two.step = EngineTuning::Step::two_pass;
-    two.coefficients = coefficients_for(mode, 0, two.coefficients);
-    two.graph = EngineTuning::Graph::off;
+    const EngineTuning two = two_pass_stream_tuning(mode);
     const int n = steps(400);
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
     ASSERT_EQ(ref->run(n), n);
@@ -535,10 +541,7 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
     const FdtdOperator op(cpml_everywhere_setup(mode, 91));
-    EngineTuning two;
-    two.step = EngineTuning::Step::two_pass;
-    two.coefficients = coefficients_for(mode, 0, two.coefficients);
-    two.graph = EngineTuning::Graph::off;
+    const EngineTuning two = two_pass_stream_tuning(mode);
     struct V { int total; bool two_pass_middle; const char* name; };
     const int n = steps(400);
     const V variants[] = {{n, false, "split runs"}, {n, true, "two-pass middle"},
