@@ -988,8 +988,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   static constexpr int kPersistentLaunchSteps = 1024;
   // Automatic: persistent stepping below this many cells where the model allows it (measured,
   // testing/benchmarks/results/fdtd_small_grids_h100.md, one H100, same run, Mcells/s default
-  // before / persistent: 64^3 9,498 / 11,358, 96^3 12,917 / 13,557, 128^3 12,882 / 14,327,
-  // 160 x 160 x 93 14,456 / 15,456, 192^3 17,572 / 18,041, 256^3 23,238 / 18,856).
+  // before / persistent: 64^3 9,434 / 11,433, 96^3 12,853 / 13,510, 128^3 12,859 / 15,194,
+  // 160 x 160 x 93 14,452 / 15,292, 192^3 17,562 / 18,238, 256^3 23,318 / 19,133).
   static constexpr std::int64_t kPersistentBelowCells = std::int64_t(8) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   void setup_persistent(const EngineTuning& tuning, const onepass::SourceSet& src);

@@ -1,5 +1,7 @@
 // One pass per time step (fused_step.h): the Yee H and E updates of one leap-frog step in one
-// kernel, ping-pong arrays.
+// kernel, ping-pong arrays. Also the persistent kernel (persistent_steps, further down): many
+// steps per launch, each as two phases in place with grid barriers, from the same per-sample
+// update functions.
 //
 // onepass_bulk: a block of 32 x TY worker threads owns a tile of 32 x TY (i, j) columns and marches
 // over a chunk of z planes. At plane k each worker computes H^{n+1/2} of its sample from E^n (its
@@ -318,15 +320,6 @@ __global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
   tile_pass<TY>(A, B, g, coef, chunk, ch, ce, int(blockIdx.x), int(blockIdx.y), int(blockIdx.z), sm);
 }
 
-// Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
-// place (no second set of arrays). Each step is two phases over all samples, one sample per thread
-// and grid-stride: H^{n+1/2} with its CPML corrections (h_sample with the H slabs' psi read and
-// written in place: a sample's psi is touched by its own thread only), a grid barrier, E^{n+1}
-// from the H just written (e_sample with its slabs, as recompute_e reads H) and the E point
-// sources, a grid barrier. The two-pass kernels' expressions in their order (H bulk, H slabs;
-// E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
-// H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
-// the next H phase).
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
 // stride are split into (i, j, k) once, and each advance adds the stride's parts with carries.
 struct SampleWalk {
@@ -351,6 +344,7 @@ struct SampleWalk {
   }
 };
 
+// The threads of one block copy the E (electric) or H probes of step `step` into pr.out.
 __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool electric) {
   const int nt = int(blockDim.x);
   for (int q = int(threadIdx.x); q < pr.count; q += nt) {
@@ -360,6 +354,15 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
   }
 }
 
+// Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
+// place (no second set of arrays). Each step is two phases over all samples, one sample per thread
+// and grid-stride: H^{n+1/2} with its CPML corrections (h_sample with the H slabs' psi read and
+// written in place: a sample's psi is touched by its own thread only), a grid barrier, E^{n+1}
+// from the H just written (e_sample with its slabs, as recompute_e reads H) and the E point
+// sources, a grid barrier. The two-pass kernels' expressions in their order (H bulk, H slabs;
+// E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
+// H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
+// the next H phase).
 template <int MINB, class Coef>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
