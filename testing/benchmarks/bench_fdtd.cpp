@@ -186,10 +186,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   // By the path the steps took: persistent (the CUDA default below 8 M cells where the model
   // allows it), one pass (with the CPML folded in) or two; the arrays the engine stores (equal
   // ones once: coefficient_arrays_stored; the CPU engine reads all 12).
-  const int stored = eng->coefficient_arrays_stored();
-  const double bpc = eng->persistent_steps() > 0
-                         ? vem_bench::ideal_bytes_per_cell_persistent(op, stored)
-                         : vem_bench::ideal_bytes_per_cell(op, eng->one_pass_steps() > 0, true, stored);
+  const double bpc = vem_bench::ideal_bytes_for(*eng, op, true);
   Result res;
   res.engine = backend_name(backend);
   res.mode = indexed ? "indexed" : "coefficient_array";

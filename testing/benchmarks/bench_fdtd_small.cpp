@@ -168,8 +168,7 @@ int run_rows(int argc, char** argv) {
       // Bytes by the path the steps took (the default variant picks one by itself).
       const long long pers = (long long)eng->persistent_steps(), onep = (long long)eng->one_pass_steps();
       const bool folded = v.t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
-      const double bpc = pers > 0 ? vem_bench::ideal_bytes_per_cell_persistent(op, 0)
-                                  : vem_bench::ideal_bytes_per_cell(op, onep > 0, folded, 0);
+      const double bpc = vem_bench::ideal_bytes_for(*eng, op, folded);
       const double gbs = mcells * 1e6 * bpc / 1e9;
       std::cerr << grid.str() << " " << v.name << ": " << mcells << " Mcells/s, " << s / steps * 1e6
                 << " us/step, one-pass steps " << onep << ", persistent " << pers << "\n";

@@ -10,6 +10,7 @@
 
 #include "vem/core/yee_grid.h"
 #include "vem/fdtd/extensions/sar.h"
+#include "vem/fdtd/fdtd_engine.h"
 #include "vem/fdtd/fdtd_operator.h"
 #include "vem/models/head_phantom.h"
 #include "vem/models/tissue_properties.h"
@@ -109,6 +110,14 @@ inline double ideal_bytes_per_cell_persistent(const FdtdOperator& op, int arrays
   const bool indexed = op.material_mode() == MaterialMode::indexed;
   const double coef = indexed ? 2.0 : 4.0 * (arrays_stored > 0 ? arrays_stored : 12);
   return 72.0 + (indexed ? 2 * coef : coef) + 32.0 * slab_fraction(op);
+}
+
+// The ideal bytes of the path an engine's steps took: persistent, one pass (cpml_folded: the
+// CPML folded into it) or two passes; the coefficient arrays the engine stores.
+inline double ideal_bytes_for(const FdtdEngine& eng, const FdtdOperator& op, bool cpml_folded) {
+  const int stored = eng.coefficient_arrays_stored();
+  return eng.persistent_steps() > 0 ? ideal_bytes_per_cell_persistent(op, stored)
+                                    : ideal_bytes_per_cell(op, eng.one_pass_steps() > 0, cpml_folded, stored);
 }
 
 }  // namespace vem_bench
