@@ -15,6 +15,11 @@
 //       one pass with the CPML folded in (the default, rows "one_pass"; "one_pass_slabs": the slab
 //       kernels): bulk + 32 per slab sample (two psi read and written for H and for E).
 //     `rates <out.json> <commit> <n> quick`: the folded one-pass rows at 16 planes only.
+//   bench_fdtd_onepass storage <out.json> [commit] [n...]
+//     The field storages (FdtdSetup::field_storage: float32, float16, bfloat16) on the same model,
+//     indexed, the engine's automatic step (persistent below 8 M cells, one pass above), and the
+//     one-pass step forced, for each n; the copy bandwidth of the same run. Ideal bytes with the
+//     bulk field bytes halved for the 2-byte storages (bench_models.h).
 //   bench_fdtd_onepass memory <out.json> [commit] [n...]
 //     Memory per cell of the CUDA engine (two-pass, indexed) from its allocations (cudaMemGetInfo
 //     before / after the engine) against our count from the layout, for the first n of the list
@@ -201,6 +206,76 @@ int run_rates(int argc, char** argv) {
   return 0;
 }
 
+int run_storage(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_storage.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  std::vector<int> sizes;
+  for (int a = 4; a < argc; ++a) sizes.push_back(std::atoi(argv[a]));
+  if (sizes.empty()) sizes = {512, 128, 64};
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  struct SRow { int n; std::string storage, step; double mcells, bytes, gbs, fraction; std::int64_t persistent, one_pass; };
+  std::vector<SRow> rows;
+  for (const int n : sizes) {
+    FdtdSetup base = make_setup(n, MaterialMode::indexed);
+    for (const char* step : {"automatic", "one_pass"}) {
+      for (FieldStorage fs : {FieldStorage::float32, FieldStorage::float16, FieldStorage::bfloat16}) {
+        FdtdSetup s = base;
+        s.field_storage = fs;
+        const FdtdOperator op(s);
+        EngineTuning t;
+        if (std::string(step) == "one_pass") t.step = EngineTuning::Step::one_pass;
+        auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+        auto t0 = std::chrono::steady_clock::now();
+        eng->run(5);
+        const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5;
+        const int steps = std::min(20000, std::max(3, int(1.0 / std::max(per, 1e-6))));
+        std::vector<double> secs;
+        for (int r = 0; r < 3; ++r) {
+          t0 = std::chrono::steady_clock::now();
+          eng->run(steps, {}, steps);
+          secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(secs.begin(), secs.end());
+        SRow r;
+        r.n = n;
+        r.storage = field_storage_name(fs);
+        r.step = step;
+        r.mcells = steps * double(op.grid().cell_count()) / secs[1] / 1e6;
+        r.bytes = vem_bench::ideal_bytes_for(*eng, op, true);
+        r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
+        r.fraction = copy > 0 ? r.gbs / copy : 0;
+        r.persistent = eng->persistent_steps();
+        r.one_pass = eng->one_pass_steps();
+        std::cerr << n << "^3 " << r.storage << " " << step << ": " << r.mcells << " Mcells/s, " << r.bytes
+                  << " B/cell-step ideal, persistent steps " << r.persistent << ", one-pass steps " << r.one_pass << "\n";
+        rows.push_back(r);
+      }
+    }
+  }
+  const std::string date = vem_bench::utc_date();
+  std::ofstream js(out);
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_field_storage\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date
+     << "\",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    const SRow& r = rows[q];
+    js << "    {\"n\": " << r.n << ", \"storage\": \"" << r.storage << "\", \"step\": \"" << r.step
+       << "\", \"mcells_per_s\": " << r.mcells << ", \"ideal_bytes_per_cell_step\": " << r.bytes << ", \"GBps\": "
+       << r.gbs << ", \"fraction_of_copy_bw\": " << r.fraction << ", \"persistent_steps\": " << r.persistent
+       << ", \"one_pass_steps\": " << r.one_pass << "}" << (q + 1 < rows.size() ? "," : "") << "\n";
+  }
+  js << "  ]\n}\n";
+  std::cout << device << ", " << date << ", commit " << commit << ", copy bandwidth " << std::setprecision(0)
+            << std::fixed << copy << " GB/s\n\n| n | storage | step asked | Mcells/s | ideal B/cell-step | GB/s | of copy BW |\n"
+            << "|---|---|---|---|---|---|---|\n";
+  for (const SRow& r : rows)
+    std::cout << "| " << r.n << "^3 | " << r.storage << " | " << r.step << (r.persistent ? " (persistent)" : r.one_pass ? " (one pass)" : " (two passes)")
+              << " | " << std::setprecision(0) << r.mcells << " | " << std::setprecision(1) << r.bytes << " | "
+              << std::setprecision(0) << r.gbs << " | " << std::setprecision(2) << r.fraction << " |\n";
+  return 0;
+}
+
 int run_memory(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_memory.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
@@ -331,6 +406,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   if (mode == "rates") return run_rates(argc, argv);
   if (mode == "memory") return run_memory(argc, argv);
+  if (mode == "storage") return run_storage(argc, argv);
   std::cerr << "usage: bench_fdtd_onepass rates|memory <out.json> [commit] [n...]\n";
   return 2;
 }

@@ -52,6 +52,9 @@
 #include "vem/fdtd/fdtd_harmonic.h"
 #include "vem/fdtd/voxel_domain.h"
 #include "vem/models/head_phantom.h"
+#include "vem/models/mie.h"
+#include "vem/models/voxel_shapes.h"
+#include "../unit/mie_rcs_error.h"
 
 using namespace vem;
 using clk = std::chrono::steady_clock;
@@ -267,12 +270,136 @@ int run_head(int argc, char** argv) {
   return 0;
 }
 
+// Relative L2 difference of two arrays of the same layout.
+template <class A>
+double rel_l2(const std::vector<A>& a, const std::vector<A>& b) {
+  double num = 0, den = 0;
+  for (std::size_t q = 0; q < a.size() && q < b.size(); ++q) {
+    num += std::norm(std::complex<double>(a[q]) - std::complex<double>(b[q]));
+    den += std::norm(std::complex<double>(b[q]));
+  }
+  return den > 0 ? std::sqrt(num / den) : 0.0;
+}
+
+// storage <out.json> [commit]: the error of the 2-byte field storages (FdtdSetup::field_storage)
+// against float32 on the issue's two cases, with the stepping rate of each, CUDA:
+//  - the steady-state head at 2 mm (run_head's model: 900 MHz plane wave of 1 V/m, 1 g and 10 g
+//    SAR): peaks and the relative L2 difference of |E|^2, local SAR and the 10 g SAR map;
+//  - the dielectric sphere of issue 15 (a = 7.2 cm, eps_r 4, 1 GHz, 5 mm cells, staircase and
+//    subpixel-smoothed): the RCS error against Mie (worst angle within 20 dB, rms, C_sca).
+int run_storage_accuracy(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_storage_accuracy.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  std::string device = "none";
+  vem_bench::copy_bandwidth_gbs(&device);
+  const FieldStorage kinds[] = {FieldStorage::float32, FieldStorage::float16, FieldStorage::bfloat16};
+  std::ostringstream js;
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_field_storage_accuracy\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << vem_bench::utc_date() << "\",\n  \"head\": [\n";
+  {
+    const double f = 900e6, h = 2e-3;
+    std::array<int, 3> vox{};
+    const std::vector<std::uint16_t> labels = head_phantom_image(h, vox);
+    const VoxelDomain d = make_voxel_domain(vox, {h, h, h}, kHeadPhantomDefaultOrigin, VoxelDomainOptions{});
+    const LabelProperties props = head_phantom_tissue_table().lookup_image(labels, f);
+    HarmonicResult ref;
+    for (FieldStorage fs : kinds) {
+      FdtdSetup setup;
+      setup.courant_factor = d.options.courant_factor;
+      setup.boundaries = d.boundaries();
+      d.set_label_materials(setup, labels, props);
+      setup.field_storage = fs;
+      HarmonicOptions o;
+      o.frequencies = {f};
+      o.averaged_sar = true;
+      o.backend = Backend::cuda;
+      o.density = d.tissue_density(labels, props);
+      const HarmonicResult r = run_fdtd_harmonic(setup, o);
+      if (fs == FieldStorage::float32) ref = r;
+      const auto& fr = r.frequencies.at(0);
+      const auto& f0 = ref.frequencies.at(0);
+      const double e2 = rel_l2(fr.e_squared, f0.e_squared), ls = rel_l2(fr.local_sar, f0.local_sar);
+      const double s10 = rel_l2(fr.sar_10g.sar, f0.sar_10g.sar), s1 = rel_l2(fr.sar_1g.sar, f0.sar_1g.sar);
+      std::cerr << "head " << field_storage_name(fs) << ": " << r.steps << " steps (" << (r.converged ? "converged" : "NOT converged")
+                << "), " << r.mcells_per_second << " Mcells/s, peak 1 g " << fr.sar_1g.peak << " (float32 "
+                << f0.sar_1g.peak << "), 10 g " << fr.sar_10g.peak << " (" << f0.sar_10g.peak << ") W/kg; rel L2 |E|^2 "
+                << e2 << ", local SAR " << ls << ", 1 g " << s1 << ", 10 g " << s10 << "\n";
+      js << (fs == FieldStorage::float32 ? "" : ",\n") << "    {\"storage\": \"" << field_storage_name(fs)
+         << "\", \"steps\": " << r.steps << ", \"converged\": " << (r.converged ? "true" : "false")
+         << ", \"mcells_per_s_stepping\": " << r.mcells_per_second << ", \"stepping_s\": " << r.timings.stepping
+         << ", \"peak_local_sar\": " << fr.peak_local_sar << ", \"peak_1g\": " << fr.sar_1g.peak
+         << ", \"peak_10g\": " << fr.sar_10g.peak << ", \"whole_body_sar\": " << fr.whole_body_sar
+         << ", \"peak_1g_rel_error\": " << fr.sar_1g.peak / f0.sar_1g.peak - 1
+         << ", \"peak_10g_rel_error\": " << fr.sar_10g.peak / f0.sar_10g.peak - 1
+         << ", \"whole_body_rel_error\": " << fr.whole_body_sar / f0.whole_body_sar - 1
+         << ", \"rel_l2_e_squared\": " << e2 << ", \"rel_l2_local_sar\": " << ls << ", \"rel_l2_sar_1g\": " << s1
+         << ", \"rel_l2_sar_10g\": " << s10 << "}";
+    }
+  }
+  js << "\n  ],\n  \"sphere\": [\n";
+  {
+    constexpr double kF = 1e9, kA = 0.072, kEpsIn = 4.0, kInner = 0.32, d = 0.005;
+    const int pml = 10, n = int(std::lround(kInner / d)) + 2 * pml, c = n / 2;
+    bool first = true;
+    for (const bool smoothed : {false, true}) {
+      for (FieldStorage fs : kinds) {
+        FdtdSetup s;
+        s.grid = {n, n, n, d, d, d};
+        s.grid.origin = {-c * d, -c * d, -c * d};
+        s.boundaries = BoundarySpec::all(BoundaryType::cpml, pml);
+        s.materials = {Material::vacuum(), Material::isotropic("sphere", kEpsIn)};
+        if (smoothed) {
+          SubpixelOptions so;
+          so.frequency = kF;
+          so.samples = 8;
+          s.material_mode = MaterialMode::coefficient_array;
+          s.medium = subpixel_smoothed_medium(s.grid, s.materials, SphereGeometry({0, 0, 0}, kA, 1, 0), so);
+        } else {
+          s.material_mode = MaterialMode::indexed;
+          paint_sphere(s.grid, {0, 0, 0}, kA, 1, s.material_index);
+        }
+        s.field_storage = fs;
+        HarmonicOptions o;
+        o.source = HarmonicSource::plane_wave;
+        o.frequencies = {kF};
+        o.steady_state_tolerance = 1e-4;
+        o.far_field = true;
+        o.far_field_step_deg = 2.0;
+        o.backend = Backend::cuda;
+        const HarmonicResult r = run_fdtd_harmonic(s, o);
+        const auto& fr = r.frequencies.at(0);
+        const MieSphere mie(kA, kF, kEpsIn);
+        auto rcs = [&](double th, int pl) {
+          const FarFieldRow& row = fr.far_field[std::size_t(std::lround(th * 180 / 3.141592653589793 / 2.0))];
+          return pl == 0 ? row.e_plane : row.h_plane;
+        };
+        const vem_test::RcsError e = vem_test::rcs_error(rcs, mie, fr.scattering_cross_section);
+        std::cerr << "sphere " << (smoothed ? "smoothed " : "staircase ") << field_storage_name(fs) << ": " << r.steps
+                  << " steps (" << (r.converged ? "converged" : "NOT converged") << "), worst " << e.worst_db
+                  << " dB at " << e.plane << " " << e.worst_deg << " deg, rms " << e.rms_db << " dB, C_sca ratio "
+                  << e.csca_ratio << "\n";
+        js << (first ? "" : ",\n") << "    {\"model\": \"" << (smoothed ? "smoothed" : "staircase")
+           << "\", \"storage\": \"" << field_storage_name(fs) << "\", \"steps\": " << r.steps
+           << ", \"converged\": " << (r.converged ? "true" : "false") << ", \"worst_db\": " << e.worst_db
+           << ", \"worst_plane\": \"" << e.plane << "\", \"worst_deg\": " << e.worst_deg << ", \"rms_db\": " << e.rms_db
+           << ", \"csca_ratio\": " << e.csca_ratio << ", \"compared_angles\": " << e.compared << "}";
+        first = false;
+      }
+    }
+  }
+  js << "\n  ]\n}\n";
+  std::ofstream(out) << js.str();
+  std::cout << js.str();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   try {
     if (mode == "rows") return run_rows(argc, argv);
+    if (mode == "storage") return run_storage_accuracy(argc, argv);
     if (mode == "head") return run_head(argc, argv);
   } catch (const std::exception& e) {
     std::cerr << "bench_fdtd_small: " << e.what() << "\n";

@@ -93,14 +93,20 @@ inline double recompute_fraction(const FdtdOperator& op) {
 //  - one pass (fused_step.h): E and H read 24, written 24, coefficients once; with the CPML
 //    folded in, psi read and written 32 per slab sample; with the slab kernels, their bytes plus
 //    E computed again: 38 (indexed) / 60 (arrays) per recomputed sample.
+//  - a 2-byte field storage (FdtdSetup::field_storage) halves the field bytes of the bulk (72 / 48);
+//    the CPML and recompute terms are counted as for float32 (psi stays float32).
+inline double field_bytes_factor(const FdtdOperator& op) {
+  return field_storage_bytes(op.setup().field_storage) / 4.0;
+}
 inline double ideal_bytes_per_cell(const FdtdOperator& op, bool one_pass, bool cpml_folded, int arrays_stored) {
   const bool indexed = op.material_mode() == MaterialMode::indexed;
   const double coef = indexed ? 2.0 : 4.0 * (arrays_stored > 0 ? arrays_stored : 12);
   const double slab = slab_fraction(op);
   const double slab_kernels = 2.0 * (indexed ? 42.0 : 48.0) * slab;
-  if (!one_pass) return 72.0 + (indexed ? 2 * coef : coef) + slab_kernels;
-  if (cpml_folded) return 48.0 + coef + 32.0 * slab;
-  return 48.0 + coef + slab_kernels + (indexed ? 38.0 : 60.0) * recompute_fraction(op);
+  const double f = field_bytes_factor(op);
+  if (!one_pass) return 72.0 * f + (indexed ? 2 * coef : coef) + slab_kernels;
+  if (cpml_folded) return 48.0 * f + coef + 32.0 * slab;
+  return 48.0 * f + coef + slab_kernels + (indexed ? 38.0 : 60.0) * recompute_fraction(op);
 }
 
 // The persistent step (fused_step.h launch_persistent): two phases in place as the two passes
@@ -109,7 +115,7 @@ inline double ideal_bytes_per_cell(const FdtdOperator& op, bool one_pass, bool c
 inline double ideal_bytes_per_cell_persistent(const FdtdOperator& op, int arrays_stored) {
   const bool indexed = op.material_mode() == MaterialMode::indexed;
   const double coef = indexed ? 2.0 : 4.0 * (arrays_stored > 0 ? arrays_stored : 12);
-  return 72.0 + (indexed ? 2 * coef : coef) + 32.0 * slab_fraction(op);
+  return 72.0 * field_bytes_factor(op) + (indexed ? 2 * coef : coef) + 32.0 * slab_fraction(op);
 }
 
 // The ideal bytes of the path an engine's steps took: persistent, one pass (cpml_folded: the

@@ -608,3 +608,68 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
   for (int ci = 0; ci < 6; ++ci)
     EXPECT_LE(rel_l2(eng->field(Component(ci)), ref->field(Component(ci))), 1e-6) << component_name(Component(ci));
 }
+
+// Narrow field storage (FdtdSetup::field_storage, vem/core/field_storage.h): the CPU engine rounds
+// every stored value to float16 / bfloat16 in float arrays, the CUDA engine stores 2-byte elements.
+// First the rounding itself against the CUDA conversions for all 2^32 floats, then the fields of
+// every step kind (two passes with a DFT monitor attached, one pass with E computed again next to
+// PMC / periodic faces and an H source, one pass with the CPML folded, persistent) against the
+// CPU engine's, bit for bit, with the three kinds of point source and the probes. The narrow
+// fields must differ from the float32 ones (the storage is really narrowed); how much is printed.
+TEST(CpuCudaAgreementStorage, NarrowStoragesMatchTheCpuEngineBitForBit) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  using ST = EngineTuning::Step;
+  for (FieldStorage fs : {FieldStorage::float16, FieldStorage::bfloat16}) {
+    std::string first;
+    EXPECT_EQ(field_storage_rounding_mismatches(fs, &first), 0u)
+        << field_storage_name(fs) << ": first mismatching float pattern " << first;
+    struct V { bool everywhere; MaterialMode mode; ST step; const char* name; };
+    const V variants[] = {{false, MaterialMode::indexed, ST::two_pass, "two passes + DFT monitor, indexed"},
+                          {false, MaterialMode::coefficient_array, ST::one_pass, "one pass, E again, arrays"},
+                          {true, MaterialMode::indexed, ST::one_pass, "one pass, CPML folded, indexed"},
+                          {true, MaterialMode::coefficient_array, ST::persistent, "persistent, arrays"},
+                          {true, MaterialMode::indexed, ST::persistent, "persistent, indexed"}};
+    for (const V& v : variants) {
+      FdtdSetup setup = v.everywhere ? cpml_everywhere_setup(v.mode, 77) : make_setup(v.mode, 77);
+      const FdtdOperator wide(setup);
+      setup.field_storage = fs;
+      const FdtdOperator op(setup);
+      EngineTuning t = two_pass_stream_tuning(v.mode);
+      t.step = v.step;
+      auto cpu = make_engine(op, Backend::cpu);
+      auto gpu = make_engine(op, Backend::cuda, 0, nullptr, t);
+      auto gpu32 = make_engine(wide, Backend::cuda, 0, nullptr, t);
+      const int n = steps(300);
+      const std::string label = std::string(field_storage_name(fs)) + ", " + v.name;
+      if (v.step == ST::two_pass) {
+        DftMonitor mc(*cpu, {20e9}, {Component::Ez}), mg(*gpu, {20e9}, {Component::Ez});
+        ASSERT_EQ(cpu->run(n), n);
+        ASSERT_EQ(gpu->run(n), n);
+      } else {
+        ASSERT_EQ(cpu->run(n), n);
+        ASSERT_EQ(gpu->run(n / 2), n / 2);
+        ASSERT_EQ(gpu->run(n - n / 2), n - n / 2);
+      }
+      ASSERT_EQ(gpu32->run(n), n);
+      if (v.step == ST::persistent) EXPECT_EQ(gpu->persistent_steps(), n) << label;
+      if (v.step == ST::one_pass) EXPECT_EQ(gpu->one_pass_steps(), n) << label;
+      for (int ci = 0; ci < 6; ++ci) {
+        const Component comp = Component(ci);
+        const auto a = gpu->field(comp), b = cpu->field(comp), w = gpu32->field(comp);
+        const auto [differ, norm] = count_differences(a, b);
+        const auto [differ32, norm32] = count_differences(a, w);
+        std::cout << label << " " << component_name(comp) << ": " << differ << " of " << a.size()
+                  << " samples differ from the CPU engine's; against float32 storage rel L2 " << rel_l2(a, w)
+                  << " (" << differ32 << " samples differ)\n";
+        EXPECT_GT(norm, 0.0) << label;
+        EXPECT_EQ(differ, 0u) << label << " " << component_name(comp);
+        EXPECT_GT(differ32, 0u) << label << " " << component_name(comp) << ": the storage was not narrowed";
+        (void)norm32;
+      }
+      const auto pa = gpu->probes(), pb = cpu->probes();
+      ASSERT_EQ(pa.values.size(), pb.values.size());
+      for (std::size_t p = 0; p < pa.values.size(); ++p)
+        EXPECT_EQ(count_differences(pa.values[p], pb.values[p]).first, 0u) << label << " probe " << p;
+    }
+  }
+}

@@ -33,6 +33,7 @@ vem::FdtdSetup SetupOfGeometry(const RunGeometry& g, bool coefficientArrays, boo
   s.grid = g.domain.grid();
   s.boundaries = g.domain.boundaries();
   s.scheme = g.domain.options.scheme;
+  s.field_storage = g.domain.options.field_storage;
   s.material_mode =
     coefficientArrays ? vem::MaterialMode::coefficient_array : vem::MaterialMode::indexed;
   s.medium.average_at_edges = averageAtEdges;

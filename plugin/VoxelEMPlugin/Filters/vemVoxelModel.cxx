@@ -216,6 +216,7 @@ void SetGridAndBoundaries(VoxelModel& m)
   m.setup.grid = m.domain.grid();
   m.setup.courant_factor = m.domain.options.courant_factor;
   m.setup.scheme = m.domain.options.scheme;
+  m.setup.field_storage = m.domain.options.field_storage;
   m.setup.boundaries = m.domain.boundaries();
 }
 

@@ -120,6 +120,11 @@ void vtkVEMFDTDFilterBase::GetDomainOptions(vem::VoxelDomainOptions& o) const
     vem::fail("Scheme = ", this->Scheme, ": must be 0 (yee), 1 (fv24), 2 (fv24_wb), 3 (s22) or 4 (s44)");
   }
   o.scheme = static_cast<vem::Scheme>(this->Scheme);
+  if (this->FieldStorage < 0 || this->FieldStorage > static_cast<int>(vem::FieldStorage::bfloat16))
+  {
+    vem::fail("FieldStorage = ", this->FieldStorage, ": must be 0 (float32), 1 (float16) or 2 (bfloat16)");
+  }
+  o.field_storage = static_cast<vem::FieldStorage>(this->FieldStorage);
   o.subpixel_smoothing = this->SubpixelSmoothing;
   o.subpixel.full_tensor = this->SubpixelTensor == SUBPIXEL_TENSOR_FULL;
 }

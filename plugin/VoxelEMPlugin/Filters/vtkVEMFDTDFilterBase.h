@@ -166,6 +166,10 @@ public:
   /// Spatial update scheme (vem::Scheme: 0 yee, 1 fv24, 2 fv24_wb, 3 s22, 4 s44), 3D runs.
   vtkSetMacro(Scheme, int);
   vtkGetMacro(Scheme, int);
+  /// Field storage of the 3D engines (vem::FieldStorage: 0 float32, 1 float16, 2 bfloat16; float32
+  /// arithmetic in every case), checked by the solver (VoxelDomainOptions::field_storage).
+  vtkSetMacro(FieldStorage, int);
+  vtkGetMacro(FieldStorage, int);
   /// Subpixel smoothing of the permittivity at material interfaces
   /// (vem::VoxelDomainOptions::subpixel_smoothing, vem/core/subpixel_smoothing.h), 3D runs.
   vtkSetMacro(SubpixelSmoothing, bool);
@@ -274,6 +278,7 @@ protected:
   int AirPadding;
   double CourantFactor;
   int Scheme = 0;
+  int FieldStorage = 0;
   bool SubpixelSmoothing = false;
   int SubpixelTensor = SUBPIXEL_TENSOR_FULL;
   int ProgressInterval;

@@ -22,6 +22,18 @@ struct ArrayCoefficients {
   float b(int c, std::int64_t o) const { return arr[2 * c + 1][o]; }
 };
 
+// The value a store keeps (FdtdSetup::field_storage): the CPU engine's arrays are float, each
+// stored value rounded as the CUDA engine's 2-byte stores round it (vem/core/field_storage.h).
+struct KeepFloat32 {
+  float operator()(float v) const { return v; }
+};
+struct RoundFloat16 {
+  float operator()(float v) const { return round_to_float16(v); }
+};
+struct RoundBfloat16 {
+  float operator()(float v) const { return round_to_bfloat16(v); }
+};
+
 }  // namespace
 
 FdtdEngineCpu::FdtdEngineCpu(const FdtdOperator& op, const EngineTuning& tuning)
@@ -202,47 +214,75 @@ void FdtdEngineCpu::cpml_ho(bool electric, std::size_t si, const Coef& coef) {
 void FdtdEngineCpu::do_steps(int n) {
   probe_buf_.reserve(probe_buf_.size() + std::size_t(n) * op_.probes().size());
   if (table_) {
-    const IndexedCoefficients coef{table_.table, table_.index};
-    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    step_coef(IndexedCoefficients{table_.table, table_.index}, n);
   } else {
     ArrayCoefficients coef;
     for (int q = 0; q < 12; ++q) coef.arr[q] = op_.coefficient_arrays()[q].data();
-    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    step_coef(coef, n);
+  }
+}
+
+template <class Coef>
+void FdtdEngineCpu::step_coef(const Coef& coef, int n) {
+  switch (field_storage()) {
+    case FieldStorage::float16:
+      for (int s = 0; s < n; ++s) step_once<Coef, RoundFloat16>(coef, steps_ + s);
+      break;
+    case FieldStorage::bfloat16:
+      for (int s = 0; s < n; ++s) step_once<Coef, RoundBfloat16>(coef, steps_ + s);
+      break;
+    default:
+      for (int s = 0; s < n; ++s) step_once<Coef, KeepFloat32>(coef, steps_ + s);
+  }
+}
+
+void FdtdEngineCpu::round_all_fields() {
+  const FieldStorage st = field_storage();
+  const std::int64_t n = op_.layout().size;
+  for (auto& f : f_) {
+    float* d = f.data();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t o = 0; o < n; ++o) d[o] = round_to_storage(d[o], st);
   }
 }
 
 // One leap-frog step `step` (0-based): H from (step-1/2) dt to (step+1/2) dt, E to (step+1) dt.
-template <class Coef>
+template <class Coef, class Rnd>
 void FdtdEngineCpu::step_once(const Coef& coef, int step) {
+  const bool narrow = field_storage() != FieldStorage::float32;
   if (high_order_) {
     for (int c = 0; c < 3; ++c) bulk_ho(false, c, coef);
     for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_ho(false, s, coef);
   } else {
-    for (int c = 0; c < 3; ++c) bulk_h(c, coef);
-    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h(s, coef);
+    for (int c = 0; c < 3; ++c) bulk_h<Coef, Rnd>(c, coef);
+    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_h<Coef, Rnd>(s, coef);
   }
   apply_sources(false, step);
   run_hooks(HookPoint::after_h, step);
+  if (narrow && has_extensions()) round_all_fields();
   fill_h_ghosts();
   exchange_halo(false);
   if (high_order_) {
     for (int c = 0; c < 3; ++c) bulk_ho(true, c, coef);
     for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_ho(true, s, coef);
   } else {
-    for (int c = 0; c < 3; ++c) bulk_e(c, coef);
-    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e(s, coef);
+    for (int c = 0; c < 3; ++c) bulk_e<Coef, Rnd>(c, coef);
+    for (std::size_t s = 0; s < op_.cpml_slabs().size(); ++s) cpml_e<Coef, Rnd>(s, coef);
   }
   apply_sources(true, step);
   run_hooks(HookPoint::after_e, step);
+  if (narrow && has_extensions()) round_all_fields();
   copy_periodic_e_planes();
   exchange_halo(true);
   for (const auto& p : op_.probes()) probe_buf_.push_back(f_[int(p.probe.component)][p.offset]);
   run_hooks(HookPoint::end_of_step, step);
+  if (narrow && has_extensions()) round_all_fields();
 }
 
 // E_c <- ca E_c + cb [ (H_{c+2}(o) - H_{c+2}(o - s_{c+1})) / d_{c+1} - (H_{c+1}(o) - H_{c+1}(o - s_{c+2})) / d_{c+2} ]
-template <class Coef>
+template <class Coef, class Rnd>
 void FdtdEngineCpu::bulk_e(int c, const Coef& coef) {
+  const Rnd rnd;
   const FieldLayout& L = op_.layout();
   const std::int64_t stride[3] = {1, L.sy, L.sz};
   const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
@@ -263,14 +303,15 @@ void FdtdEngineCpu::bulk_e(int c, const Coef& coef) {
 #pragma omp simd
       for (int i = i0; i <= i1; ++i) {
         const std::int64_t o = row + i;
-        E[o] = coef.a(c, o) * E[o] + coef.b(c, o) * ((Hd[o] - Hd[o - sb]) * ib - (Hb[o] - Hb[o - sd]) * id);
+        E[o] = rnd(coef.a(c, o) * E[o] + coef.b(c, o) * ((Hd[o] - Hd[o - sb]) * ib - (Hb[o] - Hb[o - sd]) * id));
       }
     }
 }
 
 // H_c <- da H_c - db [ (E_{c+2}(o + s_{c+1}) - E_{c+2}(o)) / d_{c+1} - (E_{c+1}(o + s_{c+2}) - E_{c+1}(o)) / d_{c+2} ]
-template <class Coef>
+template <class Coef, class Rnd>
 void FdtdEngineCpu::bulk_h(int c, const Coef& coef) {
+  const Rnd rnd;
   const FieldLayout& L = op_.layout();
   const std::int64_t stride[3] = {1, L.sy, L.sz};
   const double dd[3] = {op_.grid().dx, op_.grid().dy, op_.grid().dz};
@@ -291,16 +332,17 @@ void FdtdEngineCpu::bulk_h(int c, const Coef& coef) {
 #pragma omp simd
       for (int i = i0; i <= i1; ++i) {
         const std::int64_t o = row + i;
-        H[o] = coef.a(3 + c, o) * H[o] -
-               coef.b(3 + c, o) * ((Ed[o + sb] - Ed[o]) * ib - (Eb[o + sd] - Eb[o]) * id);
+        H[o] = rnd(coef.a(3 + c, o) * H[o] -
+                   coef.b(3 + c, o) * ((Ed[o + sb] - Ed[o]) * ib - (Eb[o + sd] - Eb[o]) * id));
       }
     }
 }
 
 // CPML corrections in one slab on axis a (fdtd_operator.h):
 //   E_{a+2} += cb [(1/kappa - 1) d_a H_{a+1} + psi],  E_{a+1} -= cb [(1/kappa - 1) d_a H_{a+2} + psi]
-template <class Coef>
+template <class Coef, class Rnd>
 void FdtdEngineCpu::cpml_e(std::size_t si, const Coef& coef) {
+  const Rnd rnd;
   const CpmlSlab& s = op_.cpml_slabs()[si];
   const FieldLayout& L = op_.layout();
   const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
@@ -334,14 +376,15 @@ void FdtdEngineCpu::cpml_e(std::size_t si, const Coef& coef) {
           float& p = psi[box.at(i, j, k)];
           const float old = p;
           p = prof.b_e[x] * p + prof.c_e[x] * dH;
-          E[o] += sign * coef.b(c, o) * ((prof.kinv_e[x] - 1.0f) * dH + (lagged ? old : p));
+          E[o] = rnd(E[o] + sign * coef.b(c, o) * ((prof.kinv_e[x] - 1.0f) * dH + (lagged ? old : p)));
         }
   }
 }
 
 //   H_{a+1} += db [(1/kappa - 1) d_a E_{a+2} + psi],  H_{a+2} -= db [(1/kappa - 1) d_a E_{a+1} + psi]
-template <class Coef>
+template <class Coef, class Rnd>
 void FdtdEngineCpu::cpml_h(std::size_t si, const Coef& coef) {
+  const Rnd rnd;
   const CpmlSlab& s = op_.cpml_slabs()[si];
   const FieldLayout& L = op_.layout();
   const int n[3] = {op_.grid().nx, op_.grid().ny, op_.grid().nz};
@@ -375,7 +418,7 @@ void FdtdEngineCpu::cpml_h(std::size_t si, const Coef& coef) {
           float& p = psi[box.at(i, j, k)];
           const float old = p;
           p = prof.b_h[x] * p + prof.c_h[x] * dE;
-          H[o] += sign * coef.b(3 + c, o) * ((prof.kinv_h[x] - 1.0f) * dE + (lagged ? old : p));
+          H[o] = rnd(H[o] + sign * coef.b(3 + c, o) * ((prof.kinv_h[x] - 1.0f) * dE + (lagged ? old : p)));
         }
   }
 }
@@ -389,7 +432,7 @@ void FdtdEngineCpu::apply_sources(bool electric, int step) {
     for (int a = 0; a < 3; ++a) {
       if (!s.active[a]) continue;
       float& v = f_[(electric ? 0 : 3) + a][s.offset[a]];
-      v = hard ? float(s.scale[a] * w) : v + float(s.scale[a] * w);
+      v = round_to_storage(hard ? float(s.scale[a] * w) : v + float(s.scale[a] * w), field_storage());
     }
   }
 }
@@ -470,7 +513,7 @@ void FdtdEngineCpu::write_plane(Component c, int axis, int index, const float* i
     for (int u = 0; u <= n[b]; ++u) {
       int idx[3];
       idx[axis] = index; idx[b] = u; idx[d] = v;
-      f[L.at(idx[0], idx[1], idx[2])] = in[u + std::size_t(n[b] + 1) * v];
+      f[L.at(idx[0], idx[1], idx[2])] = round_to_storage(in[u + std::size_t(n[b] + 1) * v], field_storage());
     }
 }
 
@@ -480,6 +523,10 @@ std::vector<float> FdtdEngineCpu::field(Component c) const {
 
 void FdtdEngineCpu::set_field(Component c, const std::vector<float>& values) {
   layout_from_compact(op_, c, values, f_[int(c)].data());
+  if (field_storage() != FieldStorage::float32) {
+    float* d = f_[int(c)].data();
+    for (std::int64_t o = 0; o < op_.layout().size; ++o) d[o] = round_to_storage(d[o], field_storage());
+  }
 }
 
 }  // namespace vem

@@ -28,11 +28,17 @@ class FdtdEngineCpu final : public FdtdEngine {
   void write_plane(Component c, int axis, int index, const float* in) override;
 
  private:
-  template <class Coef> void step_once(const Coef& coef, int step);
-  template <class Coef> void bulk_e(int c, const Coef& coef);
-  template <class Coef> void bulk_h(int c, const Coef& coef);
-  template <class Coef> void cpml_e(std::size_t slab, const Coef& coef);
-  template <class Coef> void cpml_h(std::size_t slab, const Coef& coef);
+  // Rnd: the rounding of every stored value to the field storage (fdtd_engine_cpu.cpp: identity
+  // for float32, round_to_float16 / round_to_bfloat16 of vem/core/field_storage.h otherwise).
+  template <class Coef> void step_coef(const Coef& coef, int n);
+  template <class Coef, class Rnd> void step_once(const Coef& coef, int step);
+  template <class Coef, class Rnd> void bulk_e(int c, const Coef& coef);
+  template <class Coef, class Rnd> void bulk_h(int c, const Coef& coef);
+  template <class Coef, class Rnd> void cpml_e(std::size_t slab, const Coef& coef);
+  template <class Coef, class Rnd> void cpml_h(std::size_t slab, const Coef& coef);
+  // Narrow field storage: every sample of the six arrays rounded (after the extensions' hooks,
+  // which may add to any sample; rounding is idempotent, so untouched samples keep their value).
+  void round_all_fields();
   // High-order schemes (vem/fdtd/schemes/fdtd_scheme.h). Every stencil point is resolved
   // through per-component, per-axis tables over the extended index range -kReach..n+kReach:
   // offset part and sign (periodic wrap, PEC/PMC images), so no ghost beyond the layout's one

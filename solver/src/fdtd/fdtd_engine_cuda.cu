@@ -52,9 +52,20 @@ namespace {
 __constant__ float c_table[kConstantTableCapacity * 12];
 std::atomic<const void*> g_constant_table_owner{nullptr};
 
+// The engine's six field arrays. With a 2-byte field storage (FdtdSetup::field_storage) the
+// pointers address __half / __nv_bfloat16 elements: the Yee kernels take them as FieldsOf<T>
+// (as_storage below; kernel_common.cuh: loads widen, stores narrow), the high-order kernels only
+// as float (the operator refuses the narrow storages with them).
 struct FieldPtrs {
   float* f[6];
 };
+using cuda_kernels::FieldsOf;
+template <class T>
+FieldsOf<T> as_storage(const FieldPtrs& F) {
+  FieldsOf<T> r;
+  for (int c = 0; c < 6; ++c) r.f[c] = reinterpret_cast<T*>(F.f[c]);
+  return r;
+}
 
 // A volume E source folded into the bulk E update (FdtdEngine::set_fused_e_source):
 // E_c -= s_c.x cr - s_c.y ci; s[0] == nullptr means none.
@@ -93,8 +104,13 @@ struct Window {
 // Bulk E update. E_c <- ca E_c + cb [d_{c+1} H_{c+2} - d_{c+2} H_{c+1}] (fdtd_operator.h).
 // Each thread updates `chunk` consecutive z planes of one (i,j) column, carrying H at k-1 in
 // registers (chunk 1: one thread per sample).
-template <class Coef>
-__global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, FusedSource src, Window w) {
+// T: the storage's element type. A fused source is subtracted from the stored (rounded) bulk value,
+// as the CPU engine's harmonic-current extension subtracts it from the stored E.
+template <class Coef, class T>
+__global__ void update_e_bulk(FieldsOf<T> F, GridParams g, Coef coef, int chunk, FusedSource src, Window w) {
+  using cuda_kernels::ld;
+  using cuda_kernels::rnd;
+  using cuda_kernels::st;
   pdl_begin();
   const int i = w.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = w.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
@@ -107,18 +123,19 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
   const int k0 = kfirst + int(blockIdx.z) * chunk;
   const int k1 = min(min(w.hi[2], max(max(g.hi[0][2], g.hi[1][2]), g.hi[2][2])), k0 + chunk - 1);
   if (k0 > k1) return;
-  float* __restrict__ Ex = F.f[0];
-  float* __restrict__ Ey = F.f[1];
-  float* __restrict__ Ez = F.f[2];
-  const float* __restrict__ Hx = F.f[3];
-  const float* __restrict__ Hy = F.f[4];
-  const float* __restrict__ Hz = F.f[5];
+  T* __restrict__ Ex = F.f[0];
+  T* __restrict__ Ey = F.f[1];
+  T* __restrict__ Ez = F.f[2];
+  const T* __restrict__ Hx = F.f[3];
+  const T* __restrict__ Hy = F.f[4];
+  const T* __restrict__ Hz = F.f[5];
   const int sy = g.sy, sz = g.sz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   long long o = g.origin + i + (long long)j * sy + (long long)k0 * sz;  // 64-bit: layouts past 2^31 samples
-  float hx_m = Hx[o - sz], hy_m = Hy[o - sz];  // H at k0-1 (ghost plane when k0 = 0)
+  float hx_m = ld(Hx + o - sz), hy_m = ld(Hy + o - sz);  // H at k0-1 (ghost plane when k0 = 0)
+  const bool fused = src.s[0] != nullptr;
   for (int k = k0; k <= k1; ++k, o += sz) {
-    const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
+    const float hx = ld(Hx + o), hy = ld(Hy + o), hz = ld(Hz + o);
     const int key = coef.key(o);
     float jx = 0.0f, jy = 0.0f, jz = 0.0f;  // fused volume source (zero without one)
     if (src.s[0]) {
@@ -127,20 +144,29 @@ __global__ void update_e_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, F
       jy = b.x * src.cr - b.y * src.ci;
       jz = c.x * src.cr - c.y * src.ci;
     }
-    if (ex && in(k, g.lo[0][2], g.hi[0][2]))
-      Ex[o] = coef.a(0, o, key) * Ex[o] + coef.b(0, o, key) * ((hz - Hz[o - sy]) * idy - (hy - hy_m) * idz) - jx;
-    if (ey && in(k, g.lo[1][2], g.hi[1][2]))
-      Ey[o] = coef.a(1, o, key) * Ey[o] + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - Hz[o - 1]) * idx) - jy;
-    if (ez && in(k, g.lo[2][2], g.hi[2][2]))
-      Ez[o] = coef.a(2, o, key) * Ez[o] + coef.b(2, o, key) * ((hy - Hy[o - 1]) * idx - (hx - Hx[o - sy]) * idy) - jz;
+    // (fused ? rnd : identity): for float the same expression as before, a - 0 for no source.
+    if (ex && in(k, g.lo[0][2], g.hi[0][2])) {
+      const float v = coef.a(0, o, key) * ld(Ex + o) + coef.b(0, o, key) * ((hz - ld(Hz + o - sy)) * idy - (hy - hy_m) * idz);
+      st(Ex + o, (fused ? rnd<T>(v) : v) - jx);
+    }
+    if (ey && in(k, g.lo[1][2], g.hi[1][2])) {
+      const float v = coef.a(1, o, key) * ld(Ey + o) + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - ld(Hz + o - 1)) * idx);
+      st(Ey + o, (fused ? rnd<T>(v) : v) - jy);
+    }
+    if (ez && in(k, g.lo[2][2], g.hi[2][2])) {
+      const float v = coef.a(2, o, key) * ld(Ez + o) + coef.b(2, o, key) * ((hy - ld(Hy + o - 1)) * idx - (hx - ld(Hx + o - sy)) * idy);
+      st(Ez + o, (fused ? rnd<T>(v) : v) - jz);
+    }
     hx_m = hx;
     hy_m = hy;
   }
 }
 
 // Bulk H update. H_c <- da H_c - db [d_{c+1} E_{c+2} - d_{c+2} E_{c+1}].
-template <class Coef>
-__global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, Window w) {
+template <class Coef, class T>
+__global__ void update_h_bulk(FieldsOf<T> F, GridParams g, Coef coef, int chunk, Window w) {
+  using cuda_kernels::ld;
+  using cuda_kernels::st;
   pdl_begin();
   const int i = w.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = w.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
@@ -149,31 +175,31 @@ __global__ void update_h_bulk(FieldPtrs F, GridParams g, Coef coef, int chunk, W
   const bool hy = in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
   const bool hz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
   if (!hx && !hy && !hz) return;
-  const float* __restrict__ Ex = F.f[0];
-  const float* __restrict__ Ey = F.f[1];
-  const float* __restrict__ Ez = F.f[2];
-  float* __restrict__ Hx = F.f[3];
-  float* __restrict__ Hy = F.f[4];
-  float* __restrict__ Hz = F.f[5];
+  const T* __restrict__ Ex = F.f[0];
+  const T* __restrict__ Ey = F.f[1];
+  const T* __restrict__ Ez = F.f[2];
+  T* __restrict__ Hx = F.f[3];
+  T* __restrict__ Hy = F.f[4];
+  T* __restrict__ Hz = F.f[5];
   const int sy = g.sy, sz = g.sz, nz = g.nz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const int k0 = w.lo[2] + int(blockIdx.z) * chunk;
   const int k1 = min(min(nz, w.hi[2]), k0 + chunk - 1);
   if (k0 > k1) return;
   long long o = g.origin + i + (long long)j * sy + (long long)k0 * sz;
-  float ex_k = Ex[o], ey_k = Ey[o];  // E at plane k, carried from the previous iteration
+  float ex_k = ld(Ex + o), ey_k = ld(Ey + o);  // E at plane k, carried from the previous iteration
   for (int k = k0; k <= k1; ++k, o += sz) {
     const bool more = k < nz;
-    const float ex_p = more ? Ex[o + sz] : 0.0f;
-    const float ey_p = more ? Ey[o + sz] : 0.0f;
-    const float ez = Ez[o];
+    const float ex_p = more ? ld(Ex + o + sz) : 0.0f;
+    const float ey_p = more ? ld(Ey + o + sz) : 0.0f;
+    const float ez = ld(Ez + o);
     const int key = coef.key(o);
     if (hx && more)
-      Hx[o] = coef.a(3, o, key) * Hx[o] - coef.b(3, o, key) * ((Ez[o + sy] - ez) * idy - (ey_p - ey_k) * idz);
+      st(Hx + o, coef.a(3, o, key) * ld(Hx + o) - coef.b(3, o, key) * ((ld(Ez + o + sy) - ez) * idy - (ey_p - ey_k) * idz));
     if (hy && more)
-      Hy[o] = coef.a(4, o, key) * Hy[o] - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (Ez[o + 1] - ez) * idx);
+      st(Hy + o, coef.a(4, o, key) * ld(Hy + o) - coef.b(4, o, key) * ((ex_p - ex_k) * idz - (ld(Ez + o + 1) - ez) * idx));
     if (hz)
-      Hz[o] = coef.a(5, o, key) * Hz[o] - coef.b(5, o, key) * ((Ey[o + 1] - ey_k) * idx - (Ex[o + sy] - ex_k) * idy);
+      st(Hz + o, coef.a(5, o, key) * ld(Hz + o) - coef.b(5, o, key) * ((ld(Ey + o + 1) - ey_k) * idx - (ld(Ex + o + sy) - ex_k) * idy));
     ex_k = ex_p;
     ey_k = ey_p;
   }
@@ -192,8 +218,8 @@ struct SlabParams {
 };
 
 // CPML correction of one sample (li, lj, lk) of a slab box (SlabParams) whose normal is axis A.
-template <int A, bool ELECTRIC, class Coef>
-__device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
+template <int A, bool ELECTRIC, class Coef, class T>
+__device__ __forceinline__ void cpml_cell(const FieldsOf<T>& F, const GridParams& g, const SlabParams& s,
                                           const Coef& coef, int li, int lj, int lk) {
   const int i = s.o[0] + li, j = s.o[1] + lj, k = s.o[2] + lk;
   const int x = A == 0 ? i : (A == 1 ? j : k);
@@ -210,10 +236,12 @@ __device__ __forceinline__ void cpml_cell(const FieldPtrs& F, const GridParams& 
     if (!in(i, g.lo[comp][0], g.hi[comp][0]) || !in(j, g.lo[comp][1], g.hi[comp][1]) ||
         !in(k, g.lo[comp][2], g.hi[comp][2]))
       continue;
-    const float* S = F.f[src];
-    const float dF = ELECTRIC ? (S[o] - S[o - sa]) * s.inv_d : (S[o + sa] - S[o]) * s.inv_d;
-    F.f[comp][o] += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF,
-                                                 s.psi[q][t], s.lagged, &s.psi[q][t]);
+    using cuda_kernels::ld;
+    const T* S = F.f[src];
+    const float dF = ELECTRIC ? (ld(S + o) - ld(S + o - sa)) * s.inv_d : (ld(S + o + sa) - ld(S + o)) * s.inv_d;
+    T* U = F.f[comp] + o;
+    cuda_kernels::st(U, ld(U) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
+                                                             dF, s.psi[q][t], s.lagged, &s.psi[q][t]));
   }
 }
 
@@ -243,8 +271,8 @@ __device__ __forceinline__ bool in_slab(const SlabParams& s, int i, int j, int k
          k < s.o[2] + s.d[2];
 }
 
-template <bool ELECTRIC, class Coef>
-__device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridParams& g, const SlabParams& s,
+template <bool ELECTRIC, class Coef, class T>
+__device__ __forceinline__ void cpml_slab_cell(const FieldsOf<T>& F, const GridParams& g, const SlabParams& s,
                                                int axis, const Coef& coef, int i, int j, int k) {
   const int li = i - s.o[0], lj = j - s.o[1], lk = k - s.o[2];
   switch (axis) {
@@ -254,8 +282,8 @@ __device__ __forceinline__ void cpml_slab_cell(const FieldPtrs& F, const GridPar
   }
 }
 
-template <bool ELECTRIC, class Coef>
-__global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef coef) {
+template <bool ELECTRIC, class Coef, class T>
+__global__ void cpml_correct_all(FieldsOf<T> F, GridParams g, SlabSet set, Coef coef) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= set.begin[set.count]) return;
@@ -276,7 +304,8 @@ __global__ void cpml_correct_all(FieldPtrs F, GridParams g, SlabSet set, Coef co
 }
 
 // Ghost H samples for PMC (mirror, opposite sign) and periodic (wrap) faces of axis a.
-__global__ void fill_h_ghosts(FieldPtrs F, GridParams g, int a, int lo_type, int hi_type) {
+template <class T>
+__global__ void fill_h_ghosts(FieldsOf<T> F, GridParams g, int a, int lo_type, int hi_type) {
   const int n[3] = {g.nx, g.ny, g.nz};
   const int b = (a + 1) % 3, d = (a + 2) % 3;
   const int u = blockIdx.x * blockDim.x + threadIdx.x;
@@ -289,7 +318,7 @@ __global__ void fill_h_ghosts(FieldPtrs F, GridParams g, int a, int lo_type, int
   const long long o0 = g.origin + idx3[0] + (long long)idx3[1] * g.sy + (long long)idx3[2] * g.sz;
   const long long oN = o0 + n[a] * sa;
   for (int q = 1; q <= 2; ++q) {
-    float* H = F.f[3 + (a + q) % 3];
+    T* H = F.f[3 + (a + q) % 3];  // copies and sign changes: exact in every storage
     if (lo_type == int(BoundaryType::pmc)) H[o0 - sa] = -H[o0];
     if (lo_type == int(BoundaryType::periodic)) H[o0 - sa] = H[oN - sa];
     if (hi_type == int(BoundaryType::pmc)) H[oN] = -H[oN - sa];
@@ -298,7 +327,8 @@ __global__ void fill_h_ghosts(FieldPtrs F, GridParams g, int a, int lo_type, int
 }
 
 // Periodic axis a: tangential E on node plane N equals plane 0.
-__global__ void copy_periodic_e(FieldPtrs F, GridParams g, int a) {
+template <class T>
+__global__ void copy_periodic_e(FieldsOf<T> F, GridParams g, int a) {
   const int n[3] = {g.nx, g.ny, g.nz};
   const int b = (a + 1) % 3, d = (a + 2) % 3;
   const int u = blockIdx.x * blockDim.x + threadIdx.x;
@@ -309,13 +339,15 @@ __global__ void copy_periodic_e(FieldPtrs F, GridParams g, int a) {
   const int s[3] = {1, g.sy, g.sz};
   const long long o0 = g.origin + idx3[0] + (long long)idx3[1] * g.sy + (long long)idx3[2] * g.sz;
   for (int q = 1; q <= 2; ++q) {
-    float* E = F.f[(a + q) % 3];
+    T* E = F.f[(a + q) % 3];
     E[o0 + (long long)n[a] * s[a]] = E[o0];
   }
 }
 
 // One node plane of one array <-> a dense buffer (halo exchange through subdomain faces).
-__global__ void plane_copy(float* field, GridParams g, int axis, int index, float* buf, bool to_buffer) {
+// The buffer is float; a plane written into a narrow storage is rounded to it.
+template <class T>
+__global__ void plane_copy(T* field, GridParams g, int axis, int index, float* buf, bool to_buffer) {
   const int n[3] = {g.nx, g.ny, g.nz};
   const int b = (axis + 1) % 3, d = (axis + 2) % 3;
   const int u = blockIdx.x * blockDim.x + threadIdx.x;
@@ -325,8 +357,8 @@ __global__ void plane_copy(float* field, GridParams g, int axis, int index, floa
   idx3[axis] = index; idx3[b] = u; idx3[d] = v;
   const long long o = g.origin + idx3[0] + (long long)idx3[1] * g.sy + (long long)idx3[2] * g.sz;
   const long long t = u + (long long)(n[b] + 1) * v;
-  if (to_buffer) buf[t] = field[o];
-  else field[o] = buf[t];
+  if (to_buffer) buf[t] = cuda_kernels::to_f(field[o]);
+  else cuda_kernels::st(field + o, buf[t]);
 }
 
 constexpr int kMaxPointUpdates = 128;  // per launch (a thin-wire antenna has ~100 PEC edges)
@@ -338,17 +370,26 @@ struct PointUpdates {
   int set[kMaxPointUpdates];  // 1: overwrite (hard source), 0: add (soft source)
 };
 
-__global__ void apply_point_updates(FieldPtrs F, PointUpdates u) {
-  const int t = threadIdx.x;
-  if (t >= u.count) return;
-  float* p = F.f[u.field[t]] + u.offset[t];
-  *p = u.set[t] ? u.value[t] : *p + u.value[t];
+// Element-wise conversion between a field array and a float buffer (field(), set_field()).
+template <class S, class D>
+__global__ void storage_convert(const S* __restrict__ src, D* __restrict__ dst, long long n) {
+  const long long t = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (t < n) dst[t] = cuda_kernels::from_f<D>(cuda_kernels::to_f(src[t]));
 }
 
-__global__ void gather_probes(FieldPtrs F, const int* __restrict__ field, const long long* __restrict__ offset,
+template <class T>
+__global__ void apply_point_updates(FieldsOf<T> F, PointUpdates u) {
+  const int t = threadIdx.x;
+  if (t >= u.count) return;
+  T* p = F.f[u.field[t]] + u.offset[t];
+  cuda_kernels::st(p, u.set[t] ? u.value[t] : cuda_kernels::ld(p) + u.value[t]);
+}
+
+template <class T>
+__global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, const long long* __restrict__ offset,
                               int count, float* __restrict__ out) {
   const int t = blockIdx.x * blockDim.x + threadIdx.x;
-  if (t < count) out[t] = F.f[field[t]][offset[t]];
+  if (t < count) out[t] = cuda_kernels::to_f(F.f[field[t]][offset[t]]);
 }
 
 
@@ -829,7 +870,13 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::string backend() const override { return "cuda:" + device_name_; }
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
-  float* raw_field(Component c) override { return fields_[int(c)].ptr; }
+  float* raw_field(Component c) override {
+    if (storage_ != FieldStorage::float32)
+      fail("raw_field(", component_name(c), "): the CUDA engine stores the fields as ", field_storage_name(storage_),
+           " (2-byte elements) and this caller reads float; use field_storage float32");
+    return fields_[int(c)].ptr;
+  }
+  void* raw_field_storage(Component c) override { return fields_[int(c)].ptr; }
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
   std::int64_t persistent_steps() const override { return persistent_steps_; }
@@ -851,6 +898,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   void read_plane(Component c, int axis, int index, float* out) const override;
   void write_plane(Component c, int axis, int index, const float* in) override;
   void copy_plane(Component c, int axis, int index, float* host, bool to_host) const;
+  void layout_to_host(Component c, std::vector<float>& host) const;
+  void layout_from_host(Component c, const std::vector<float>& host);
 
  private:
   template <class Coef> void step_once(const Coef& coef, int step);
@@ -897,6 +946,11 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool constant_table_ = false;
   GridParams g_{};
   FieldPtrs F_{};
+  FieldStorage storage_ = FieldStorage::float32;  // FdtdSetup::field_storage
+  std::size_t field_floats_ = 0;  // floats allocated per field array (layout size x element bytes / 4, rounded up)
+  // Calls fn(T{}) with the storage's element type (kernel_common.cuh with_storage).
+  template <class Fn>
+  void with_storage(Fn&& fn) const { cuda_kernels::with_storage(storage_, std::forward<Fn>(fn)); }
   FusedSource fused_{};
   DeviceArray<float> fields_[6];
   DeviceArray<std::uint16_t> index_;
@@ -1044,8 +1098,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       g_.hi[c][a] = op.range_hi(Component(c), a);
     }
 
+  storage_ = op.setup().field_storage;
+  field_floats_ = (std::size_t(L.size) * field_storage_bytes(storage_) + 3) / 4;
   for (int c = 0; c < 6; ++c) {
-    fields_[c].allocate(L.size, "field arrays");
+    fields_[c].allocate(field_floats_, "field arrays");
     fields_[c].zero();
     F_.f[c] = fields_[c].ptr;
   }
@@ -1299,7 +1355,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         lo = std::min(lo, static_cast<const char*>(p));
         hi = std::max(hi, static_cast<const char*>(p) + bytes);
       };
-      for (int c = 0; c < 6; ++c) span(fields_[c].ptr, L.size * sizeof(float));
+      for (int c = 0; c < 6; ++c) span(fields_[c].ptr, field_floats_ * sizeof(float));
       span(index_.ptr, index_.count * sizeof(std::uint16_t));
       l2_persist_ = small_grid::make_l2_window(prop, lo, hi, l2_window_);
     }
@@ -1372,7 +1428,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
       if (cells < std::int64_t(2300) * 1000) return;
       std::size_t free_b = 0, total_b = 0;
       VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      if (6 * size * sizeof(float) + (std::size_t(512) << 20) > free_b) return;
+      if (6 * field_floats_ * sizeof(float) + (std::size_t(512) << 20) > free_b) return;
     }
   }
   if (tuning.onepass_tile_y != 0 && tuning.onepass_tile_y != 4 && tuning.onepass_tile_y != 8 &&
@@ -1396,7 +1452,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   }
   onepass_tile_y_ = tuning.onepass_tile_y ? tuning.onepass_tile_y : 8;
   for (int c = 0; c < 6; ++c) {
-    next_[c].allocate(size, "one-pass field arrays");
+    next_[c].allocate(field_floats_, "one-pass field arrays");
     next_[c].zero();
   }
   onepass_grid_ = onepass::grid_for(op);
@@ -1524,7 +1580,9 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
   PointUpdates u{};
   auto flush = [&]() {
     if (u.count == 0) return;
-    apply_point_updates<<<1, kMaxPointUpdates, 0, stream_>>>(F_, u);
+    with_storage([&](auto t) {
+      apply_point_updates<<<1, kMaxPointUpdates, 0, stream_>>>(as_storage<decltype(t)>(F_), u);
+    });
     VEM_CUDA_CHECK_LAUNCH("apply_point_updates");
     u.count = 0;
   };
@@ -1551,7 +1609,11 @@ void FdtdEngineCuda::launch_cpml(const Coef& coef) {
     const SlabSet& set = merged_cpml_ ? (ELECTRIC ? set_e_ : set_h_) : (ELECTRIC ? set_axis_e_[a] : set_axis_h_[a]);
     if (set.count == 0) continue;
     const long long total = set.begin[set.count];
-    launch(cpml_correct_all<ELECTRIC, Coef>, dim3(unsigned((total + 127) / 128)), dim3(128), F_, g_, set, coef);
+    with_storage([&](auto t) {
+      using T = decltype(t);
+      launch(cpml_correct_all<ELECTRIC, Coef, T>, dim3(unsigned((total + 127) / 128)), dim3(128), as_storage<T>(F_),
+             g_, set, coef);
+    });
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "cpml_correct_all (E)" : "cpml_correct_all (H)");
   }
 }
@@ -1642,10 +1704,16 @@ void FdtdEngineCuda::update_bulk(bool electric, const Coef& coef, bool split) {
                     unsigned((w.hi[1] - w.lo[1] + block_.y) / block_.y),
                     unsigned((w.hi[2] - w.lo[2] + chunk_) / chunk_));
     if (electric) {
-      launch(update_e_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, fused_, w);
+      with_storage([&](auto t) {
+        using T = decltype(t);
+        launch(update_e_bulk<Coef, T>, grid, block_, as_storage<T>(F_), g_, coef, chunk_, fused_, w);
+      });
       VEM_CUDA_CHECK_LAUNCH("update_e_bulk");
     } else {
-      launch(update_h_bulk<Coef>, grid, block_, F_, g_, coef, chunk_, w);
+      with_storage([&](auto t) {
+        using T = decltype(t);
+        launch(update_h_bulk<Coef, T>, grid, block_, as_storage<T>(F_), g_, coef, chunk_, w);
+      });
       VEM_CUDA_CHECK_LAUNCH("update_h_bulk");
     }
   };
@@ -1675,7 +1743,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   float* nxt[6];
   if (one) {
     for (int c = 0; c < 6; ++c) { cur[c] = fields_[c].ptr; nxt[c] = next_[c].ptr; }
-    onepass::launch_bulk(onepass_grid_, onepass_coefs_, cur, nxt, onepass_tile_y_, onepass_chunk_,
+    onepass::launch_bulk(onepass_grid_, onepass_coefs_, storage_, cur, nxt, onepass_tile_y_, onepass_chunk_,
                          fold_h ? onepass_cpml_h_ : onepass::CpmlSet{}, fold_e ? onepass_cpml_e_ : onepass::CpmlSet{},
                          pdl_, stream_);
     for (int c = 3; c < 6; ++c) F_.f[c] = nxt[c];
@@ -1702,7 +1770,9 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     if (!any) continue;
     const int b = (a + 1) % 3, d = (a + 2) % 3;
     const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-    fill_h_ghosts<<<pg, pb, 0, stream_>>>(F_, g_, a, int(lo), int(hi));
+    with_storage([&](auto t) {
+      fill_h_ghosts<<<pg, pb, 0, stream_>>>(as_storage<decltype(t)>(F_), g_, a, int(lo), int(hi));
+    });
     VEM_CUDA_CHECK_LAUNCH("fill_h_ghosts");
   }
   if (hs_.ready) {
@@ -1716,7 +1786,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     launch_ho<true>(coef);
   } else if (one) {
     if (!onepass_boxes_.empty())
-      onepass::launch_recompute_e(onepass_grid_, onepass_coefs_, cur, nxt, onepass_boxes_, pdl_, stream_);
+      onepass::launch_recompute_e(onepass_grid_, onepass_coefs_, storage_, cur, nxt, onepass_boxes_, pdl_, stream_);
     for (int c = 0; c < 3; ++c) F_.f[c] = nxt[c];
     if (!fold_e) launch_cpml<true>(coef);
   } else if (hs_.ready) {
@@ -1732,7 +1802,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     if (bc.face[2 * a] != BoundaryType::periodic) continue;
     const int b = (a + 1) % 3, d = (a + 2) % 3;
     const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-    copy_periodic_e<<<pg, pb, 0, stream_>>>(F_, g_, a);
+    with_storage([&](auto t) { copy_periodic_e<<<pg, pb, 0, stream_>>>(as_storage<decltype(t)>(F_), g_, a); });
     VEM_CUDA_CHECK_LAUNCH("copy_periodic_e");
   }
   if (hs_.ready) {
@@ -1750,8 +1820,10 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   const int np = int(op_.probes().size());
   if (np > 0) {
-    gather_probes<<<(np + 127) / 128, 128, 0, stream_>>>(F_, probe_field_.ptr, probe_offset_.ptr, np,
-                                           probe_buf_.ptr + std::size_t(step) * np);
+    with_storage([&](auto t) {
+      gather_probes<<<(np + 127) / 128, 128, 0, stream_>>>(as_storage<decltype(t)>(F_), probe_field_.ptr,
+                                                           probe_offset_.ptr, np, probe_buf_.ptr + std::size_t(step) * np);
+    });
     VEM_CUDA_CHECK_LAUNCH("gather_probes");
   }
   run_hooks(HookPoint::end_of_step, step);
@@ -1808,7 +1880,7 @@ void FdtdEngineCuda::run_persistent(int n) {
     }
     float* now[6];
     for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
-    onepass::launch_persistent(onepass_grid_, onepass_coefs_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
+    onepass::launch_persistent(onepass_grid_, onepass_coefs_, storage_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
                                m, device_, stream_);
     persistent_steps_ += m;
     done += m;
@@ -1986,8 +2058,11 @@ void FdtdEngineCuda::halo_copy_planes(bool electric, bool pack) {
     const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
     const int index = pack ? halo_send_plane(electric, n[a]) : halo_receive_plane(electric, n[a]);
     for (int q = 0; q < 2; ++q) {
-      plane_copy<<<pg, pb, 0, stream_>>>(F_.f[halo_component(electric, a, q)], g_, a, index,
-                                         hs_.dev.ptr + hs_.offset[e][slot] + q * hs_.plane[a], pack);
+      with_storage([&](auto t) {
+        using T = decltype(t);
+        plane_copy<<<pg, pb, 0, stream_>>>(reinterpret_cast<T*>(F_.f[halo_component(electric, a, q)]), g_, a, index,
+                                           hs_.dev.ptr + hs_.offset[e][slot] + q * hs_.plane[a], pack);
+      });
       VEM_CUDA_CHECK_LAUNCH(pack ? "plane_copy (halo pack)" : "plane_copy (halo unpack)");
     }
   }
@@ -2011,7 +2086,10 @@ void FdtdEngineCuda::copy_plane(Component c, int axis, int index, float* host, b
   buf.allocate(count, "halo plane buffer");
   if (!to_host) buf.upload(host, count);
   const dim3 pb(32, 8), pg((n[b] + 1 + 31) / 32, (n[d] + 1 + 7) / 8);
-  plane_copy<<<pg, pb>>>(F_.f[int(c)], g_, axis, index, buf.ptr, to_host);
+  with_storage([&](auto t) {
+    using T = decltype(t);
+    plane_copy<<<pg, pb>>>(reinterpret_cast<T*>(F_.f[int(c)]), g_, axis, index, buf.ptr, to_host);
+  });
   VEM_CUDA_CHECK_LAUNCH("plane_copy");
   if (to_host) VEM_CUDA_CHECK(cudaMemcpy(host, buf.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
   else VEM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -2025,22 +2103,56 @@ void FdtdEngineCuda::write_plane(Component c, int axis, int index, const float* 
   copy_plane(c, axis, index, const_cast<float*>(in), false);
 }
 
+// The whole layout array of component c as float on the host (widened on the device from a
+// 2-byte storage), and back (narrowed on the device: rounded to the storage).
+void FdtdEngineCuda::layout_to_host(Component c, std::vector<float>& host) const {
+  host.resize(std::size_t(op_.layout().size));
+  if (storage_ == FieldStorage::float32) {
+    VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    return;
+  }
+  DeviceArray<float> wide;
+  wide.allocate(host.size(), "field download buffer");
+  const long long n = (long long)host.size();
+  with_storage([&](auto t) {
+    using T = decltype(t);
+    storage_convert<<<unsigned((n + 255) / 256), 256>>>(reinterpret_cast<const T*>(fields_[int(c)].ptr), wide.ptr, n);
+  });
+  VEM_CUDA_CHECK_LAUNCH("storage_convert (widen)");
+  VEM_CUDA_CHECK(cudaMemcpy(host.data(), wide.ptr, host.size() * sizeof(float), cudaMemcpyDeviceToHost));
+}
+
+void FdtdEngineCuda::layout_from_host(Component c, const std::vector<float>& host) {
+  if (storage_ == FieldStorage::float32) {
+    VEM_CUDA_CHECK(cudaMemcpy(fields_[int(c)].ptr, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice));
+    return;
+  }
+  DeviceArray<float> wide;
+  wide.allocate(host.size(), "field upload buffer");
+  wide.upload(host.data(), host.size());
+  const long long n = (long long)host.size();
+  with_storage([&](auto t) {
+    using T = decltype(t);
+    storage_convert<<<unsigned((n + 255) / 256), 256>>>(static_cast<const float*>(wide.ptr),
+                                                         reinterpret_cast<T*>(fields_[int(c)].ptr), n);
+  });
+  VEM_CUDA_CHECK_LAUNCH("storage_convert (narrow)");
+  VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 std::vector<float> FdtdEngineCuda::field(Component c) const {
   VEM_CUDA_CHECK(cudaSetDevice(device_));
-  std::vector<float> host(op_.layout().size);
-  VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float),
-                            cudaMemcpyDeviceToHost));
+  std::vector<float> host;
+  layout_to_host(c, host);
   return compact_from_layout(op_, c, host.data());
 }
 
 void FdtdEngineCuda::set_field(Component c, const std::vector<float>& values) {
   VEM_CUDA_CHECK(cudaSetDevice(device_));
-  std::vector<float> host(op_.layout().size);
-  VEM_CUDA_CHECK(cudaMemcpy(host.data(), fields_[int(c)].ptr, host.size() * sizeof(float),
-                            cudaMemcpyDeviceToHost));
+  std::vector<float> host;
+  layout_to_host(c, host);
   layout_from_compact(op_, c, values, host.data());
-  VEM_CUDA_CHECK(cudaMemcpy(fields_[int(c)].ptr, host.data(), host.size() * sizeof(float),
-                            cudaMemcpyHostToDevice));
+  layout_from_host(c, host);
 }
 
 std::unique_ptr<FdtdEngine> make_cuda_engine(const FdtdOperator& op, int device_index,

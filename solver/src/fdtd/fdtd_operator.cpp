@@ -75,6 +75,17 @@ FdtdOperator::FdtdOperator(const FdtdSetup& setup) : setup_(setup) {
   g.validate();
   layout_ = FieldLayout::for_grid(g.nx, g.ny, g.nz);
 
+  // Field storage (vem/core/field_storage.h).
+  if (setup_.field_storage != FieldStorage::float32) {
+    const char* fs = field_storage_name(setup_.field_storage);
+    if (setup_.scheme != Scheme::yee)
+      fail("field_storage ", fs, " is available with scheme yee only (scheme ", scheme_name(setup_.scheme),
+           " given); use field_storage float32");
+    if (!setup_.medium.inverse_eps_rows.empty())
+      fail("field_storage ", fs, " is not available with an off-diagonal permittivity (",
+           setup_.medium.inverse_eps_rows.size(), " inverse_eps_rows, full-tensor subpixel smoothing); use field_storage float32");
+  }
+
   // Time step.
   if (setup_.scheme != Scheme::yee) {
     build_scheme_time_step();
@@ -511,7 +522,7 @@ double FdtdOperator::relative_constitutive_at(Component c, int i, int j, int k) 
 
 std::int64_t FdtdOperator::device_bytes() const {
   const YeeGrid& g = setup_.grid;
-  std::int64_t bytes = 6 * layout_.size * 4;
+  std::int64_t bytes = 6 * layout_.size * field_storage_bytes(setup_.field_storage);
   if (scheme_.stencil.backward4) bytes += 3 * 6 * layout_.size * 4;  // s44: three more time levels
   if (setup_.material_mode == MaterialMode::indexed)
     bytes += layout_.size * 2 + std::int64_t(table_.size()) * 4;

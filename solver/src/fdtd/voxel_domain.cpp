@@ -27,6 +27,13 @@ void VoxelDomainOptions::validate() const {
       fail("VoxelDomainOptions::boundaries: a voxel model's outer faces cannot be subdomain faces");
   }
   if (subpixel_smoothing) subpixel.validate("VoxelDomainOptions::subpixel (SubpixelSmoothing)");
+  if (field_storage != FieldStorage::float32 && scheme != Scheme::yee)
+    fail("VoxelDomainOptions::field_storage (FieldStorage) = ", field_storage_name(field_storage), " with scheme ",
+         scheme_name(scheme), " (Scheme): the 2-byte storages are available with scheme yee only; use float32");
+  if (field_storage != FieldStorage::float32 && subpixel_smoothing && subpixel.full_tensor)
+    fail("VoxelDomainOptions::field_storage (FieldStorage) = ", field_storage_name(field_storage),
+         " with subpixel.full_tensor (SubpixelTensor = Full): the full-tensor extension reads float32 fields; use ",
+         "float32 or the diagonal smoothing");
   if (subpixel_smoothing && subpixel.full_tensor && scheme == Scheme::s44)
     fail("VoxelDomainOptions::subpixel.full_tensor (SubpixelTensor = Full) = true with scheme s44 (Scheme): the ",
          "full-tensor extension needs a leap-frog E update (yee, fv24, fv24_wb, s22); s44 steps E from four earlier ",

@@ -76,9 +76,21 @@ class FdtdEngine {
   void add_extension(EngineExtension* ext);
   void remove_extension(EngineExtension* ext);
   // The engine's array of component c in the padded layout (field_layout.h): host memory for the
-  // CPU engine, device memory for the CUDA engine (fields_on_device()). For extensions.
+  // CPU engine, device memory for the CUDA engine (fields_on_device()). For extensions. Float
+  // elements: the CUDA engine with a 2-byte field storage refuses (Error naming the storage);
+  // extensions that handle it use raw_field_storage.
   virtual float* raw_field(Component c) = 0;
   virtual bool fields_on_device() const { return false; }
+  // How the fields are stored (FdtdSetup::field_storage, vem/core/field_storage.h). The CPU engine
+  // keeps float arrays whose values are rounded to the storage; the CUDA engine keeps 2-byte
+  // elements (__half / __nv_bfloat16) for float16 / bfloat16.
+  FieldStorage field_storage() const { return op_.setup().field_storage; }
+  // The array of component c in its storage type: float* for float32 and on the CPU engine, the
+  // 2-byte elements of field_storage() on the CUDA engine otherwise. Extensions that add to a
+  // sample round the sum to the storage (as every store of the engine does).
+  virtual void* raw_field_storage(Component c) { return raw_field(c); }
+  // True when raw_field_storage holds 2-byte elements (CUDA engine, float16 / bfloat16).
+  bool fields_narrow_on_device() const { return fields_on_device() && field_storage() != FieldStorage::float32; }
   // A volume source folded into the bulk E update, for extensions that add one to every E sample
   // (harmonic_current.h): E_c -= s_c[2o] cr - s_c[2o+1] ci at every layout offset o, with s_c
   // interleaved (re, im) float arrays of 2 x layout size in the engine's memory. Engines that can

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "vem/core/field_storage.h"
 #include "vem/fdtd/boundary.h"
 #include "vem/fdtd/schemes/fdtd_scheme.h"
 #include "vem/core/material.h"
@@ -74,6 +75,11 @@ struct FdtdSetup {
   // s22) are exact at scheme_design_cells_per_wavelength along the axes and diagonals.
   Scheme scheme = Scheme::yee;
   double scheme_design_cells_per_wavelength = 20.0;
+  // How the engines keep E and H in memory (vem/core/field_storage.h): float32 (default), or
+  // float16 / bfloat16 with float32 arithmetic (half the field bytes; the error it brings is
+  // measured in testing/benchmarks/results/fdtd_reduced_storage.md). The narrow kinds take the
+  // Yee scheme and diagonal media (no inverse_eps_rows).
+  FieldStorage field_storage = FieldStorage::float32;
 
   MaterialMode material_mode = MaterialMode::indexed;
   std::vector<Material> materials;             // indexed mode: the table

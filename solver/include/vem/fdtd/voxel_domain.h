@@ -31,6 +31,10 @@ struct VoxelDomainOptions {
   // Spatial update scheme (Scheme; vem/fdtd/schemes/fdtd_scheme.h): yee, or a high-order one on
   // cubic voxels, whose own Courant limit sets dt (courant_factor times it).
   Scheme scheme = Scheme::yee;
+  // How the engines store E and H (FieldStorage; FdtdSetup::field_storage): float32, or float16 /
+  // bfloat16 with float32 arithmetic (half the field memory and bytes per step; scheme yee, not
+  // with the full-tensor subpixel smoothing).
+  FieldStorage field_storage = FieldStorage::float32;
   // Subpixel smoothing of the permittivity at material interfaces (core/subpixel_smoothing.h):
   // set_label_materials gives each E sample the anisotropic average over its dual cell (Meep's
   // scheme, diagonal) in coefficient-array mode instead of its cell's material. Off by default.

@@ -44,9 +44,16 @@ namespace {
 __constant__ float c_onepass_table[kConstantTableCapacity * 12];
 std::atomic<const void*> g_owner{nullptr};
 
-struct Fields {
-  float* f[6];
-};
+// The field arrays in their storage type T (float, __half, __nv_bfloat16; kernel_common.cuh):
+// loads widen to float, stores narrow, and a value that two-pass kernels would have stored before
+// adding to it (an H or E bulk value before its CPML corrections) is rounded first (rnd), so
+// every storage gives the two-pass fields bit for bit. For float every rnd is the identity.
+template <class T>
+using Fields = cuda_kernels::FieldsOf<T>;
+using cuda_kernels::ld;
+using cuda_kernels::ldg;
+using cuda_kernels::rnd;
+using cuda_kernels::st;
 
 struct ConstTab {
   const std::uint16_t* __restrict__ index;
@@ -69,11 +76,13 @@ constexpr int kHx = 1, kHy = 2, kHz = 4;
 // the memory model makes coherent after the barrier, measured 0-3 % faster on an H100, within
 // the run-to-run spread: fdtd_small_grids_h100.md.)
 struct ReadOnlyLoad {
-  static __device__ __forceinline__ float field(const float* p) { return __ldg(p); }
+  template <class T>
+  static __device__ __forceinline__ float field(const T* p) { return cuda_kernels::ldg(p); }
   static __device__ __forceinline__ float psi(const float* p) { return *p; }
 };
 struct CoherentLoad {
-  static __device__ __forceinline__ float field(const float* p) { return __ldcg(p); }
+  template <class T>
+  static __device__ __forceinline__ float field(const T* p) { return cuda_kernels::ldcg(p); }
   static __device__ __forceinline__ float psi(const float* p) { return __ldcg(p); }
 };
 
@@ -90,8 +99,8 @@ __device__ __forceinline__ bool in_range(const Grid& g, int comp, int i, int j, 
 
 // One slab's H corrections at (i, j, k): cpml_cell<A, false>'s, through the same
 // cpml_component / cpml_source / cpml_increment (kernel_common.cuh).
-template <int A, int MASK, class LD, class Coef>
-__device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Grid& g, const Coef& coef, int i,
+template <int A, int MASK, class LD, class Coef, class T>
+__device__ __forceinline__ void h_slab(const Slab& s, const Fields<T>& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
   const int x = A == 0 ? i : (A == 1 ? j : k);
   const long long sa = A == 0 ? 1 : (A == 1 ? g.sy : g.sz);
@@ -103,11 +112,11 @@ __device__ __forceinline__ void h_slab(const Slab& s, const Fields& F, const Gri
     const int comp = cuda_kernels::cpml_component(A, false, q);
     const int src = cuda_kernels::cpml_source(A, false, q);
     if (!(MASK & (1 << (comp - 3))) || !in_range(g, comp, i, j, k)) continue;
-    const float* S = F.f[src];
+    const T* S = F.f[src];
     const float dF = (LD::field(S + o + sa) - LD::field(S + o)) * s.inv_d;
     float p;
     float& h = comp == 3 ? hx : (comp == 4 ? hy : hz);
-    h += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF, LD::psi(s.psi_in[q] + t),
+    h = rnd<T>(h) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f, dF, LD::psi(s.psi_in[q] + t),
                                       s.lagged, &p);
     if (store) s.psi_out[q][t] = p;
   }
@@ -118,8 +127,8 @@ __device__ __forceinline__ bool inner(const CpmlSet& cs, int i, int j, int k) {
          k >= cs.inner_lo[2] && k < cs.inner_hi[2];
 }
 
-template <int MASK, class LD, class Coef>
-__device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const Grid& g, const Coef& coef, int i,
+template <int MASK, class LD, class Coef, class T>
+__device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields<T>& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
   if (inner(cs, i, j, k)) return;
   for (int p = 0; p < cs.count; ++p) {
@@ -135,7 +144,7 @@ __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields& F, const
 
 // One slab's E corrections at (i, j, k): cpml_cell<A, true>'s, with d0 / d1 the differences along
 // A of the sources of corrections 0 / 1 (cpml_source), taken from e_sample's operands.
-template <int A, class Coef>
+template <int A, class T, class Coef>
 __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef& coef, int i, int j, int k,
                                        long long o, const float d0, const float d1, float& ex, float& ey,
                                        float& ez) {
@@ -148,7 +157,7 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef&
     const int comp = cuda_kernels::cpml_component(A, true, q);
     if (!in_range(g, comp, i, j, k)) continue;
     float& e = comp == 0 ? ex : (comp == 1 ? ey : ez);
-    e += cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
+    e = rnd<T>(e) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
                                       (q == 0 ? d0 : d1) * s.inv_d, s.psi_in[q][t], s.lagged, &s.psi_out[q][t]);
   }
 }
@@ -156,13 +165,13 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef&
 // H^{n+1/2} at sample (i, j, k), layout offset o, from E^n and H^{n-1/2} in A: the components in
 // MASK (update_h_bulk's expressions and range tests: x/y ranges, 0 <= k < nz for Hx and Hy,
 // 0 <= k <= nz for Hz; outside, the old value). Returns E^n at (i, j, k) in ex, ey, ez.
-template <int MASK, class LD, class Coef>
-__device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
+template <int MASK, class LD, class Coef, class T>
+__device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                          bool store_psi, int i, int j, int k, long long o, float& hx, float& hy,
                                          float& hz, float& ex, float& ey, float& ez) {
-  const float* __restrict__ Ex = A.f[0];
-  const float* __restrict__ Ey = A.f[1];
-  const float* __restrict__ Ez = A.f[2];
+  const T* __restrict__ Ex = A.f[0];
+  const T* __restrict__ Ey = A.f[1];
+  const T* __restrict__ Ez = A.f[2];
   const long long sy = g.sy, sz = g.sz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool more = k < g.nz;
@@ -200,14 +209,18 @@ __device__ __forceinline__ void h_sample(const Fields& A, const Grid& g, const C
       hz = h;
   }
   if (ch.count > 0 && kin) h_cpml<MASK, LD>(ch, A, g, coef, i, j, k, o, store_psi, hx, hy, hz);
+  // The stored values (the E update of this pass reads them from registers and shared memory).
+  if (MASK & kHx) hx = rnd<T>(hx);
+  if (MASK & kHy) hy = rnd<T>(hy);
+  if (MASK & kHz) hz = rnd<T>(hz);
 }
 
 // E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
 // hy at k-1 (hx_m, hy_m), Hz and Hx at j-1 (hz_jm, hx_jm), Hz and Hy at i-1 (hz_im, hy_im); update_e_bulk's
 // expressions and range tests. Writes the three components into B.
 // With E slabs in ce, their corrections before the store.
-template <class Coef>
-__device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
+template <class Coef, class T>
+__device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
                                          int j, int k, long long o, float ex, float ey, float ez, float hx, float hy,
                                          float hz, float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
                                          float hy_im) {
@@ -223,14 +236,14 @@ __device__ __forceinline__ void e_sample(const Fields& B, const Grid& g, const C
     const Slab& s = ce.s[p];
     if (!in_slab(s, i, j, k)) continue;
     switch (s.axis) {
-      case 0: e_slab<0>(s, g, coef, i, j, k, o, hy - hy_im, hz - hz_im, nx, ny, nz); break;
-      case 1: e_slab<1>(s, g, coef, i, j, k, o, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
-      default: e_slab<2>(s, g, coef, i, j, k, o, hx - hx_m, hy - hy_m, nx, ny, nz); break;
+      case 0: e_slab<0, T>(s, g, coef, i, j, k, o, hy - hy_im, hz - hz_im, nx, ny, nz); break;
+      case 1: e_slab<1, T>(s, g, coef, i, j, k, o, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
+      default: e_slab<2, T>(s, g, coef, i, j, k, o, hx - hx_m, hy - hy_m, nx, ny, nz); break;
     }
   }
-  B.f[0][o] = nx;
-  B.f[1][o] = ny;
-  B.f[2][o] = nz;
+  st(B.f[0] + o, nx);
+  st(B.f[1] + o, ny);
+  st(B.f[2] + o, nz);
 }
 
 // Resident blocks asked of the compiler (registers per thread <= 65536 / (blocks x threads)):
@@ -252,8 +265,8 @@ struct Planes {
 
 // One tile (block coordinates bx, by, bz) of one step: H^{n+1/2} and E^{n+1} from A into B (see the
 // top of this file).
-template <int TY, class Coef>
-__device__ __forceinline__ void tile_pass(const Fields& A, const Fields& B, const Grid& g, const Coef& coef, int chunk,
+template <int TY, class Coef, class T>
+__device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B, const Grid& g, const Coef& coef, int chunk,
                                           const CpmlSet& ch, const CpmlSet& ce, int bx, int by, int bz,
                                           Planes<TY>& sm) {
   using LD = ReadOnlyLoad;
@@ -281,9 +294,9 @@ __device__ __forceinline__ void tile_pass(const Fields& A, const Fields& B, cons
     if (own) {
       const long long o = base + kz;
       h_sample<kHx | kHy | kHz, LD>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
-      B.f[3][o] = hx;
-      B.f[4][o] = hy;
-      B.f[5][o] = hz;
+      st(B.f[3] + o, hx);
+      st(B.f[4] + o, hy);
+      st(B.f[5] + o, hz);
       sm.hx[p][r][tx + 1] = hx;
       sm.hy[p][r][tx + 1] = hy;
       sm.hz[p][r][tx + 1] = hz;
@@ -312,9 +325,9 @@ __device__ __forceinline__ void tile_pass(const Fields& A, const Fields& B, cons
   }
 }
 
-template <int TY, class Coef>
+template <int TY, class Coef, class T>
 __global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
-    onepass_bulk(Fields A, Fields B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce) {
+    onepass_bulk(Fields<T> A, Fields<T> B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce) {
   pdl_begin();
   __shared__ Planes<TY> sm;
   tile_pass<TY>(A, B, g, coef, chunk, ch, ce, int(blockIdx.x), int(blockIdx.y), int(blockIdx.z), sm);
@@ -345,12 +358,13 @@ struct SampleWalk {
 };
 
 // The threads of one block copy the E (electric) or H probes of step `step` into pr.out.
+template <class T>
 __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool electric) {
   const int nt = int(blockDim.x);
   for (int q = int(threadIdx.x); q < pr.count; q += nt) {
     const int c = pr.field[q];
     if ((c < 3) != electric) continue;
-    pr.out[(long long)step * pr.count + q] = __ldcg(pr.fields[c] + pr.offset[q]);
+    pr.out[(long long)step * pr.count + q] = cuda_kernels::ldcg(reinterpret_cast<const T*>(pr.fields[c]) + pr.offset[q]);
   }
 }
 
@@ -363,9 +377,9 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
 // the next H phase).
-template <int MINB, class Coef>
+template <int MINB, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
-    persistent_steps(Fields F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
+    persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
                      int steps) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
@@ -381,31 +395,31 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
       float hx, hy, hz, ex, ey, ez;
       h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
-      F.f[3][o] = hx;
-      F.f[4][o] = hy;
-      F.f[5][o] = hz;
+      st(F.f[3] + o, hx);
+      st(F.f[4] + o, hy);
+      st(F.f[5] + o, hz);
     }
     grid.sync();
-    if (blockIdx.x == 0) record_probes(probes, s, false);
+    if (blockIdx.x == 0) record_probes<T>(probes, s, false);
     i = i0, j = j0, k = k0;
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
-      const float* Hx = F.f[3];
-      const float* Hy = F.f[4];
-      const float* Hz = F.f[5];
+      const T* Hx = F.f[3];
+      const T* Hy = F.f[4];
+      const T* Hz = F.f[5];
       e_sample(F, g, coef, ce, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
                LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o), LD::field(Hx + o - g.sz),
                LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy), LD::field(Hx + o - g.sy), LD::field(Hz + o - 1),
                LD::field(Hy + o - 1));
       for (int q = 0; q < src.count; ++q) {
         if (src.offset[q] != o) continue;
-        float* f = (src.field[q] == 0 ? F.f[0] : (src.field[q] == 1 ? F.f[1] : F.f[2])) + o;
+        T* f = (src.field[q] == 0 ? F.f[0] : (src.field[q] == 1 ? F.f[1] : F.f[2])) + o;
         const float v = __ldg(src.value + (long long)s * src.count + q);
-        *f = src.set[q] ? v : *f + v;
+        st(f, src.set[q] ? v : ld(f) + v);
       }
     }
     grid.sync();
-    if (blockIdx.x == 0) record_probes(probes, s, true);
+    if (blockIdx.x == 0) record_probes<T>(probes, s, true);
   }
 }
 
@@ -417,8 +431,8 @@ struct BoxSet {
   int count;
 };
 
-template <class Coef>
-__global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set) {
+template <class Coef, class T>
+__global__ void recompute_e(Fields<T> A, Fields<T> B, Grid g, Coef coef, BoxSet set) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= set.begin[set.count]) return;
@@ -431,15 +445,15 @@ __global__ void recompute_e(Fields A, Fields B, Grid g, Coef coef, BoxSet set) {
   const int j = bx.o[1] + int(rr % bx.d[1]);
   const int k = bx.o[2] + int(rr / bx.d[1]);
   const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
-  const float* __restrict__ Hx = B.f[3];
-  const float* __restrict__ Hy = B.f[4];
-  const float* __restrict__ Hz = B.f[5];
-  const float hx = Hx[o], hy = Hy[o], hz = Hz[o];
-  const float ex = __ldg(A.f[0] + o), ey = __ldg(A.f[1] + o), ez = __ldg(A.f[2] + o);
+  const T* __restrict__ Hx = B.f[3];
+  const T* __restrict__ Hy = B.f[4];
+  const T* __restrict__ Hz = B.f[5];
+  const float hx = ld(Hx + o), hy = ld(Hy + o), hz = ld(Hz + o);
+  const float ex = ldg(A.f[0] + o), ey = ldg(A.f[1] + o), ez = ldg(A.f[2] + o);
   // e_sample writes all three components; a component outside its range gets its E^n, which is
   // what the bulk pass wrote there.
-  e_sample(B, g, coef, CpmlSet{}, i, j, k, o, ex, ey, ez, hx, hy, hz, Hx[o - g.sz], Hy[o - g.sz], Hz[o - g.sy],
-           Hx[o - g.sy], Hz[o - 1], Hy[o - 1]);
+  e_sample(B, g, coef, CpmlSet{}, i, j, k, o, ex, ey, ez, hx, hy, hz, ld(Hx + o - g.sz), ld(Hy + o - g.sz),
+           ld(Hz + o - g.sy), ld(Hx + o - g.sy), ld(Hz + o - 1), ld(Hy + o - 1));
 }
 
 template <class... KArgs, class... Args>
@@ -456,9 +470,11 @@ void launch(bool pdl, cudaStream_t stream, void (*kernel)(KArgs...), dim3 grid, 
   VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
 }
 
-Fields fields(float* const f[6]) {
-  Fields F;
-  for (int c = 0; c < 6; ++c) F.f[c] = f[c];
+// The engine's arrays (float pointers to the storage's elements) as storage type T.
+template <class T>
+Fields<T> fields(float* const f[6]) {
+  Fields<T> F;
+  for (int c = 0; c < 6; ++c) F.f[c] = reinterpret_cast<T*>(f[c]);
   return F;
 }
 
@@ -475,24 +491,24 @@ void with_coef(const Coefs& c, Fn&& fn) {
   }
 }
 
-template <int TY, class Coef>
-void bulk_ty(const Grid& g, const Coef& coef, Fields A, Fields B, int chunk, const CpmlSet& ch, const CpmlSet& ce,
+template <int TY, class Coef, class T>
+void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chunk, const CpmlSet& ch, const CpmlSet& ce,
              bool pdl, cudaStream_t stream) {
   const dim3 grid(unsigned((g.nx + 1 + 31) / 32), unsigned((g.ny + 1 + TY - 1) / TY),
                   unsigned((g.nz + 1 + chunk - 1) / chunk));
-  launch(pdl, stream, onepass_bulk<TY, Coef>, grid, dim3(32, TY + 1), A, B, g, coef, chunk, ch, ce);
+  launch(pdl, stream, onepass_bulk<TY, Coef, T>, grid, dim3(32, TY + 1), A, B, g, coef, chunk, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
-template <class Coef>
-void persistent_launch(const Grid& g, const Coef& coef, Fields F, const CpmlSet& ch, const CpmlSet& ce,
+template <class Coef, class T>
+void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
                        const SourceSet& src, const ProbeSet& probes, int steps, int device, cudaStream_t stream) {
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   // Resident blocks asked of the compiler, measured (fdtd_small_grids_h100.md, one H100, same run,
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
   // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
   // spilled bytes); 6 (40) lost at every size but the head's.
-  auto kernel = samples < kPersistentFiveBlocksFrom ? persistent_steps<4, Coef> : persistent_steps<5, Coef>;
+  auto kernel = samples < kPersistentFiveBlocksFrom ? persistent_steps<4, Coef, T> : persistent_steps<5, Coef, T>;
   int per_sm = 0, sms = 0, coop = 0;
   VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -528,16 +544,20 @@ void release_constant_table(const void* owner) {
   g_owner.compare_exchange_strong(self, nullptr);
 }
 
-void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
-                 int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl, cudaStream_t stream) {
-  const Fields A = fields(cur), B = fields(next);
+void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
+                 int tile_y, int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl,
+                 cudaStream_t stream) {
   const int chunk = std::max(1, z_chunk);
-  with_coef(c, [&](const auto& coef) {
-    switch (tile_y) {
-      case 4: bulk_ty<4>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
-      case 16: bulk_ty<16>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
-      default: bulk_ty<8>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
-    }
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
+    with_coef(c, [&](const auto& coef) {
+      switch (tile_y) {
+        case 4: bulk_ty<4>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+        case 16: bulk_ty<16>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+        default: bulk_ty<8>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+      }
+    });
   });
 }
 
@@ -565,9 +585,8 @@ int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors) {
   return chunk;
 }
 
-void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
-                        const std::vector<Box>& boxes, bool pdl, cudaStream_t stream) {
-  const Fields A = fields(cur), B = fields(next);
+void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
+                        float* const next[6], const std::vector<Box>& boxes, bool pdl, cudaStream_t stream) {
   for (std::size_t first = 0; first < boxes.size(); first += kMaxBoxes) {
     BoxSet set{};
     for (std::size_t q = first; q < boxes.size() && set.count < kMaxBoxes; ++q) {
@@ -579,9 +598,13 @@ void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], floa
     }
     const long long total = set.begin[set.count];
     if (total == 0) continue;
-    with_coef(c, [&](const auto& coef) {
-      using C = std::decay_t<decltype(coef)>;
-      launch(pdl, stream, recompute_e<C>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
+    cuda_kernels::with_storage(storage, [&](auto t) {
+      using T = decltype(t);
+      const Fields<T> A = fields<T>(cur), B = fields<T>(next);
+      with_coef(c, [&](const auto& coef) {
+        using C = std::decay_t<decltype(coef)>;
+        launch(pdl, stream, recompute_e<C, T>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
+      });
     });
     VEM_CUDA_CHECK_LAUNCH("onepass recompute_e");
   }
@@ -652,14 +675,18 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
   return boxes;
 }
 
-void launch_persistent(const Grid& g, const Coefs& c, float* const fields_now[6], const CpmlSet& cpml_h,
+void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
+                       const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
                        cudaStream_t stream) {
   if (src.count < 0 || src.count > kMaxPersistentSources)
     fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
   if (steps <= 0) return;
-  const Fields F = fields(fields_now);
-  with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, device, stream); });
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    const Fields<T> F = fields<T>(fields_now);
+    with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, device, stream); });
+  });
 }
 
 }  // namespace vem::onepass

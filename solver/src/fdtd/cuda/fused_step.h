@@ -91,8 +91,10 @@ void release_constant_table(const void* owner);
 // H^{n+1/2} and E^{n+1} of every sample from cur (E^n, H^{n-1/2}) into next: blocks of 32 x tile_y
 // columns (tile_y 4, 8 or 16) marching over z_chunk planes, with the CPML corrections of the slabs
 // in cpml_h / cpml_e (empty sets: none). pdl: programmatic dependent launch.
-void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6], int tile_y,
-                 int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl, cudaStream_t stream);
+// The field arrays hold elements of `storage` (vem/core/field_storage.h; float pointers to them).
+void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
+                 int tile_y, int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl,
+                 cudaStream_t stream);
 // The z chunk when none is asked for: 16 planes (measured best with the CPML folded in: 64 / 32 /
 // 16 / 8 gave 27.7k / 29.1k / 29.5k / 29.3k Mcells/s at 512^3, fdtd_onepass_h100.md; the z slabs'
 // planes spread over more blocks), halved (down to 4) while the launch would have fewer than 8
@@ -100,8 +102,8 @@ void launch_bulk(const Grid& g, const Coefs& c, float* const cur[6], float* cons
 int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors);
 // E^{n+1} of the samples in `boxes` again, from E^n in cur and H^{n+1/2} in next (overlapping
 // boxes compute the same values).
-void launch_recompute_e(const Grid& g, const Coefs& c, float* const cur[6], float* const next[6],
-                        const std::vector<Box>& boxes, bool pdl, cudaStream_t stream);
+void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
+                        float* const next[6], const std::vector<Box>& boxes, bool pdl, cudaStream_t stream);
 
 // Persistent stepping (EngineTuning::Step::persistent): `steps` leap-frog steps in one cooperative
 // kernel whose blocks stay resident, in place on one set of arrays: per step an H phase and an E
@@ -129,7 +131,8 @@ struct ProbeSet {
   const long long* offset = nullptr;
   float* out = nullptr;
 };
-void launch_persistent(const Grid& g, const Coefs& c, float* const fields_now[6], const CpmlSet& cpml_h,
+void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
+                       const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
                        cudaStream_t stream);
 

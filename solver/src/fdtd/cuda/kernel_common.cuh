@@ -4,9 +4,13 @@
 // correction, and the programmatic-dependent-launch prologue.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
+
+#include "vem/core/field_storage.h"
 
 namespace vem {
 namespace cuda_kernels {
@@ -28,6 +32,38 @@ struct CoefficientArrays {
 };
 
 __device__ __forceinline__ bool in(int v, int lo, int hi) { return v >= lo && v <= hi; }
+
+// Field storage (vem/core/field_storage.h): T is the element type of the field arrays (float,
+// __half, __nv_bfloat16); values are float in registers. to_f widens (exact), from_f narrows
+// (round to nearest, ties to even: the CPU engine's round_to_float16 / round_to_bfloat16),
+// rnd(v) = to_f(from_f(v)): the value a store of v keeps.
+__device__ __forceinline__ float to_f(float v) { return v; }
+__device__ __forceinline__ float to_f(__half v) { return __half2float(v); }
+__device__ __forceinline__ float to_f(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> __device__ __forceinline__ T from_f(float v);
+template <> __device__ __forceinline__ float from_f<float>(float v) { return v; }
+template <> __device__ __forceinline__ __half from_f<__half>(float v) { return __float2half_rn(v); }
+template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float v) { return __float2bfloat16_rn(v); }
+template <class T> __device__ __forceinline__ float rnd(float v) { return to_f(from_f<T>(v)); }
+// Loads: plain, through the read-only cache, from L2 only; the store narrows.
+template <class T> __device__ __forceinline__ float ld(const T* p) { return to_f(*p); }
+template <class T> __device__ __forceinline__ float ldg(const T* p) { return to_f(__ldg(p)); }
+template <class T> __device__ __forceinline__ float ldcg(const T* p) { return to_f(__ldcg(p)); }
+template <class T> __device__ __forceinline__ void st(T* p, float v) { *p = from_f<T>(v); }
+// The six field arrays in storage type T.
+template <class T>
+struct FieldsOf {
+  T* f[6];
+};
+// Calls fn(T{}) with the element type of storage s (host side, for launches).
+template <class Fn>
+void with_storage(FieldStorage s, Fn&& fn) {
+  switch (s) {
+    case FieldStorage::float16: fn(__half{}); break;
+    case FieldStorage::bfloat16: fn(__nv_bfloat16{}); break;
+    default: fn(float{}); break;
+  }
+}
 
 // CPML corrections (fdtd_operator.h), written once for the slab kernels (cpml_cell in
 // fdtd_engine_cuda.cu) and the one-pass step (fused_step.cu), which must give the same floats.

@@ -294,6 +294,7 @@ FdtdSetup piece_setup(const FdtdSetup& global, const Decomposition& d, int rank,
   s.courant_factor = global.courant_factor;
   s.dt = global.dt;
   s.scheme = global.scheme;
+  s.field_storage = global.field_storage;
   s.scheme_design_cells_per_wavelength = global.scheme_design_cells_per_wavelength;
   s.boundaries = global.boundaries;
   for (int f = 0; f < 6; ++f) {

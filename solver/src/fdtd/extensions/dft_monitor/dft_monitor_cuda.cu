@@ -7,6 +7,7 @@
 #include <complex>
 
 #include "fdtd/engine_common.h"
+#include "fdtd/cuda/kernel_common.cuh"
 #include "core/cuda_check.h"
 #include "vem/fdtd/extensions/dft_monitor.h"
 
@@ -17,14 +18,16 @@ namespace {
 constexpr int kMaxW = 64;
 struct DftWeights { float re[kMaxW], im[kMaxW]; };
 
-__global__ void dft_accumulate(const float* __restrict__ F, float2* __restrict__ acc, DftWeights w,
+// T: the engine's field storage element (FdtdEngine::field_storage; kernel_common.cuh).
+template <class T>
+__global__ void dft_accumulate(const T* __restrict__ F, float2* __restrict__ acc, DftWeights w,
                                int nf, long long nbox, int d0, int d1, int d2, long long base,
                                long long sy, long long sz) {
   const int ii = blockIdx.x * blockDim.x + threadIdx.x;
   const int jj = blockIdx.y * blockDim.y + threadIdx.y;
   const int kk = blockIdx.z;
   if (ii >= d0 || jj >= d1 || kk >= d2) return;
-  const float v = F[base + ii + jj * sy + kk * sz];
+  const float v = cuda_kernels::to_f(F[base + ii + jj * sy + kk * sz]);
   if (v == 0.0f) return;
   const long long b = ii + (long long)d0 * (jj + (long long)d1 * kk);
   for (int f = 0; f < nf; ++f) {
@@ -97,10 +100,13 @@ class DftCuda final : public DftMonitor::Backend {
     const FieldLayout& L = op_.layout();
     const dim3 block(32, 4, 1);
     const dim3 grid((dims_[0] + 31) / 32, (dims_[1] + 3) / 4, dims_[2]);
-    dft_accumulate<<<grid, block>>>(eng.raw_field(c), acc_ + std::size_t(slot) * nf_ * nbox_, w, nf_,
-                                    (long long)nbox_, dims_[0], dims_[1], dims_[2],
-                                    (long long)L.at(lo_[0], lo_[1], lo_[2]), (long long)L.sy,
-                                    (long long)L.sz);
+    cuda_kernels::with_storage(eng.fields_narrow_on_device() ? eng.field_storage() : FieldStorage::float32, [&](auto t) {
+      using T = decltype(t);
+      dft_accumulate<<<grid, block>>>(static_cast<const T*>(eng.raw_field_storage(c)),
+                                      acc_ + std::size_t(slot) * nf_ * nbox_, w, nf_, (long long)nbox_, dims_[0],
+                                      dims_[1], dims_[2], (long long)L.at(lo_[0], lo_[1], lo_[2]), (long long)L.sy,
+                                      (long long)L.sz);
+    });
     VEM_CUDA_CHECK_LAUNCH("dft_accumulate");
   }
   std::vector<std::complex<float>> read(int slot, int f) const override { return copy_out(acc_, slot, f); }

@@ -3,22 +3,27 @@
 #include <cuda_runtime.h>
 
 #include "core/cuda_check.h"
+#include "fdtd/cuda/kernel_common.cuh"
 #include "vem/fdtd/extensions/harmonic_current.h"
 
 namespace vem {
 
 namespace {
 
-__global__ void harmonic_current_apply(float* __restrict__ ex, float* __restrict__ ey,
-                                       float* __restrict__ ez, const float2* __restrict__ sx,
+// T: the engine's field storage element; the difference is rounded to it (kernel_common.cuh).
+template <class T>
+__global__ void harmonic_current_apply(T* __restrict__ ex, T* __restrict__ ey,
+                                       T* __restrict__ ez, const float2* __restrict__ sx,
                                        const float2* __restrict__ sy, const float2* __restrict__ sz,
                                        long long n, float cr, float ci) {
   const long long o = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (o >= n) return;
   const float2 a = sx[o], b = sy[o], c = sz[o];
-  ex[o] -= a.x * cr - a.y * ci;
-  ey[o] -= b.x * cr - b.y * ci;
-  ez[o] -= c.x * cr - c.y * ci;
+  using cuda_kernels::ld;
+  using cuda_kernels::st;
+  st(ex + o, ld(ex + o) - (a.x * cr - a.y * ci));
+  st(ey + o, ld(ey + o) - (b.x * cr - b.y * ci));
+  st(ez + o, ld(ez + o) - (c.x * cr - c.y * ci));
 }
 
 class HarmonicCurrentCuda final : public HarmonicCurrentSource::Backend {
@@ -37,9 +42,12 @@ class HarmonicCurrentCuda final : public HarmonicCurrentSource::Backend {
   void apply(FdtdEngine& eng, float cr, float ci) override {
     const int threads = 256;
     const long long blocks = (n_ + threads - 1) / threads;
-    harmonic_current_apply<<<(unsigned)blocks, threads>>>(
-        eng.raw_field(Component::Ex), eng.raw_field(Component::Ey), eng.raw_field(Component::Ez),
-        s_[0], s_[1], s_[2], n_, cr, ci);
+    cuda_kernels::with_storage(eng.fields_narrow_on_device() ? eng.field_storage() : FieldStorage::float32, [&](auto t) {
+      using T = decltype(t);
+      harmonic_current_apply<<<(unsigned)blocks, threads>>>(
+          static_cast<T*>(eng.raw_field_storage(Component::Ex)), static_cast<T*>(eng.raw_field_storage(Component::Ey)),
+          static_cast<T*>(eng.raw_field_storage(Component::Ez)), s_[0], s_[1], s_[2], n_, cr, ci);
+    });
     VEM_CUDA_CHECK_LAUNCH("harmonic_current_apply");
   }
 

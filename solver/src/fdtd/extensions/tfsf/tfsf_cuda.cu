@@ -6,15 +6,16 @@
 #include <algorithm>
 
 #include "core/cuda_check.h"
+#include "fdtd/cuda/kernel_common.cuh"
 #include "vem/fdtd/extensions/tfsf.h"
 
 namespace vem {
 
 namespace {
 
-struct TfsfPtrs { float* f[6]; };
-
-__global__ void tfsf_correct(TfsfPtrs F, int n, const int* __restrict__ comp,
+// T: the engine's field storage element; the corrected value is rounded to it (kernel_common.cuh).
+template <class T>
+__global__ void tfsf_correct(cuda_kernels::FieldsOf<T> F, int n, const int* __restrict__ comp,
                              const long long* __restrict__ offset, const int* __restrict__ begin,
                              const TfsfSource::Term* __restrict__ terms, const float* __restrict__ in) {
   const int q = blockIdx.x * blockDim.x + threadIdx.x;
@@ -26,7 +27,8 @@ __global__ void tfsf_correct(TfsfPtrs F, int n, const int* __restrict__ comp,
                     m.w[3] * in[m.base + 3];
     sum += m.coef * v;
   }
-  F.f[comp[q]][offset[q]] += sum;
+  T* p = F.f[comp[q]] + offset[q];
+  cuda_kernels::st(p, cuda_kernels::ld(p) + sum);
 }
 
 template <class T>
@@ -76,9 +78,12 @@ class TfsfCuda final : public TfsfSource::Backend {
     VEM_CUDA_CHECK(cudaMemcpyAsync(dev, host, n1d_ * sizeof(float), cudaMemcpyHostToDevice, 0));
     VEM_CUDA_CHECK(cudaEventRecord(done_[slot], 0));
     used_[slot] = true;
-    TfsfPtrs F;
-    for (int c = 0; c < 6; ++c) F.f[c] = eng.raw_field(Component(c));
-    tfsf_correct<<<(l.n + 127) / 128, 128>>>(F, l.n, l.comp, l.offset, l.begin, l.terms, dev);
+    cuda_kernels::with_storage(eng.fields_narrow_on_device() ? eng.field_storage() : FieldStorage::float32, [&](auto t) {
+      using T = decltype(t);
+      cuda_kernels::FieldsOf<T> F;
+      for (int c = 0; c < 6; ++c) F.f[c] = static_cast<T*>(eng.raw_field_storage(Component(c)));
+      tfsf_correct<<<(l.n + 127) / 128, 128>>>(F, l.n, l.comp, l.offset, l.begin, l.terms, dev);
+    });
     VEM_CUDA_CHECK_LAUNCH(electric ? "tfsf_correct (E)" : "tfsf_correct (H)");
   }
 
