@@ -302,38 +302,64 @@ int run_storage_accuracy(int argc, char** argv) {
     const std::vector<std::uint16_t> labels = head_phantom_image(h, vox);
     const VoxelDomain d = make_voxel_domain(vox, {h, h, h}, kHeadPhantomDefaultOrigin, VoxelDomainOptions{});
     const LabelProperties props = head_phantom_tissue_table().lookup_image(labels, f);
+    const std::vector<float> density = d.tissue_density(labels, props);
     HarmonicResult ref;
+    bool first = true;
+    // Each narrow storage twice: its own steady state (at most 4x the float32 run's steps), and
+    // exactly the float32 run's steps (fixed_steps).
     for (FieldStorage fs : kinds) {
-      FdtdSetup setup;
-      setup.courant_factor = d.options.courant_factor;
-      setup.boundaries = d.boundaries();
-      d.set_label_materials(setup, labels, props);
-      setup.field_storage = fs;
-      HarmonicOptions o;
-      o.frequencies = {f};
-      o.averaged_sar = true;
-      o.backend = Backend::cuda;
-      o.density = d.tissue_density(labels, props);
-      const HarmonicResult r = run_fdtd_harmonic(setup, o);
-      if (fs == FieldStorage::float32) ref = r;
-      const auto& fr = r.frequencies.at(0);
-      const auto& f0 = ref.frequencies.at(0);
-      const double e2 = rel_l2(fr.e_squared, f0.e_squared), ls = rel_l2(fr.local_sar, f0.local_sar);
-      const double s10 = rel_l2(fr.sar_10g.sar, f0.sar_10g.sar), s1 = rel_l2(fr.sar_1g.sar, f0.sar_1g.sar);
-      std::cerr << "head " << field_storage_name(fs) << ": " << r.steps << " steps (" << (r.converged ? "converged" : "NOT converged")
-                << "), " << r.mcells_per_second << " Mcells/s, peak 1 g " << fr.sar_1g.peak << " (float32 "
-                << f0.sar_1g.peak << "), 10 g " << fr.sar_10g.peak << " (" << f0.sar_10g.peak << ") W/kg; rel L2 |E|^2 "
-                << e2 << ", local SAR " << ls << ", 1 g " << s1 << ", 10 g " << s10 << "\n";
-      js << (fs == FieldStorage::float32 ? "" : ",\n") << "    {\"storage\": \"" << field_storage_name(fs)
-         << "\", \"steps\": " << r.steps << ", \"converged\": " << (r.converged ? "true" : "false")
-         << ", \"mcells_per_s_stepping\": " << r.mcells_per_second << ", \"stepping_s\": " << r.timings.stepping
-         << ", \"peak_local_sar\": " << fr.peak_local_sar << ", \"peak_1g\": " << fr.sar_1g.peak
-         << ", \"peak_10g\": " << fr.sar_10g.peak << ", \"whole_body_sar\": " << fr.whole_body_sar
-         << ", \"peak_1g_rel_error\": " << fr.sar_1g.peak / f0.sar_1g.peak - 1
-         << ", \"peak_10g_rel_error\": " << fr.sar_10g.peak / f0.sar_10g.peak - 1
-         << ", \"whole_body_rel_error\": " << fr.whole_body_sar / f0.whole_body_sar - 1
-         << ", \"rel_l2_e_squared\": " << e2 << ", \"rel_l2_local_sar\": " << ls << ", \"rel_l2_sar_1g\": " << s1
-         << ", \"rel_l2_sar_10g\": " << s10 << "}";
+      for (int fixed = 0; fixed < (fs == FieldStorage::float32 ? 1 : 2); ++fixed) {
+        FdtdSetup setup;
+        setup.courant_factor = d.options.courant_factor;
+        setup.boundaries = d.boundaries();
+        d.set_label_materials(setup, labels, props);
+        setup.field_storage = fs;
+        HarmonicOptions o;
+        o.frequencies = {f};
+        o.averaged_sar = true;
+        o.backend = Backend::cuda;
+        o.density = density;
+        if (fs != FieldStorage::float32) {
+          if (fixed) o.fixed_steps = int(ref.steps);
+          else o.max_steps = int(4 * ref.steps);
+        }
+        const std::string label = std::string(field_storage_name(fs)) + (fixed ? " fixed steps" : " steady state");
+        js << (first ? "" : ",\n") << "    {\"storage\": \"" << field_storage_name(fs) << "\", \"steps_rule\": \""
+           << (fixed ? "fixed: the float32 run's steps" : "steady state (tolerance 1e-3), at most 4x float32's steps") << "\"";
+        first = false;
+        HarmonicResult r;
+        try {
+          r = run_fdtd_harmonic(setup, o);
+        } catch (const std::exception& e) {
+          std::cerr << "head " << label << ": error: " << e.what() << "\n";
+          js << ", \"error\": \"" << e.what() << "\"}";
+          continue;
+        }
+        if (fs == FieldStorage::float32) ref = r;
+        const auto& fr = r.frequencies.at(0);
+        const auto& f0 = ref.frequencies.at(0);
+        // |E|^2 over the tissue voxels only (density > 0) and over the whole grid.
+        std::vector<float> t_now, t_ref;
+        for (std::size_t q = 0; q < density.size() && q < fr.e_squared.size(); ++q)
+          if (density[q] > 0) { t_now.push_back(fr.e_squared[q]); t_ref.push_back(f0.e_squared[q]); }
+        const double e2 = rel_l2(fr.e_squared, f0.e_squared), e2t = rel_l2(t_now, t_ref);
+        const double ls = rel_l2(fr.local_sar, f0.local_sar);
+        const double s10 = rel_l2(fr.sar_10g.sar, f0.sar_10g.sar), s1 = rel_l2(fr.sar_1g.sar, f0.sar_1g.sar);
+        std::cerr << "head " << label << ": " << r.steps << " steps (" << (r.converged ? "converged" : "not converged")
+                  << "), " << r.mcells_per_second << " Mcells/s, stepping " << r.timings.stepping << " s, peak 1 g "
+                  << fr.sar_1g.peak << " (float32 " << f0.sar_1g.peak << "), 10 g " << fr.sar_10g.peak << " ("
+                  << f0.sar_10g.peak << ") W/kg; rel L2 |E|^2 all " << e2 << ", tissue " << e2t << ", local SAR " << ls
+                  << ", 1 g " << s1 << ", 10 g " << s10 << "\n";
+        js << ", \"steps\": " << r.steps << ", \"converged\": " << (r.converged ? "true" : "false")
+           << ", \"mcells_per_s_stepping\": " << r.mcells_per_second << ", \"stepping_s\": " << r.timings.stepping
+           << ", \"peak_local_sar\": " << fr.peak_local_sar << ", \"peak_1g\": " << fr.sar_1g.peak
+           << ", \"peak_10g\": " << fr.sar_10g.peak << ", \"whole_body_sar\": " << fr.whole_body_sar
+           << ", \"peak_1g_rel_error\": " << fr.sar_1g.peak / f0.sar_1g.peak - 1
+           << ", \"peak_10g_rel_error\": " << fr.sar_10g.peak / f0.sar_10g.peak - 1
+           << ", \"whole_body_rel_error\": " << fr.whole_body_sar / f0.whole_body_sar - 1
+           << ", \"rel_l2_e_squared_all\": " << e2 << ", \"rel_l2_e_squared_tissue\": " << e2t
+           << ", \"rel_l2_local_sar\": " << ls << ", \"rel_l2_sar_1g\": " << s1 << ", \"rel_l2_sar_10g\": " << s10 << "}";
+      }
     }
   }
   js << "\n  ],\n  \"sphere\": [\n";
@@ -341,6 +367,7 @@ int run_storage_accuracy(int argc, char** argv) {
     constexpr double kF = 1e9, kA = 0.072, kEpsIn = 4.0, kInner = 0.32, d = 0.005;
     const int pml = 10, n = int(std::lround(kInner / d)) + 2 * pml, c = n / 2;
     bool first = true;
+    int ref_steps = 0;
     for (const bool smoothed : {false, true}) {
       for (FieldStorage fs : kinds) {
         FdtdSetup s;
@@ -366,7 +393,19 @@ int run_storage_accuracy(int argc, char** argv) {
         o.far_field = true;
         o.far_field_step_deg = 2.0;
         o.backend = Backend::cuda;
-        const HarmonicResult r = run_fdtd_harmonic(s, o);
+        if (fs != FieldStorage::float32) o.max_steps = 4 * ref_steps;
+        js << (first ? "" : ",\n") << "    {\"model\": \"" << (smoothed ? "smoothed" : "staircase")
+           << "\", \"storage\": \"" << field_storage_name(fs) << "\"";
+        first = false;
+        HarmonicResult r;
+        try {
+          r = run_fdtd_harmonic(s, o);
+        } catch (const std::exception& ex) {
+          std::cerr << "sphere " << field_storage_name(fs) << ": error: " << ex.what() << "\n";
+          js << ", \"error\": \"" << ex.what() << "\"}";
+          continue;
+        }
+        if (fs == FieldStorage::float32) ref_steps = int(r.steps);
         const auto& fr = r.frequencies.at(0);
         const MieSphere mie(kA, kF, kEpsIn);
         auto rcs = [&](double th, int pl) {
@@ -378,12 +417,9 @@ int run_storage_accuracy(int argc, char** argv) {
                   << " steps (" << (r.converged ? "converged" : "NOT converged") << "), worst " << e.worst_db
                   << " dB at " << e.plane << " " << e.worst_deg << " deg, rms " << e.rms_db << " dB, C_sca ratio "
                   << e.csca_ratio << "\n";
-        js << (first ? "" : ",\n") << "    {\"model\": \"" << (smoothed ? "smoothed" : "staircase")
-           << "\", \"storage\": \"" << field_storage_name(fs) << "\", \"steps\": " << r.steps
-           << ", \"converged\": " << (r.converged ? "true" : "false") << ", \"worst_db\": " << e.worst_db
+        js << ", \"steps\": " << r.steps << ", \"converged\": " << (r.converged ? "true" : "false") << ", \"worst_db\": " << e.worst_db
            << ", \"worst_plane\": \"" << e.plane << "\", \"worst_deg\": " << e.worst_deg << ", \"rms_db\": " << e.rms_db
            << ", \"csca_ratio\": " << e.csca_ratio << ", \"compared_angles\": " << e.compared << "}";
-        first = false;
       }
     }
   }

@@ -631,6 +631,11 @@ TEST(CpuCudaAgreementStorage, NarrowStoragesMatchTheCpuEngineBitForBit) {
                           {true, MaterialMode::indexed, ST::persistent, "persistent, indexed"}};
     for (const V& v : variants) {
       FdtdSetup setup = v.everywhere ? cpml_everywhere_setup(v.mode, 77) : make_setup(v.mode, 77);
+      // The soft sources' moments (1 A m, 377 V m in sub-millimetre cells) give fields near 1e8,
+      // beyond float16's 65504: scaled to a few hundred V/m (the hard source stays at 1e-3 V/m).
+      for (PointSource& p : setup.sources)
+        if (p.kind == PointSource::Kind::electric_current || p.kind == PointSource::Kind::magnetic_current)
+          p.amplitude *= 1e-6;
       const FdtdOperator wide(setup);
       setup.field_storage = fs;
       const FdtdOperator op(setup);
