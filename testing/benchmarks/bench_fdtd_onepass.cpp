@@ -284,6 +284,9 @@ int run_memory(int argc, char** argv) {
   // Largest first: 1358^3 = 2,504 M cells (the issue's 2,500 M, past the 2^31-sample layout the
   // engine was limited to before its offsets were made 64-bit), then smaller ones if it does not fit.
   if (sizes.empty()) sizes = {1358, 1276};
+  // VEM_FIELD_STORAGE=float16|bfloat16: the fields stored in 2 bytes (FdtdSetup::field_storage).
+  const char* fs_env = std::getenv("VEM_FIELD_STORAGE");
+  const FieldStorage fs = fs_env && *fs_env ? field_storage_from_name(fs_env) : FieldStorage::float32;
   std::string device = "none";
   vem_bench::copy_bandwidth_gbs(&device);
   std::size_t free0 = 0, total = 0;
@@ -291,7 +294,8 @@ int run_memory(int argc, char** argv) {
   std::ofstream js(out);
   js << std::setprecision(8) << "{\n  \"benchmark\": \"fdtd_memory\",\n  \"device\": \"" << device
      << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << vem_bench::utc_date()
-     << "\",\n  \"total_bytes\": " << total << ",\n  \"free_bytes_before\": " << free0 << ",\n  \"rows\": [\n";
+     << "\",\n  \"field_storage\": \"" << field_storage_name(fs) << "\",\n  \"total_bytes\": " << total
+     << ",\n  \"free_bytes_before\": " << free0 << ",\n  \"rows\": [\n";
   bool first = true;
   for (int n : sizes) {
     // Predicted: 6 float fields + a 16-bit index over the padded layout, psi (4 floats per slab
@@ -299,13 +303,14 @@ int run_memory(int argc, char** argv) {
     const FieldLayout L = FieldLayout::for_grid(n, n, n);
     const double cells = double(n) * n * n;
     const double slab_samples = 6.0 * 10.5 * double(n + 1) * (n + 1);
-    const double predicted = 26.0 * double(L.size) + 8.0 * 2 * slab_samples;
+    const double predicted = (6.0 * field_storage_bytes(fs) + 2.0) * double(L.size) + 8.0 * 2 * slab_samples;
     std::cerr << "n = " << n << ": predicted " << predicted / 1e9 << " GB, free " << free0 / 1e9 << " GB\n";
     if (predicted > double(free0) - 256e6) continue;
     const auto t0 = std::chrono::steady_clock::now();
     // A second source and probe near the top face, where the layout offsets pass 2^31 on the big
     // grids, checked below against a small grid cut out around them (the light cone).
     FdtdSetup big = make_setup(n, MaterialMode::indexed);
+    big.field_storage = fs;
     const int sk = n - 30, si = n / 2 + 5, sj = n / 2 - 7;
     {
       PointSource src;
@@ -316,6 +321,9 @@ int run_memory(int argc, char** argv) {
       big.probes.push_back({"ez_top", Component::Ez, si + 2, sj, sk});
       big.probes.push_back({"hx_top", Component::Hx, si, sj + 1, sk + 1});
     }
+    // 1 A m moments in 1 mm cells drive E to ~1e8 V/m, past float16's 65504: scaled for 2-byte storage.
+    if (fs != FieldStorage::float32)
+      for (PointSource& p : big.sources) p.amplitude *= 1e-6;
     const FdtdOperator op(big);
     const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::size_t f1 = 0;
@@ -355,6 +363,7 @@ int run_memory(int argc, char** argv) {
       w.boundaries.face[5] = BoundaryType::cpml;
       w.boundaries.cpml[5].thickness = 10;
       w.materials = big.materials;
+      w.field_storage = fs;
       w.material_index.resize(std::size_t(W) * W * W);
       for (int k = 0; k < W; ++k)
         for (int j = 0; j < W; ++j)

@@ -14,8 +14,10 @@
 #include <vector>
 
 #include "option_checks.h"
+#include "test_support.h"
 #include "vem/core/field_storage.h"
 #include "vem/fdtd/fdtd_engine.h"
+#include "vem/fdtd/fdtd_harmonic.h"
 #include "vem/fdtd/voxel_domain.h"
 
 using namespace vem;
@@ -181,4 +183,54 @@ TEST(FieldStorage, CpuEngineStoresOnlyStorableValues) {
       EXPECT_LT(rel, fs == FieldStorage::float16 ? 2e-2 : 0.3) << component_name(Component(c));
     }
   }
+}
+
+// float16 overflows above 65504: a 1 A m current moment in a 1 mm cell drives E to about 1e8 V/m.
+// run() finds the non-finite samples and says so (no silent infinities); float32 runs on.
+class FieldStorageOverflow : public testing::TestWithParam<Backend> {};
+
+TEST_P(FieldStorageOverflow, OverflowIsReportedNotSilent) {
+  VEM_REQUIRE_BACKEND(GetParam());
+  FdtdSetup s;
+  s.grid = YeeGrid{20, 20, 20, 1e-3, 1e-3, 1e-3};
+  for (auto& c : s.boundaries.cpml) c.thickness = 4;
+  Material vac;
+  vac.name = "vacuum";
+  s.materials = {vac};
+  PointSource e;
+  e.i = 10; e.j = 10; e.k = 10;
+  e.direction = {0, 0, 1};
+  e.amplitude = 1.0;
+  e.waveform = Waveform::differentiated_gaussian_for_bandwidth(40e9);
+  s.sources = {e};
+  const FdtdOperator wide(s);
+  auto ok = make_engine(wide, GetParam());
+  EXPECT_EQ(ok->run(60), 60);
+  s.field_storage = FieldStorage::float16;
+  const FdtdOperator op(s);
+  auto eng = make_engine(op, GetParam());
+  expect_parts(error_of([&] { eng->run(60); }), {"field storage float16", "is not finite", "65504", "float32"});
+}
+
+VEM_INSTANTIATE_BACKENDS(FieldStorageOverflow);
+
+// The steady-state test with a 2-byte storage: the phasors' change between checks has a floor
+// from the rounding (float16 5e-3, bfloat16 4e-2 and growing; fdtd_reduced_storage.md), so a
+// tolerance below it is refused before any step, and bfloat16 needs fixed_steps.
+TEST(FieldStorage, SteadyStateToleranceAboveTheRoundingFloor) {
+  FdtdSetup s;
+  s.grid = YeeGrid{24, 24, 24, 2e-3, 2e-3, 2e-3};
+  for (auto& c : s.boundaries.cpml) c.thickness = 6;
+  Material vac;
+  vac.name = "vacuum";
+  s.materials = {vac};
+  s.field_storage = FieldStorage::float16;
+  HarmonicOptions o;
+  o.frequencies = {10e9};
+  o.backend = Backend::cpu;
+  expect_parts(error_of([&] { run_fdtd_harmonic(s, o); }),
+               {"HarmonicOptions::steady_state_tolerance (SteadyStateTolerance) = 0.001", "float16", ">= 0.01"});
+  s.field_storage = FieldStorage::bfloat16;
+  o.steady_state_tolerance = 0.05;
+  expect_parts(error_of([&] { run_fdtd_harmonic(s, o); }), {"bfloat16", "fixed_steps"});
 }

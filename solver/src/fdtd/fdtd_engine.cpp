@@ -57,7 +57,24 @@ int FdtdEngine::run(int steps, const StepCallback& callback, int callback_interv
     steps_ += n;
     if (callback && !callback(done, steps)) break;
   }
+  if (field_storage() != FieldStorage::float32 && done > 0) check_finite();
   return done;
+}
+
+void FdtdEngine::check_finite() const {
+  const FieldLayout& L = op_.layout();
+  for (int c = 0; c < 6; ++c) {
+    const std::int64_t o = first_non_finite(Component(c));
+    if (o < 0) continue;
+    const std::int64_t rel = o - L.origin;
+    const std::int64_t k = (rel + L.sz) / L.sz - 1, rem = rel - k * L.sz;
+    const std::int64_t j = (rem + L.sy) / L.sy - 1, i = rem - j * L.sy;
+    fail("field storage ", field_storage_name(field_storage()), ": ", component_name(Component(c)), " at sample (", i,
+         ", ", j, ", ", k, ") is not finite after ", steps_, " steps",
+         field_storage() == FieldStorage::float16
+             ? " (float16 holds |E| and |H| up to 65504 V/m and A/m): lower the source amplitude or use field_storage float32"
+             : ": use field_storage float32");
+  }
 }
 
 void FdtdEngine::add_extension(EngineExtension* ext) {

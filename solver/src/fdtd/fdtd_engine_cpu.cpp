@@ -1,6 +1,7 @@
 #include "fdtd/fdtd_engine_cpu.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "fdtd/engine_common.h"
 #include "vem/core/error.h"
@@ -515,6 +516,13 @@ void FdtdEngineCpu::write_plane(Component c, int axis, int index, const float* i
       idx[axis] = index; idx[b] = u; idx[d] = v;
       f[L.at(idx[0], idx[1], idx[2])] = round_to_storage(in[u + std::size_t(n[b] + 1) * v], field_storage());
     }
+}
+
+std::int64_t FdtdEngineCpu::first_non_finite(Component c) const {
+  const float* d = f_[int(c)].data();
+  for (std::int64_t o = 0; o < op_.layout().size; ++o)
+    if (!std::isfinite(d[o])) return o;
+  return -1;
 }
 
 std::vector<float> FdtdEngineCpu::field(Component c) const {

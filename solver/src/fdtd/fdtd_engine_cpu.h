@@ -19,6 +19,7 @@ class FdtdEngineCpu final : public FdtdEngine {
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
   float* raw_field(Component c) override { return f_[int(c)].data(); }
+  std::int64_t first_non_finite(Component c) const override;
 
  protected:
   void do_steps(int n) override;

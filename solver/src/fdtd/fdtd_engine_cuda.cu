@@ -370,6 +370,13 @@ struct PointUpdates {
   int set[kMaxPointUpdates];  // 1: overwrite (hard source), 0: add (soft source)
 };
 
+// The smallest offset of a non-finite element (first_non_finite), grid-stride.
+template <class T>
+__global__ void find_non_finite(const T* __restrict__ f, long long n, unsigned long long* first) {
+  for (long long o = blockIdx.x * (long long)blockDim.x + threadIdx.x; o < n; o += (long long)gridDim.x * blockDim.x)
+    if (!isfinite(cuda_kernels::to_f(f[o]))) atomicMin(first, (unsigned long long)o);
+}
+
 // Element-wise conversion between a field array and a float buffer (field(), set_field()).
 template <class S, class D>
 __global__ void storage_convert(const S* __restrict__ src, D* __restrict__ dst, long long n) {
@@ -877,6 +884,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     return fields_[int(c)].ptr;
   }
   void* raw_field_storage(Component c) override { return fields_[int(c)].ptr; }
+  std::int64_t first_non_finite(Component c) const override;
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
   std::int64_t persistent_steps() const override { return persistent_steps_; }
@@ -2138,6 +2146,25 @@ void FdtdEngineCuda::layout_from_host(Component c, const std::vector<float>& hos
   });
   VEM_CUDA_CHECK_LAUNCH("storage_convert (narrow)");
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+std::int64_t FdtdEngineCuda::first_non_finite(Component c) const {
+  VEM_CUDA_CHECK(cudaSetDevice(device_));
+  DeviceArray<unsigned long long> first;
+  first.allocate(1, "finiteness check");
+  const unsigned long long none = ~0ull;
+  first.upload(&none, 1);
+  const long long n = op_.layout().size;
+  const unsigned blocks = unsigned(std::min<long long>((n + 255) / 256, 4096));
+  with_storage([&](auto t) {
+    using T = decltype(t);
+    find_non_finite<<<blocks, 256, 0, stream_>>>(reinterpret_cast<const T*>(fields_[int(c)].ptr), n, first.ptr);
+  });
+  VEM_CUDA_CHECK_LAUNCH("find_non_finite");
+  unsigned long long o = none;
+  VEM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  VEM_CUDA_CHECK(cudaMemcpy(&o, first.ptr, sizeof(o), cudaMemcpyDeviceToHost));
+  return o == none ? -1 : std::int64_t(o);
 }
 
 std::vector<float> FdtdEngineCuda::field(Component c) const {

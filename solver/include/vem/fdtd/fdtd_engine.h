@@ -89,6 +89,10 @@ class FdtdEngine {
   // 2-byte elements of field_storage() on the CUDA engine otherwise. Extensions that add to a
   // sample round the sum to the storage (as every store of the engine does).
   virtual void* raw_field_storage(Component c) { return raw_field(c); }
+  // The first sample of component c (layout offset) that is not finite, -1 when all are. run()
+  // checks all six after its steps when the storage is 2-byte (float16 overflows above 65504)
+  // and throws Error naming the component, sample and storage.
+  virtual std::int64_t first_non_finite(Component c) const = 0;
   // True when raw_field_storage holds 2-byte elements (CUDA engine, float16 / bfloat16).
   bool fields_narrow_on_device() const { return fields_on_device() && field_storage() != FieldStorage::float32; }
   // A volume source folded into the bulk E update, for extensions that add one to every E sample
@@ -134,6 +138,7 @@ class FdtdEngine {
 
  private:
   void run_hooks_slow(HookPoint where, int step);
+  void check_finite() const;  // narrow storages, after run(): throws for a non-finite sample
   std::vector<EngineExtension*> extensions_;
 };
 
