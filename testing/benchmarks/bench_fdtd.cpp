@@ -697,6 +697,11 @@ int main(int argc, char** argv) {
     // bench_fdtd profile [n] [scheme]: the scheme's default kernels (issue 15).
     FdtdSetup s = make_setup(argc > 2 ? std::atoi(argv[2]) : 512, MaterialMode::indexed);
     if (argc > 3) s.scheme = scheme_from_name(argv[3]);
+    // VEM_FIELD_STORAGE=float16|bfloat16: 2-byte field storage, the source scaled into float16's range.
+    if (const char* fs = std::getenv("VEM_FIELD_STORAGE"); fs && *fs) {
+      s.field_storage = field_storage_from_name(fs);
+      for (PointSource& p : s.sources) p.amplitude *= 1e-6;
+    }
     const FdtdOperator op(s);
     auto eng = make_engine(op, Backend::cuda);
     eng->run(3);
