@@ -147,6 +147,12 @@ void SetDomain(vem::VoxelDomainOptions& o, const std::string& k, const std::stri
     } catch (const vem::Error&) {
       throw BadCase("not a scheme: '" + v + "'");
     }
+  } else if (k == "field_storage") {
+    try {
+      o.field_storage = vem::field_storage_from_name(v);
+    } catch (const vem::Error&) {
+      throw BadCase("not a field storage: '" + v + "'");
+    }
   } else if (k == "subpixel_smoothing") o.subpixel_smoothing = Bool(v);
   else if (k == "subpixel.full_tensor") o.subpixel.full_tensor = Bool(v);
   else throw BadCase("no VoxelDomainOptions member '" + k + "'");

@@ -99,6 +99,10 @@ CASES = [
          {"Scheme": "S44 (4th order in space and time)", "SubpixelSmoothing": 1, "SubpixelTensor": "Full"},
          "domain.scheme=s44;domain.subpixel_smoothing=1;domain.subpixel.full_tensor=1",
          ["VoxelDomainOptions::subpixel.full_tensor", "(SubpixelTensor = Full)", "s44 (Scheme)", "Diagonal"]),
+    Case("solver.field_storage_scheme", "FDTDSolver",
+         {"Scheme": "FV24 (4th order, narrow-band)", "FieldStorage": "float16 (half the field memory)"},
+         "domain.scheme=fv24;domain.field_storage=float16",
+         ["VoxelDomainOptions::field_storage", "(FieldStorage) = float16", "fv24 (Scheme)", "yee only"]),
     # FDTD Steady State: HarmonicOptions, its dipole, point_source_as_dipole, VoxelDomainOptions.
     Case("steady.frequency", "FDTDSteadyState", {"DFTFrequencies": [-1.0]}, "harmonic.frequencies=-1",
          ["HarmonicOptions::frequencies", "(DFTFrequencies)", "#1 = -1 Hz", "> 0"]),
@@ -138,6 +142,10 @@ CASES = [
          {"Scheme": "S44 (4th order in space and time)", "SubpixelSmoothing": 1, "SubpixelTensor": "Full"},
          "domain.scheme=s44;domain.subpixel_smoothing=1;domain.subpixel.full_tensor=1",
          ["VoxelDomainOptions::subpixel.full_tensor", "(SubpixelTensor = Full)", "s44 (Scheme)", "Diagonal"]),
+    Case("steady.field_storage_tensor", "FDTDSteadyState",
+         {"FieldStorage": "bfloat16 (half the field memory)", "SubpixelSmoothing": 1, "SubpixelTensor": "Full"},
+         "domain.field_storage=bfloat16;domain.subpixel_smoothing=1;domain.subpixel.full_tensor=1",
+         ["VoxelDomainOptions::field_storage", "(FieldStorage) = bfloat16", "(SubpixelTensor = Full)", "float32"]),
     Case("steady.courant_factor", "FDTDSteadyState", {"CourantFactor": 0.0}, "domain.courant_factor=0",
          ["VoxelDomainOptions::courant_factor", "(CourantFactor)", "= 0", "(0, 1]"]),
 ]
