@@ -10,7 +10,9 @@ On a small head (20 x 22 x 24 voxels of 1 cm, the tissue table):
 - bfloat16 with FixedSteps 400: SAR finite and non-zero, within 0.1 of float32's at 400 steps;
 - float16 with SteadyStateTolerance 0.001 and no fixed steps: one message naming
   SteadyStateTolerance and FieldStorage, empty output (the solver's rounding floor,
-  fdtd_harmonic.cpp).
+  fdtd_harmonic.cpp);
+- a 2D image with float16: one message naming FieldStorage (the 2D solver stores float32), empty
+  output.
 """
 import argparse
 import os
@@ -92,6 +94,17 @@ def main():
             "tolerance 0.001 with float16: one message naming SteadyStateTolerance and FieldStorage: %s" % text.strip()[:300])
     c.check(st.GetDataInformation().GetNumberOfCells() == 0, "tolerance 0.001 with float16: empty output")
     Delete(st)
+    # A 2D image (one voxel thick): the 2D solver stores float32, so float16 is refused, not ignored.
+    flat = HeadPhantom(Dimensions=[20, 22, 1], Spacing=[h, h, h], Origin=[-0.1, -0.11, 0.0])
+    f = FDTDSolver(Input=flat, MaterialMode="Labels + tissue table", Backend="CPU", FieldStorage=F16,
+                   NumberOfSteps=20, AirPadding=4, CPMLThickness=6)
+    with Capture() as cap:
+        f.UpdatePipeline()
+    text = cap.text
+    c.check(text.count("ERROR:") == 1 and "FieldStorage = float16" in text and "2D" in text,
+            "2D image with float16: one message naming FieldStorage: %s" % text.strip()[:300])
+    c.check(f.GetDataInformation().GetNumberOfCells() == 0, "2D image with float16: empty output")
+    Delete(f)
     if c.failures:
         print("FAILED: %d check(s)" % len(c.failures))
         sys.exit(1)

@@ -51,6 +51,12 @@ RunGeometry GeometryOfInput(const int extent[6], const double spacing[3], const 
     vem::fail("Scheme = ", vem::scheme_name(options.scheme), ": the high-order schemes run on 3D models; ",
       "this image is 2D (one voxel along ", "xyz"[g.normal], "): use Scheme yee, or Dimension 3");
   }
+  if (options.field_storage != vem::FieldStorage::float32)
+  {
+    vem::fail("FieldStorage = ", vem::field_storage_name(options.field_storage),
+      ": the 2-byte field storages are for 3D models; this image is 2D (one voxel along ", "xyz"[g.normal],
+      "), where the fields are float32: use FieldStorage float32, or Dimension 3");
+  }
   const int n = g.normal;
   g.flat = extent[2 * n + 1] == extent[2 * n];
   if (g.flat)
