@@ -98,21 +98,30 @@ struct Row {
   int arrays_stored = 0;  // coefficient arrays held by the engine (arrays mode; 0: table)
 };
 
-Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t, double copy, double target_s) {
-  const bool indexed = op.material_mode() == MaterialMode::indexed;
-  if (!indexed) t.coefficients = EngineTuning::Coefficients::arrays;  // the arrays, as bench_fdtd's rows
-  auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+// Steps of about target_s seconds (measured from 5 warm-up steps, 3 .. 20000), run three times:
+// the median wall time; *steps_out the steps of each run.
+double median_seconds(FdtdEngine& eng, double target_s, int* steps_out) {
   auto t0 = std::chrono::steady_clock::now();
-  eng->run(5);
+  eng.run(5);
   const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5;
   const int steps = std::min(20000, std::max(3, int(target_s / std::max(per, 1e-6))));
   std::vector<double> secs;
   for (int r = 0; r < 3; ++r) {
     t0 = std::chrono::steady_clock::now();
-    eng->run(steps, {}, steps);
+    eng.run(steps, {}, steps);
     secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(secs.begin(), secs.end());
+  *steps_out = steps;
+  return secs[1];
+}
+
+Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t, double copy, double target_s) {
+  const bool indexed = op.material_mode() == MaterialMode::indexed;
+  if (!indexed) t.coefficients = EngineTuning::Coefficients::arrays;  // the arrays, as bench_fdtd's rows
+  auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+  int steps = 0;
+  const double seconds = median_seconds(*eng, target_s, &steps);
   const bool one = t.step == EngineTuning::Step::one_pass;
   const bool folded = one && t.onepass_cpml != EngineTuning::OnePassCpml::slab_kernels;
   Row r;
@@ -121,7 +130,7 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   r.tile_y = one ? (t.onepass_tile_y ? t.onepass_tile_y : 8) : 0;
   r.chunk = one ? (t.onepass_z_chunk ? t.onepass_z_chunk : 16) : 0;
   r.steps = steps;
-  r.seconds = secs[1];
+  r.seconds = seconds;
   r.mcells = steps * double(op.grid().cell_count()) / r.seconds / 1e6;
   r.arrays_stored = eng->coefficient_arrays_stored();
   r.bytes = vem_bench::ideal_bytes_per_cell(op, one, folded, r.arrays_stored);
@@ -229,22 +238,13 @@ int run_storage(int argc, char** argv) {
         EngineTuning t;
         if (std::string(step) == "one_pass") t.step = EngineTuning::Step::one_pass;
         auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
-        auto t0 = std::chrono::steady_clock::now();
-        eng->run(5);
-        const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 5;
-        const int steps = std::min(20000, std::max(3, int(1.0 / std::max(per, 1e-6))));
-        std::vector<double> secs;
-        for (int r = 0; r < 3; ++r) {
-          t0 = std::chrono::steady_clock::now();
-          eng->run(steps, {}, steps);
-          secs.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(secs.begin(), secs.end());
+        int steps = 0;
+        const double seconds = median_seconds(*eng, 1.0, &steps);
         SRow r;
         r.n = n;
         r.storage = field_storage_name(fs);
         r.step = step;
-        r.mcells = steps * double(op.grid().cell_count()) / secs[1] / 1e6;
+        r.mcells = steps * double(op.grid().cell_count()) / seconds / 1e6;
         r.bytes = vem_bench::ideal_bytes_for(*eng, op, true);
         r.gbs = r.mcells * 1e6 * r.bytes / 1e9;
         r.fraction = copy > 0 ? r.gbs / copy : 0;

@@ -23,16 +23,12 @@ import numpy as np
 from vtkmodules.util.numpy_support import vtk_to_numpy
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from vem_pvtest import Capture, Checker  # noqa: E402
+from vem_pvtest import Capture, Checker, fetch_cell_array  # noqa: E402
 
 C0 = 299792458.0
 
 
-def fetch_array(proxy, name, t=None):
-    proxy.UpdatePipeline(t) if t is not None else proxy.UpdatePipeline()
-    d = servermanager.Fetch(proxy)
-    a = d.GetCellData().GetArray(name)
-    return None if a is None else vtk_to_numpy(a).copy()
+fetch_array = fetch_cell_array
 
 
 def main():

@@ -54,3 +54,21 @@ def update_capturing(proxy):
     with Capture() as c:
         proxy.UpdatePipeline()
     return c.text
+
+
+def fetch_cell_array(proxy, name, t=None):
+    """Cell array `name` of `proxy`'s output (at time t when given) as a numpy copy, or None."""
+    from paraview import servermanager
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    proxy.UpdatePipeline(t) if t is not None else proxy.UpdatePipeline()
+    a = servermanager.Fetch(proxy).GetCellData().GetArray(name)
+    return None if a is None else vtk_to_numpy(a).copy()
+
+
+def check_refused(c, proxy, needles, what):
+    """Updates `proxy`: exactly one ERROR printed, holding every string of `needles`, and an
+    empty output."""
+    text = update_capturing(proxy)
+    c.check(text.count("ERROR:") == 1 and all(n in text for n in needles),
+            "%s: one message naming %s: %s" % (what, ", ".join(needles), text.strip()[:400]))
+    c.check(proxy.GetDataInformation().GetNumberOfCells() == 0, "%s: empty output" % what)
