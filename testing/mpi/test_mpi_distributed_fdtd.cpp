@@ -110,6 +110,26 @@ std::size_t adopt_periodic_top_hy(const DistributedFdtd& run, Component c, const
   return differed;
 }
 
+// The gathered fields (rank 0) and the probes (every rank) of `run` equal those of the single
+// domain `one` bit for bit (the periodic-top-Hy exception adopted), and no field is all zero.
+void expect_fields_and_probes_equal(DistributedFdtd& run, const FdtdEngine& one) {
+  for (int ci = 0; ci < 6; ++ci) {
+    const Component c = Component(ci);
+    const std::vector<float> got = run.gather_field(c, 0);
+    if (world_rank() != 0) continue;
+    std::vector<float> want = one.field(c);
+    adopt_periodic_top_hy(run, c, got, want);
+    double peak = 0;
+    for (float v : want) peak = std::max(peak, double(std::fabs(v)));
+    EXPECT_GT(peak, 0.0) << component_name(c);
+    EXPECT_EQ(bit_mismatches(got, want), 0u) << component_name(c) << " of " << want.size() << " samples";
+  }
+  const ProbeRecord pr = run.probes(), pw = one.probes();
+  ASSERT_EQ(pr.values.size(), pw.values.size());
+  for (std::size_t p = 0; p < pw.values.size(); ++p)
+    EXPECT_EQ(bit_mismatches(pr.values[p], pw.values[p]), 0u) << pw.names[p];
+}
+
 // The decompositions that fit the world size.
 std::vector<Case> cases_for(int n) {
   std::vector<Case> c;
@@ -272,18 +292,7 @@ TEST(DistributedFdtd, CudaEnginesOverlappingTheExchangeReproduceTheSingleDomainB
         std::unique_ptr<DistributedDftMonitor> dft;
         if (monitor) dft = std::make_unique<DistributedDftMonitor>(run, kFreqs, std::vector<Component>{Component::Ex}, kDftBox, 2);
         EXPECT_EQ(run.run(kSteps, {}, kChunk), kSteps);
-        for (int ci = 0; ci < 6; ++ci) {
-          const Component c = Component(ci);
-          const std::vector<float> got = run.gather_field(c, 0);
-          if (rank != 0) continue;
-          std::vector<float> want = one->field(c);
-          adopt_periodic_top_hy(run, c, got, want);
-          EXPECT_EQ(bit_mismatches(got, want), 0u) << component_name(c) << " of " << want.size() << " samples";
-        }
-        const ProbeRecord pr = run.probes(), pw = one->probes();
-        ASSERT_EQ(pr.values.size(), pw.values.size());
-        for (std::size_t p = 0; p < pw.values.size(); ++p)
-          EXPECT_EQ(bit_mismatches(pr.values[p], pw.values[p]), 0u) << pw.names[p];
+        expect_fields_and_probes_equal(run, *one);
       }
 }
 
@@ -293,7 +302,7 @@ TEST(DistributedFdtd, CudaEnginesOverlappingTheExchangeReproduceTheSingleDomainB
 // usable (the one-pass step included). The soft sources are scaled into float16's range (their
 // moments in sub-millimetre cells drive E to about 1e8 V/m).
 TEST(DistributedFdtd, NarrowStoragesReproduceTheSingleDomainBitForBit) {
-  const int n = world_size(), rank = world_rank();
+  const int n = world_size();
   std::vector<Backend> backends{Backend::cpu};
   if (cuda_available()) backends.push_back(Backend::cuda);
   for (FieldStorage fs : {FieldStorage::float16, FieldStorage::bfloat16})
@@ -317,21 +326,7 @@ TEST(DistributedFdtd, NarrowStoragesReproduceTheSingleDomainBitForBit) {
           if (one_pass) opt.tuning.step = EngineTuning::Step::one_pass;
           DistributedFdtd run(MPI_COMM_WORLD, setup, opt);
           EXPECT_EQ(run.run(kSteps, {}, kChunk), kSteps);
-          for (int ci = 0; ci < 6; ++ci) {
-            const Component c = Component(ci);
-            const std::vector<float> got = run.gather_field(c, 0);
-            if (rank != 0) continue;
-            std::vector<float> want = one->field(c);
-            adopt_periodic_top_hy(run, c, got, want);
-            double peak = 0;
-            for (float v : want) peak = std::max(peak, double(std::fabs(v)));
-            EXPECT_GT(peak, 0.0) << component_name(c);
-            EXPECT_EQ(bit_mismatches(got, want), 0u) << component_name(c) << " of " << want.size() << " samples";
-          }
-          const ProbeRecord pr = run.probes(), pw = one->probes();
-          ASSERT_EQ(pr.values.size(), pw.values.size());
-          for (std::size_t p = 0; p < pw.values.size(); ++p)
-            EXPECT_EQ(bit_mismatches(pr.values[p], pw.values[p]), 0u) << pw.names[p];
+          expect_fields_and_probes_equal(run, *one);
         }
     }
 }
