@@ -400,13 +400,7 @@ int run_storage_accuracy(int argc, char** argv) {
           paint_sphere(s.grid, {0, 0, 0}, kA, 1, s.material_index);
         }
         s.field_storage = fs;
-        HarmonicOptions o;
-        o.source = HarmonicSource::plane_wave;
-        o.frequencies = {kF};
-        o.steady_state_tolerance = 1e-4;
-        o.far_field = true;
-        o.far_field_step_deg = 2.0;
-        o.backend = Backend::cuda;
+        HarmonicOptions o = vem_test::sphere_rcs_options(kF, Backend::cuda);
         if (v == 1) o.steady_state_tolerance = 1e-2;
         if (fixed) o.fixed_steps = ref_steps;
         js << (first ? "" : ",\n") << "    {\"model\": \"" << (smoothed ? "smoothed" : "staircase")
@@ -424,11 +418,7 @@ int run_storage_accuracy(int argc, char** argv) {
         if (fs == FieldStorage::float32) ref_steps = int(r.steps);
         const auto& fr = r.frequencies.at(0);
         const MieSphere mie(kA, kF, kEpsIn);
-        auto rcs = [&](double th, int pl) {
-          const FarFieldRow& row = fr.far_field[std::size_t(std::lround(th * 180 / 3.141592653589793 / 2.0))];
-          return pl == 0 ? row.e_plane : row.h_plane;
-        };
-        const vem_test::RcsError e = vem_test::rcs_error(rcs, mie, fr.scattering_cross_section);
+        const vem_test::RcsError e = vem_test::rcs_error(fr, mie);
         std::cerr << "sphere " << (smoothed ? "smoothed " : "staircase ") << field_storage_name(fs) << (fixed ? " fixed" : "") << ": " << r.steps
                   << " steps (" << (r.converged ? "converged" : "NOT converged") << "), worst " << e.worst_db
                   << " dB at " << e.plane << " " << e.worst_deg << " deg, rms " << e.rms_db << " dB, C_sca ratio "

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "vem/core/yee_grid.h"
+#include "vem/fdtd/fdtd_harmonic.h"
 #include "vem/models/mie.h"
 
 namespace vem_test {
@@ -54,6 +55,33 @@ RcsError rcs_error(const Rcs& rcs_e_h, const vem::MieSphere& mie, double csca, d
   r.rms_db = std::sqrt(r.rms_db / std::max(1, r.compared));
   r.csca_ratio = csca / mie.sigma_sca();
   return r;
+}
+
+// rcs_error of a steady-state result's far-field table, one row every 2 deg from 0 to 180 (the
+// table of sphere_rcs_options; the caller checks it has 91 rows).
+inline RcsError rcs_error(const vem::HarmonicFrequencyResult& fr, const vem::MieSphere& mie, double window_db = 20.0) {
+  return rcs_error(
+      [&](double th, int p) {
+        const vem::FarFieldRow& row = fr.far_field[std::size_t(std::lround(th * 180 / vem::kPi / 2.0))];
+        return p == 0 ? row.e_plane : row.h_plane;
+      },
+      mie, fr.scattering_cross_section, window_db);
+}
+
+// The steady state of the sphere RCS runs: a plane wave polarized along +x travelling along +z
+// (the Mie convention of mie.h) at f, tolerance 1e-4, the far field every 2 deg.
+inline vem::HarmonicOptions sphere_rcs_options(double f, vem::Backend backend) {
+  vem::HarmonicOptions o;
+  o.source = vem::HarmonicSource::plane_wave;
+  o.plane_wave.theta = 0.0;
+  o.plane_wave.phi = 0.0;
+  o.plane_wave.psi = 0.0;
+  o.frequencies = {f};
+  o.steady_state_tolerance = 1e-4;
+  o.far_field = true;
+  o.far_field_step_deg = 2.0;
+  o.backend = backend;
+  return o;
 }
 
 }  // namespace vem_test

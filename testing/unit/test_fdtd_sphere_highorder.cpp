@@ -19,6 +19,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "mie_rcs_error.h"
 #include "test_support.h"
 #include "vem/core/subpixel_smoothing.h"
 #include "vem/fdtd/fdtd_harmonic.h"
@@ -61,13 +62,7 @@ TEST_P(FdtdSphereHighOrder, SmoothedSphereAt5mmAgainstMie) {
   so.samples = 8;
   s.material_mode = MaterialMode::coefficient_array;
   s.medium = subpixel_smoothed_medium(s.grid, s.materials, SphereGeometry({0, 0, 0}, a, 1, 0), so);
-  HarmonicOptions o;
-  o.source = HarmonicSource::plane_wave;
-  o.frequencies = {f};
-  o.steady_state_tolerance = 1e-4;
-  o.far_field = true;
-  o.far_field_step_deg = 2.0;
-  o.backend = Backend::cuda;
+  const HarmonicOptions o = vem_test::sphere_rcs_options(f, Backend::cuda);
   const auto t0 = std::chrono::steady_clock::now();
   const HarmonicResult res = run_fdtd_harmonic(s, o);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -74,6 +74,7 @@ const char* model_name(Model m) {
 
 using vem_test::RcsError;
 using vem_test::rcs_error;
+using vem_test::sphere_rcs_options;
 
 // The sphere problem at cell h with an FDFD SC-PML of `pml` cells, in the given material model.
 FdfdProblem sphere_problem(double h, int pml, Model m, SubpixelStats* stats = nullptr, double f = kF) {
@@ -235,17 +236,7 @@ RcsError fdtd_sphere(double d, Model model) {
       s.medium = subpixel_label_medium(vp, s.material_index, s.materials, so);
     }
   }
-  HarmonicOptions o;
-  o.source = HarmonicSource::plane_wave;
-  o.plane_wave.theta = 0.0;
-  o.plane_wave.phi = 0.0;
-  o.plane_wave.psi = 0.0;  // +x polarized, travelling +z
-  o.frequencies = {kF};
-  o.steady_state_tolerance = 1e-4;
-  o.far_field = true;
-  o.far_field_step_deg = 2.0;
-  o.backend = Backend::cuda;
-  const HarmonicResult res = run_fdtd_harmonic(s, o);
+  const HarmonicResult res = run_fdtd_harmonic(s, sphere_rcs_options(kF, Backend::cuda));
   EXPECT_EQ(res.frequencies.size(), 1u);
   if (res.frequencies.empty()) return {};
   const HarmonicFrequencyResult& fr = res.frequencies[0];
@@ -254,11 +245,7 @@ RcsError fdtd_sphere(double d, Model model) {
   EXPECT_EQ(fr.far_field.size(), 91u);
   if (fr.far_field.size() != 91u) return {};
   const MieSphere mie(kA, kF, kEpsIn);
-  auto rcs = [&](double th, int pl) {  // far_field rows every 2 degrees from 0 to 180
-    const FarFieldRow& r = fr.far_field[std::size_t(std::lround(th * 180 / kPi / 2.0))];
-    return pl == 0 ? r.e_plane : r.h_plane;
-  };
-  const RcsError r = rcs_error(rcs, mie, fr.scattering_cross_section);
+  const RcsError r = rcs_error(fr, mie);  // far_field rows every 2 degrees from 0 to 180
   std::printf("  FDTD %-9s d = %5.2f mm (%d^3): %d steps, %.1f s; worst %.3f dB (%c plane %g deg, %d angles), rms %.3f dB, "
               "C_sca ratio %.4f\n",
               model_name(model), d * 1e3, n, int(res.steps), res.seconds, r.worst_db, r.plane, r.worst_deg, r.compared,

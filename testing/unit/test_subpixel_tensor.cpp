@@ -74,13 +74,7 @@ FdtdSetup sphere_setup(double d, bool full, Scheme scheme = Scheme::yee, double 
 RcsError fdtd_sphere(double d, bool full, Backend backend, Scheme scheme = Scheme::yee, double design = 20.0) {
   SubpixelStats st;
   const FdtdSetup s = sphere_setup(d, full, scheme, design, &st);
-  HarmonicOptions o;
-  o.source = HarmonicSource::plane_wave;
-  o.frequencies = {kF};
-  o.steady_state_tolerance = 1e-4;
-  o.far_field = true;
-  o.far_field_step_deg = 2.0;
-  o.backend = backend;
+  const HarmonicOptions o = vem_test::sphere_rcs_options(kF, backend);
   const HarmonicResult res = run_fdtd_harmonic(s, o);
   EXPECT_EQ(res.frequencies.size(), 1u);
   if (res.frequencies.empty()) return RcsError{};
@@ -89,13 +83,7 @@ RcsError fdtd_sphere(double d, bool full, Backend backend, Scheme scheme = Schem
   EXPECT_EQ(fr.far_field.size(), 91u);
   if (fr.far_field.size() != 91u) return RcsError{};
   const MieSphere mie(kA, kF, kEpsIn);
-  // The near-to-far table: one row every 2 deg, 0..180.
-  RcsError r = vem_test::rcs_error(
-      [&](double th, int p) {
-        const FarFieldRow& row = fr.far_field[std::size_t(std::lround(th * 180 / kPi) / 2)];
-        return p == 0 ? row.e_plane : row.h_plane;
-      },
-      mie, fr.scattering_cross_section);
+  RcsError r = vem_test::rcs_error(fr, mie);  // the near-to-far table: one row every 2 deg
   r.seconds = res.seconds;
   r.steps = int(res.steps);
   r.converged = res.converged;

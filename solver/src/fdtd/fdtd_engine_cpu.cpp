@@ -237,14 +237,16 @@ void FdtdEngineCpu::step_coef(const Coef& coef, int n) {
   }
 }
 
-void FdtdEngineCpu::round_all_fields() {
+void FdtdEngineCpu::round_field(int c) {
   const FieldStorage st = field_storage();
   const std::int64_t n = op_.layout().size;
-  for (auto& f : f_) {
-    float* d = f.data();
+  float* d = f_[c].data();
 #pragma omp parallel for schedule(static)
-    for (std::int64_t o = 0; o < n; ++o) d[o] = round_to_storage(d[o], st);
-  }
+  for (std::int64_t o = 0; o < n; ++o) d[o] = round_to_storage(d[o], st);
+}
+
+void FdtdEngineCpu::round_all_fields() {
+  for (int c = 0; c < 6; ++c) round_field(c);
 }
 
 // One leap-frog step `step` (0-based): H from (step-1/2) dt to (step+1/2) dt, E to (step+1) dt.
@@ -531,10 +533,7 @@ std::vector<float> FdtdEngineCpu::field(Component c) const {
 
 void FdtdEngineCpu::set_field(Component c, const std::vector<float>& values) {
   layout_from_compact(op_, c, values, f_[int(c)].data());
-  if (field_storage() != FieldStorage::float32) {
-    float* d = f_[int(c)].data();
-    for (std::int64_t o = 0; o < op_.layout().size; ++o) d[o] = round_to_storage(d[o], field_storage());
-  }
+  if (field_storage() != FieldStorage::float32) round_field(int(c));
 }
 
 }  // namespace vem

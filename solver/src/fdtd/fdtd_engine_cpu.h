@@ -40,6 +40,7 @@ class FdtdEngineCpu final : public FdtdEngine {
   // Narrow field storage: every sample of the six arrays rounded (after the extensions' hooks,
   // which may add to any sample; rounding is idempotent, so untouched samples keep their value).
   void round_all_fields();
+  void round_field(int c);  // component c's array, every sample
   // High-order schemes (vem/fdtd/schemes/fdtd_scheme.h). Every stencil point is resolved
   // through per-component, per-axis tables over the extended index range -kReach..n+kReach:
   // offset part and sign (periodic wrap, PEC/PMC images), so no ghost beyond the layout's one

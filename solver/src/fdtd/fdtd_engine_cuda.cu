@@ -884,6 +884,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     return fields_[int(c)].ptr;
   }
   void* raw_field_storage(Component c) override { return fields_[int(c)].ptr; }
+  FieldStorage raw_field_element() const override { return storage_; }
   std::int64_t first_non_finite(Component c) const override;
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }

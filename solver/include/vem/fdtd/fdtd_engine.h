@@ -85,16 +85,15 @@ class FdtdEngine {
   // keeps float arrays whose values are rounded to the storage; the CUDA engine keeps 2-byte
   // elements (__half / __nv_bfloat16) for float16 / bfloat16.
   FieldStorage field_storage() const { return op_.setup().field_storage; }
-  // The array of component c in its storage type: float* for float32 and on the CPU engine, the
-  // 2-byte elements of field_storage() on the CUDA engine otherwise. Extensions that add to a
-  // sample round the sum to the storage (as every store of the engine does).
+  // The array of component c with elements of raw_field_element(): float for float32 and on the
+  // CPU engine, the 2-byte elements of field_storage() on the CUDA engine otherwise. Extensions
+  // that add to a sample round the sum to the storage (as every store of the engine does).
   virtual void* raw_field_storage(Component c) { return raw_field(c); }
+  virtual FieldStorage raw_field_element() const { return FieldStorage::float32; }
   // The first sample of component c (layout offset) that is not finite, -1 when all are. run()
   // checks all six after its steps when the storage is 2-byte (float16 overflows above 65504)
   // and throws Error naming the component, sample and storage.
   virtual std::int64_t first_non_finite(Component c) const = 0;
-  // True when raw_field_storage holds 2-byte elements (CUDA engine, float16 / bfloat16).
-  bool fields_narrow_on_device() const { return fields_on_device() && field_storage() != FieldStorage::float32; }
   // A volume source folded into the bulk E update, for extensions that add one to every E sample
   // (harmonic_current.h): E_c -= s_c[2o] cr - s_c[2o+1] ci at every layout offset o, with s_c
   // interleaved (re, im) float arrays of 2 x layout size in the engine's memory. Engines that can

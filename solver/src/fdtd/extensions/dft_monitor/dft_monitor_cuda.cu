@@ -100,7 +100,7 @@ class DftCuda final : public DftMonitor::Backend {
     const FieldLayout& L = op_.layout();
     const dim3 block(32, 4, 1);
     const dim3 grid((dims_[0] + 31) / 32, (dims_[1] + 3) / 4, dims_[2]);
-    cuda_kernels::with_storage(eng.fields_narrow_on_device() ? eng.field_storage() : FieldStorage::float32, [&](auto t) {
+    cuda_kernels::with_storage(eng.raw_field_element(), [&](auto t) {
       using T = decltype(t);
       dft_accumulate<<<grid, block>>>(static_cast<const T*>(eng.raw_field_storage(c)),
                                       acc_ + std::size_t(slot) * nf_ * nbox_, w, nf_, (long long)nbox_, dims_[0],

@@ -42,7 +42,7 @@ class HarmonicCurrentCuda final : public HarmonicCurrentSource::Backend {
   void apply(FdtdEngine& eng, float cr, float ci) override {
     const int threads = 256;
     const long long blocks = (n_ + threads - 1) / threads;
-    cuda_kernels::with_storage(eng.fields_narrow_on_device() ? eng.field_storage() : FieldStorage::float32, [&](auto t) {
+    cuda_kernels::with_storage(eng.raw_field_element(), [&](auto t) {
       using T = decltype(t);
       harmonic_current_apply<<<(unsigned)blocks, threads>>>(
           static_cast<T*>(eng.raw_field_storage(Component::Ex)), static_cast<T*>(eng.raw_field_storage(Component::Ey)),

@@ -78,7 +78,7 @@ class TfsfCuda final : public TfsfSource::Backend {
     VEM_CUDA_CHECK(cudaMemcpyAsync(dev, host, n1d_ * sizeof(float), cudaMemcpyHostToDevice, 0));
     VEM_CUDA_CHECK(cudaEventRecord(done_[slot], 0));
     used_[slot] = true;
-    cuda_kernels::with_storage(eng.fields_narrow_on_device() ? eng.field_storage() : FieldStorage::float32, [&](auto t) {
+    cuda_kernels::with_storage(eng.raw_field_element(), [&](auto t) {
       using T = decltype(t);
       cuda_kernels::FieldsOf<T> F;
       for (int c = 0; c < 6; ++c) F.f[c] = static_cast<T*>(eng.raw_field_storage(Component(c)));
