@@ -434,8 +434,8 @@ TEST(CpuCudaAgreementOnePass, OnePassMatchesTwoPass) {
       // Third value: 1 = the CPML by the slab kernels (E computed again), 0 = folded into the pass
       // (here only the H corrections fold: the magnetic source and the periodic / PMC faces make E
       // samples to compute again; CpuCudaAgreementOnePass.FoldedCpml covers the E ones). The short
-      // z chunks give tiles clear of every face and slab, which run the interior kernel
-      // (onepass_interior, fused_step.cu); 64 and 1000 give none on this grid.
+      // z chunks give tiles clear of every face and slab (fused_step.cu's interior tiles); 64 and
+      // 1000 give none on this grid.
       const int variants[][3] = {{8, 64, 0}, {4, 7, 0}, {8, 7, 0}, {16, 1000, 0}, {8, 64, 1}, {4, 7, 1}};
       for (const auto& v : variants) {
         EngineTuning t = two;
@@ -485,7 +485,7 @@ TEST(CpuCudaAgreementOnePass, FoldedCpml) {
     struct V { int ty, chunk; EngineTuning::Graph graph; int graph_chunk; bool two_pass_middle; const char* name; };
     const V variants[] = {{8, 64, EngineTuning::Graph::off, 0, false, "32x8/64 stream"},
                           {4, 7, EngineTuning::Graph::off, 0, false, "32x4/7 stream"},
-                          {8, 7, EngineTuning::Graph::off, 0, false, "32x8/7 stream (interior tiles)"},
+                          {8, 7, EngineTuning::Graph::off, 0, false, "32x8/7 stream"},
                           {16, 0, EngineTuning::Graph::on, 7, false, "32x16/auto graphs of 7"},
                           {8, 0, EngineTuning::Graph::on, 32, true, "32x8/auto graphs of 32, two-pass middle"}};
     for (const V& v : variants) {

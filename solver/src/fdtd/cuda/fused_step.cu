@@ -170,7 +170,7 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef&
 template <int MASK, class LD, bool FAST = false, class Coef, class T>
 __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                          bool store_psi, int i, int j, int k, long long o, float& hx, float& hy,
-                                         float& hz, float& ex, float& ey, float& ez, int* key_out = nullptr) {
+                                         float& hz, float& ex, float& ey, float& ez) {
   const T* __restrict__ Ex = A.f[0];
   const T* __restrict__ Ey = A.f[1];
   const T* __restrict__ Ez = A.f[2];
@@ -185,7 +185,6 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
   const bool uy = (MASK & kHy) && (FAST || (kin && more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1])));
   const bool uz = (MASK & kHz) && (FAST || (kin && in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1])));
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  if (key_out) *key_out = key;
   if (MASK & kHx) {
     const float h = LD::field(A.f[3] + o);
     if (ux) {
@@ -226,12 +225,12 @@ template <bool FAST = false, class Coef, class T>
 __device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
                                          int j, int k, long long o, float ex, float ey, float ez, float hx, float hy,
                                          float hz, float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
-                                         float hy_im, int known_key = 0) {
+                                         float hy_im) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool ux = FAST || (in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]));
   const bool uy = FAST || (in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]));
   const bool uz = FAST || (in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]));
-  const int key = FAST ? known_key : ((ux || uy || uz) ? coef.key(o) : 0);
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
   float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
   float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
   float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
@@ -294,10 +293,9 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
   for (int k = k0; k <= k1; ++k) {
     const long long kz = (long long)k * g.sz;
     float hx = 0.0f, hy = 0.0f, hz = 0.0f, ex = 0.0f, ey = 0.0f, ez = 0.0f;
-    int key = 0;  // the material key of the own sample (FAST: e_sample uses it instead of reading it again)
     if (own) {
       const long long o = base + kz;
-      h_sample<kHx | kHy | kHz, LD, FAST>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez, FAST ? &key : nullptr);
+      h_sample<kHx | kHy | kHz, LD, FAST>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       st(B.f[3] + o, hx);
       st(B.f[4] + o, hy);
       st(B.f[5] + o, hz);
@@ -321,7 +319,7 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
     if (own) {
       const long long o = base + kz;
       e_sample<FAST>(B, g, coef, ce, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, sm.hz[p][r - 1][tx + 1],
-               sm.hx[p][r - 1][tx + 1], sm.hz[p][r][tx], sm.hy[p][r][tx], key);
+               sm.hx[p][r - 1][tx + 1], sm.hz[p][r][tx], sm.hy[p][r][tx]);
     }
     hx_m = hx;
     hy_m = hy;
@@ -329,72 +327,42 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
   }
 }
 
-// Interior tiles: a block whose samples (its 32 x TY columns, the halo row j0-1 and column i0-1,
-// planes k0-1 .. k1) are all inside every component's update range, with k1 < nz, and inside the
-// inner boxes of both CPML sets (no slab) runs tile_pass<TY, true>, which skips every range and
-// slab test (the kernel is bound by instruction issue at 512^3, not by DRAM:
-// fdtd_reduced_storage.md). The test is separable by axis, so the interior tiles form a box of
-// block indices (TileBox), computed on the host; they get a kernel of their own (onepass_interior,
-// with its own register allocation: the two paths in one kernel spill at the 40 registers of 5
-// resident blocks), and the general kernel (onepass_bulk) skips that box.
-struct TileBox {
-  int lo[3], hi[3];  // block indices, lo inclusive, hi exclusive; empty when lo >= hi on an axis
-  __host__ __device__ bool contains(int bx, int by, int bz) const {
-    return bx >= lo[0] && bx < hi[0] && by >= lo[1] && by < hi[1] && bz >= lo[2] && bz < hi[2];
-  }
-};
-
-// Whether samples lo .. hi (inclusive) along axis a are inside every component's update range and
-// the inner boxes of both CPML sets; along z also hi < nz (the H update of plane nz differs).
-bool axis_interior(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, int a, int lo, int hi) {
-  const int n = a == 0 ? g.nx : (a == 1 ? g.ny : g.nz);
-  if (lo < 0 || hi > n || (a == 2 && hi >= g.nz)) return false;
+// A block whose samples (its 32 x TY columns, the halo row j0-1 and column i0-1, planes k0-1 .. k1)
+// are all inside every component's update range, with k1 < nz, and inside the inner boxes of both
+// CPML sets (no slab): tile_pass<TY, true> skips every range and slab test there (block-uniform;
+// the kernel is bound by instruction issue at 512^3, not by DRAM: fdtd_reduced_storage.md).
+template <int TY>
+__device__ __forceinline__ bool interior_tile(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, int chunk, int bx,
+                                              int by, int bz) {
+  const int lo[3] = {bx * 32 - 1, by * TY - 1, bz * chunk - 1};
+  const int hi[3] = {bx * 32 + 31, by * TY + TY - 1, min(g.nz, bz * chunk + chunk - 1)};
+  if (lo[2] < 0 || hi[2] >= g.nz || hi[0] > g.nx || hi[1] > g.ny) return false;
   for (int c = 0; c < 6; ++c)
-    if (lo < g.lo[c][a] || hi > g.hi[c][a]) return false;
-  if (ch.count > 0 && (lo < ch.inner_lo[a] || hi >= ch.inner_hi[a])) return false;
-  if (ce.count > 0 && (lo < ce.inner_lo[a] || hi >= ce.inner_hi[a])) return false;
+    for (int a = 0; a < 3; ++a)
+      if (lo[a] < g.lo[c][a] || hi[a] > g.hi[c][a]) return false;
+  for (int a = 0; a < 3; ++a) {
+    if (ch.count > 0 && (lo[a] < ch.inner_lo[a] || hi[a] >= ch.inner_hi[a])) return false;
+    if (ce.count > 0 && (lo[a] < ce.inner_lo[a] || hi[a] >= ce.inner_hi[a])) return false;
+  }
   return true;
 }
 
-// The box of interior tiles of a launch with blocks of 32 x TY columns and z chunks of `chunk`
-// planes (tile_pass's extents: columns i0-1 .. i0+31, rows j0-1 .. j0+TY-1, planes k0-1 .. k1).
-TileBox interior_tiles(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, int tile_y, int chunk, const dim3& grid) {
-  TileBox box{};
-  const int size[3] = {32, tile_y, chunk};
-  const int count[3] = {int(grid.x), int(grid.y), int(grid.z)};
-  for (int a = 0; a < 3; ++a) {
-    box.lo[a] = count[a];
-    box.hi[a] = 0;
-    for (int b = 0; b < count[a]; ++b) {
-      const int first = b * size[a] - 1;
-      const int last = a == 2 ? std::min(g.nz, b * chunk + chunk - 1) : b * size[a] + size[a] - 1;
-      if (!axis_interior(g, ch, ce, a, first, last)) continue;
-      box.lo[a] = std::min(box.lo[a], b);
-      box.hi[a] = std::max(box.hi[a], b + 1);
-    }
-    if (box.lo[a] >= box.hi[a]) box.lo[a] = box.hi[a] = 0;
-  }
-  return box;
-}
-
 template <int TY, class Coef, class T>
 __global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
-    onepass_bulk(Fields<T> A, Fields<T> B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce, TileBox skip) {
+    onepass_bulk(Fields<T> A, Fields<T> B, Grid g, Coef coef, int chunk, CpmlSet ch, CpmlSet ce) {
+  pdl_begin();
+  __shared__ Planes<TY> sm;
   const int bx = int(blockIdx.x), by = int(blockIdx.y), bz = int(blockIdx.z);
-  if (skip.contains(bx, by, bz)) return;  // onepass_interior's tiles
-  pdl_begin();
-  __shared__ Planes<TY> sm;
+  // The interior path for the 2-byte storages only: measured at 512^3 on an H100 (same run,
+  // fdtd_reduced_storage.md), float16 35,060 against 31,691 Mcells/s, float32 32,537 against
+  // 32,659 (two paths in one kernel spill 56 bytes at the 40 registers of 5 resident blocks).
+  if constexpr (sizeof(T) == 2) {
+    if (interior_tile<TY>(g, ch, ce, chunk, bx, by, bz)) {
+      tile_pass<TY, true>(A, B, g, coef, chunk, ch, ce, bx, by, bz, sm);
+      return;
+    }
+  }
   tile_pass<TY, false>(A, B, g, coef, chunk, ch, ce, bx, by, bz, sm);
-}
-
-template <int TY, class Coef, class T>
-__global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
-    onepass_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, int chunk, TileBox box) {
-  pdl_begin();
-  __shared__ Planes<TY> sm;
-  const CpmlSet none{};
-  tile_pass<TY, true>(A, B, g, coef, chunk, none, none, box.lo[0] + int(blockIdx.x), box.lo[1] + int(blockIdx.y),
-                      box.lo[2] + int(blockIdx.z), sm);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -560,13 +528,7 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
              bool pdl, cudaStream_t stream) {
   const dim3 grid(unsigned((g.nx + 1 + 31) / 32), unsigned((g.ny + 1 + TY - 1) / TY),
                   unsigned((g.nz + 1 + chunk - 1) / chunk));
-  const TileBox box = interior_tiles(g, ch, ce, TY, chunk, grid);
-  const dim3 inner(unsigned(box.hi[0] - box.lo[0]), unsigned(box.hi[1] - box.lo[1]), unsigned(box.hi[2] - box.lo[2]));
-  if (inner.x > 0 && inner.y > 0 && inner.z > 0) {
-    launch(pdl, stream, onepass_interior<TY, Coef, T>, inner, dim3(32, TY + 1), A, B, g, coef, chunk, box);
-    VEM_CUDA_CHECK_LAUNCH("onepass_interior");
-  }
-  launch(pdl, stream, onepass_bulk<TY, Coef, T>, grid, dim3(32, TY + 1), A, B, g, coef, chunk, ch, ce, box);
+  launch(pdl, stream, onepass_bulk<TY, Coef, T>, grid, dim3(32, TY + 1), A, B, g, coef, chunk, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
