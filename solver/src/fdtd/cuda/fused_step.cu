@@ -87,31 +87,53 @@ struct CoherentLoad {
 };
 
 
-__device__ __forceinline__ bool in_slab(const Slab& s, int i, int j, int k) {
-  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1] && k >= s.o[2] &&
-         k < s.o[2] + s.d[2];
+// The tests of a sample that do not depend on its plane, as bits (the tile kernel computes them
+// once per thread before marching along z, the other kernels once per sample):
+//   bits 0-2: the x/y part of the update range of H_x, H_y, H_z (h_bits) or E_x, E_y, E_z (e_bits);
+//   bits 3-8: the x/y part of the box of CPML slab p = 0..5 of the set (in_slab's x/y tests).
+// The z parts are tested per plane: the H ranges along z are 0 <= k < nz (H_x, H_y) and
+// 0 <= k <= nz (H_z) (FdtdOperator::build_ranges), the E ranges g.lo / g.hi[c][2].
+constexpr int kSlabBit = 3;
+__device__ __forceinline__ bool in_slab_xy(const Slab& s, int i, int j) {
+  return i >= s.o[0] && i < s.o[0] + s.d[0] && j >= s.o[1] && j < s.o[1] + s.d[1];
 }
-
-__device__ __forceinline__ bool in_range(const Grid& g, int comp, int i, int j, int k) {
-  return in(i, g.lo[comp][0], g.hi[comp][0]) && in(j, g.lo[comp][1], g.hi[comp][1]) &&
-         in(k, g.lo[comp][2], g.hi[comp][2]);
+__device__ __forceinline__ bool in_slab_z(const Slab& s, int k) { return k >= s.o[2] && k < s.o[2] + s.d[2]; }
+__device__ __forceinline__ unsigned slab_bits(const CpmlSet& cs, int i, int j) {
+  unsigned b = 0;
+  for (int p = 0; p < cs.count; ++p)
+    if (in_slab_xy(cs.s[p], i, j)) b |= 1u << (kSlabBit + p);
+  return b;
+}
+__device__ __forceinline__ unsigned range_bits(const Grid& g, int first, int i, int j) {
+  unsigned b = 0;
+  for (int c = 0; c < 3; ++c)
+    if (in(i, g.lo[first + c][0], g.hi[first + c][0]) && in(j, g.lo[first + c][1], g.hi[first + c][1])) b |= 1u << c;
+  return b;
+}
+__device__ __forceinline__ unsigned h_bits(const Grid& g, const CpmlSet& ch, int i, int j) {
+  return range_bits(g, 3, i, j) | slab_bits(ch, i, j);
+}
+__device__ __forceinline__ unsigned e_bits(const Grid& g, const CpmlSet& ce, int i, int j) {
+  return range_bits(g, 0, i, j) | slab_bits(ce, i, j);
 }
 
 // One slab's H corrections at (i, j, k): cpml_cell<A, false>'s, through the same
-// cpml_component / cpml_source / cpml_increment (kernel_common.cuh).
+// cpml_component / cpml_source / cpml_increment (kernel_common.cuh). upd: bit c - 3 set when H_c
+// is updated at this sample (its update range: the range test of cpml_cell); key: the sample's
+// material key (h_sample's).
 template <int A, int MASK, class LD, class Coef, class T>
 __device__ __forceinline__ void h_slab(const Slab& s, const Fields<T>& F, const Grid& g, const Coef& coef, int i,
-                                       int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
+                                       int j, int k, long long o, bool store, unsigned upd, int key, float& hx,
+                                       float& hy, float& hz) {
   const int x = A == 0 ? i : (A == 1 ? j : k);
   const long long sa = A == 0 ? 1 : (A == 1 ? g.sy : g.sz);
   const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
-  const int key = coef.key(o);
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     const int comp = cuda_kernels::cpml_component(A, false, q);
     const int src = cuda_kernels::cpml_source(A, false, q);
-    if (!(MASK & (1 << (comp - 3))) || !in_range(g, comp, i, j, k)) continue;
+    if (!(MASK & (1 << (comp - 3))) || !(upd & (1u << (comp - 3)))) continue;
     const T* S = F.f[src];
     const float dF = (LD::field(S + o + sa) - LD::field(S + o)) * s.inv_d;
     float p;
@@ -122,40 +144,36 @@ __device__ __forceinline__ void h_slab(const Slab& s, const Fields<T>& F, const 
   }
 }
 
-__device__ __forceinline__ bool inner(const CpmlSet& cs, int i, int j, int k) {
-  return i >= cs.inner_lo[0] && i < cs.inner_hi[0] && j >= cs.inner_lo[1] && j < cs.inner_hi[1] &&
-         k >= cs.inner_lo[2] && k < cs.inner_hi[2];
-}
-
+// The H slabs holding (i, j, k), in the set's (axis) order: their x/y bits (h_bits) and the plane test.
 template <int MASK, class LD, class Coef, class T>
 __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields<T>& F, const Grid& g, const Coef& coef, int i,
-                                       int j, int k, long long o, bool store, float& hx, float& hy, float& hz) {
-  if (inner(cs, i, j, k)) return;
-  for (int p = 0; p < cs.count; ++p) {
-    const Slab& s = cs.s[p];
-    if (!in_slab(s, i, j, k)) continue;
+                                       int j, int k, long long o, bool store, unsigned bits, unsigned upd, int key,
+                                       float& hx, float& hy, float& hz) {
+  for (unsigned m = bits >> kSlabBit; m != 0; m &= m - 1) {
+    const Slab& s = cs.s[__ffs(int(m)) - 1];
+    if (!in_slab_z(s, k)) continue;
     switch (s.axis) {
-      case 0: h_slab<0, MASK, LD>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
-      case 1: h_slab<1, MASK, LD>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
-      default: h_slab<2, MASK, LD>(s, F, g, coef, i, j, k, o, store, hx, hy, hz); break;
+      case 0: h_slab<0, MASK, LD>(s, F, g, coef, i, j, k, o, store, upd, key, hx, hy, hz); break;
+      case 1: h_slab<1, MASK, LD>(s, F, g, coef, i, j, k, o, store, upd, key, hx, hy, hz); break;
+      default: h_slab<2, MASK, LD>(s, F, g, coef, i, j, k, o, store, upd, key, hx, hy, hz); break;
     }
   }
 }
 
 // One slab's E corrections at (i, j, k): cpml_cell<A, true>'s, with d0 / d1 the differences along
-// A of the sources of corrections 0 / 1 (cpml_source), taken from e_sample's operands.
+// A of the sources of corrections 0 / 1 (cpml_source), taken from e_sample's operands; upd: bit c
+// set when E_c is updated at this sample; key: the sample's material key.
 template <int A, class T, class Coef>
-__device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef& coef, int i, int j, int k,
-                                       long long o, const float d0, const float d1, float& ex, float& ey,
+__device__ __forceinline__ void e_slab(const Slab& s, const Coef& coef, int i, int j, int k, long long o,
+                                       unsigned upd, int key, const float d0, const float d1, float& ex, float& ey,
                                        float& ez) {
   const int x = A == 0 ? i : (A == 1 ? j : k);
   const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
-  const int key = coef.key(o);
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
     const int comp = cuda_kernels::cpml_component(A, true, q);
-    if (!in_range(g, comp, i, j, k)) continue;
+    if (!(upd & (1u << comp))) continue;
     float& e = comp == 0 ? ex : (comp == 1 ? ey : ez);
     e = rnd<T>(e) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
                                       (q == 0 ? d0 : d1) * s.inv_d, s.psi_in[q][t], s.lagged, &s.psi_out[q][t]);
@@ -165,12 +183,14 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Grid& g, const Coef&
 // H^{n+1/2} at sample (i, j, k), layout offset o, from E^n and H^{n-1/2} in A: the components in
 // MASK (update_h_bulk's expressions and range tests: x/y ranges, 0 <= k < nz for Hx and Hy,
 // 0 <= k <= nz for Hz; outside, the old value). Returns E^n at (i, j, k) in ex, ey, ez.
-// FAST: the caller knows the sample is inside every H component's update range (with k < nz) and
-// outside every CPML slab (tile_pass's interior blocks): no range or slab tests, the same floats.
+// bits: h_bits(g, ch, i, j). FAST: the caller knows the sample is inside every H component's update
+// range (with k < nz) and outside every CPML slab (tile_pass's interior blocks): no range or slab
+// tests, the same floats. *key_out (when given): the material key read (0 when none was).
 template <int MASK, class LD, bool FAST = false, class Coef, class T>
 __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
-                                         bool store_psi, int i, int j, int k, long long o, float& hx, float& hy,
-                                         float& hz, float& ex, float& ey, float& ez) {
+                                         unsigned bits, bool store_psi, int i, int j, int k, long long o, float& hx,
+                                         float& hy, float& hz, float& ex, float& ey, float& ez,
+                                         int* key_out = nullptr) {
   const T* __restrict__ Ex = A.f[0];
   const T* __restrict__ Ey = A.f[1];
   const T* __restrict__ Ez = A.f[2];
@@ -181,10 +201,11 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
   ex = LD::field(Ex + o);
   ey = LD::field(Ey + o);
   ez = LD::field(Ez + o);
-  const bool ux = (MASK & kHx) && (FAST || (kin && more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1])));
-  const bool uy = (MASK & kHy) && (FAST || (kin && more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1])));
-  const bool uz = (MASK & kHz) && (FAST || (kin && in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1])));
+  const bool ux = (MASK & kHx) && (FAST || (kin && more && (bits & 1u)));
+  const bool uy = (MASK & kHy) && (FAST || (kin && more && (bits & 2u)));
+  const bool uz = (MASK & kHz) && (FAST || (kin && (bits & 4u)));
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  if (key_out) *key_out = key;
   if (MASK & kHx) {
     const float h = LD::field(A.f[3] + o);
     if (ux) {
@@ -210,7 +231,9 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
     else
       hz = h;
   }
-  if (!FAST && ch.count > 0 && kin) h_cpml<MASK, LD>(ch, A, g, coef, i, j, k, o, store_psi, hx, hy, hz);
+  if (!FAST && kin)
+    h_cpml<MASK, LD>(ch, A, g, coef, i, j, k, o, store_psi, bits, unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2,
+                     key, hx, hy, hz);
   // The stored values (the E update of this pass reads them from registers and shared memory).
   if (MASK & kHx) hx = rnd<T>(hx);
   if (MASK & kHy) hy = rnd<T>(hy);
@@ -220,27 +243,29 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
 // E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
 // hy at k-1 (hx_m, hy_m), Hz and Hx at j-1 (hz_jm, hx_jm), Hz and Hy at i-1 (hz_im, hy_im); update_e_bulk's
 // expressions and range tests. Writes the three components into B.
-// With E slabs in ce, their corrections before the store.
+// With E slabs in ce, their corrections before the store. bits: e_bits(g, ce, i, j). FAST: as
+// h_sample's, with known_key the sample's material key (h_sample's).
 template <bool FAST = false, class Coef, class T>
-__device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
-                                         int j, int k, long long o, float ex, float ey, float ez, float hx, float hy,
-                                         float hz, float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
-                                         float hy_im) {
+__device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce,
+                                         unsigned bits, int i, int j, int k, long long o, float ex, float ey, float ez,
+                                         float hx, float hy, float hz, float hx_m, float hy_m, float hz_jm,
+                                         float hx_jm, float hz_im, float hy_im, int known_key = 0) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  const bool ux = FAST || (in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]));
-  const bool uy = FAST || (in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]));
-  const bool uz = FAST || (in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]));
-  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  const bool ux = FAST || ((bits & 1u) && in(k, g.lo[0][2], g.hi[0][2]));
+  const bool uy = FAST || ((bits & 2u) && in(k, g.lo[1][2], g.hi[1][2]));
+  const bool uz = FAST || ((bits & 4u) && in(k, g.lo[2][2], g.hi[2][2]));
+  const int key = FAST ? known_key : ((ux || uy || uz) ? coef.key(o) : 0);
   float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
   float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
   float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
-  for (int p = 0; !FAST && p < ce.count && !inner(ce, i, j, k); ++p) {
-    const Slab& s = ce.s[p];
-    if (!in_slab(s, i, j, k)) continue;
+  const unsigned upd = unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2;
+  for (unsigned m = FAST ? 0u : bits >> kSlabBit; m != 0; m &= m - 1) {
+    const Slab& s = ce.s[__ffs(int(m)) - 1];
+    if (!in_slab_z(s, k)) continue;
     switch (s.axis) {
-      case 0: e_slab<0, T>(s, g, coef, i, j, k, o, hy - hy_im, hz - hz_im, nx, ny, nz); break;
-      case 1: e_slab<1, T>(s, g, coef, i, j, k, o, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
-      default: e_slab<2, T>(s, g, coef, i, j, k, o, hx - hx_m, hy - hy_m, nx, ny, nz); break;
+      case 0: e_slab<0, T>(s, coef, i, j, k, o, upd, key, hy - hy_im, hz - hz_im, nx, ny, nz); break;
+      case 1: e_slab<1, T>(s, coef, i, j, k, o, upd, key, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
+      default: e_slab<2, T>(s, coef, i, j, k, o, upd, key, hx - hx_m, hy - hy_m, nx, ny, nz); break;
     }
   }
   st(B.f[0] + o, nx);
@@ -284,18 +309,30 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
   const long long base = g.origin + (long long)i + (long long)j * g.sy;
   const long long base_y = g.origin + (long long)i + (long long)(j0 - 1) * g.sy;
   const long long base_x = g.origin + (long long)(i0 - 1) + (long long)(j0 + tx) * g.sy;
+  // The plane-independent tests, once: a worker's H bits (low half) and E bits (high half); the
+  // halo warp's H bits of (i0+tx, j0-1) (low) and (i0-1, j0+tx) (high).
+  unsigned bits = 0;
+  if (!FAST) {
+    if (r > 0)
+      bits = h_bits(g, ch, i, j) | e_bits(g, ce, i, j) << 16;
+    else
+      bits = h_bits(g, ch, i, j0 - 1) | h_bits(g, ch, i0 - 1, j0 + tx) << 16;
+  }
   float hx_m = 0.0f, hy_m = 0.0f;
   if (own) {  // the own column's Hx, Hy at k0-1
     float unused_hz, unused_ex, unused_ey, unused_ez;
-    h_sample<kHx | kHy, LD, FAST>(A, g, coef, ch, false, i, j, k0 - 1, base + (long long)(k0 - 1) * g.sz, hx_m, hy_m,
-                            unused_hz, unused_ex, unused_ey, unused_ez);
+    h_sample<kHx | kHy, LD, FAST>(A, g, coef, ch, bits & 0xffffu, false, i, j, k0 - 1,
+                                  base + (long long)(k0 - 1) * g.sz, hx_m, hy_m, unused_hz, unused_ex, unused_ey,
+                                  unused_ez);
   }
   for (int k = k0; k <= k1; ++k) {
     const long long kz = (long long)k * g.sz;
     float hx = 0.0f, hy = 0.0f, hz = 0.0f, ex = 0.0f, ey = 0.0f, ez = 0.0f;
+    int key = 0;  // the own sample's material key (FAST: e_sample uses it instead of reading it again)
     if (own) {
       const long long o = base + kz;
-      h_sample<kHx | kHy | kHz, LD, FAST>(A, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      h_sample<kHx | kHy | kHz, LD, FAST>(A, g, coef, ch, bits & 0xffffu, true, i, j, k, o, hx, hy, hz, ex, ey, ez,
+                                          FAST ? &key : nullptr);
       st(B.f[3] + o, hx);
       st(B.f[4] + o, hy);
       st(B.f[5] + o, hz);
@@ -305,12 +342,14 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
     } else if (r == 0) {
       float a, b, c, d0, d1, d2;
       if (yhalo) {
-        h_sample<kHx | kHz, LD, FAST>(A, g, coef, ch, false, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1, d2);
+        h_sample<kHx | kHz, LD, FAST>(A, g, coef, ch, bits & 0xffffu, false, i, j0 - 1, k, base_y + kz, a, b, c, d0, d1,
+                                      d2);
         sm.hx[p][0][tx + 1] = a;
         sm.hz[p][0][tx + 1] = c;
       }
       if (xhalo) {
-        h_sample<kHy | kHz, LD, FAST>(A, g, coef, ch, false, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0, d1, d2);
+        h_sample<kHy | kHz, LD, FAST>(A, g, coef, ch, bits >> 16, false, i0 - 1, j0 + tx, k, base_x + kz, a, b, c, d0,
+                                      d1, d2);
         sm.hy[p][tx + 1][0] = b;
         sm.hz[p][tx + 1][0] = c;
       }
@@ -318,8 +357,8 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
     __syncthreads();
     if (own) {
       const long long o = base + kz;
-      e_sample<FAST>(B, g, coef, ce, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, sm.hz[p][r - 1][tx + 1],
-               sm.hx[p][r - 1][tx + 1], sm.hz[p][r][tx], sm.hy[p][r][tx]);
+      e_sample<FAST>(B, g, coef, ce, bits >> 16, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m,
+                     sm.hz[p][r - 1][tx + 1], sm.hx[p][r - 1][tx + 1], sm.hz[p][r][tx], sm.hy[p][r][tx], key);
     }
     hx_m = hx;
     hy_m = hy;
@@ -426,7 +465,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
       float hx, hy, hz, ex, ey, ez;
-      h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, h_bits(g, ch, i, j), true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       st(F.f[3] + o, hx);
       st(F.f[4] + o, hy);
       st(F.f[5] + o, hz);
@@ -439,7 +478,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       const T* Hx = F.f[3];
       const T* Hy = F.f[4];
       const T* Hz = F.f[5];
-      e_sample(F, g, coef, ce, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
+      e_sample(F, g, coef, ce, e_bits(g, ce, i, j), i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
                LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o), LD::field(Hx + o - g.sz),
                LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy), LD::field(Hx + o - g.sy), LD::field(Hz + o - 1),
                LD::field(Hy + o - 1));
@@ -484,7 +523,7 @@ __global__ void recompute_e(Fields<T> A, Fields<T> B, Grid g, Coef coef, BoxSet 
   const float ex = ldg(A.f[0] + o), ey = ldg(A.f[1] + o), ez = ldg(A.f[2] + o);
   // e_sample writes all three components; a component outside its range gets its E^n, which is
   // what the bulk pass wrote there.
-  e_sample(B, g, coef, CpmlSet{}, i, j, k, o, ex, ey, ez, hx, hy, hz, ld(Hx + o - g.sz), ld(Hy + o - g.sz),
+  e_sample(B, g, coef, CpmlSet{}, e_bits(g, CpmlSet{}, i, j), i, j, k, o, ex, ey, ez, hx, hy, hz, ld(Hx + o - g.sz), ld(Hy + o - g.sz),
            ld(Hz + o - g.sy), ld(Hx + o - g.sy), ld(Hz + o - 1), ld(Hy + o - 1));
 }
 
