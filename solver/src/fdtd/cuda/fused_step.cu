@@ -392,14 +392,11 @@ __global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
   pdl_begin();
   __shared__ Planes<TY> sm;
   const int bx = int(blockIdx.x), by = int(blockIdx.y), bz = int(blockIdx.z);
-  // The interior path for the 2-byte storages only: measured at 512^3 on an H100 (same run,
-  // fdtd_reduced_storage.md), float16 35,060 against 31,691 Mcells/s, float32 32,537 against
-  // 32,659 (two paths in one kernel spill 56 bytes at the 40 registers of 5 resident blocks).
-  if constexpr (sizeof(T) == 2) {
-    if (interior_tile<TY>(g, ch, ce, chunk, bx, by, bz)) {
-      tile_pass<TY, true>(A, B, g, coef, chunk, ch, ce, bx, by, bz, sm);
-      return;
-    }
+  // The interior path for every storage (session 13: with the plane-independent tests out of the
+  // z loop the general path no longer spills beside it at 40 registers; fdtd_onepass_h100.md).
+  if (interior_tile<TY>(g, ch, ce, chunk, bx, by, bz)) {
+    tile_pass<TY, true>(A, B, g, coef, chunk, ch, ce, bx, by, bz, sm);
+    return;
   }
   tile_pass<TY, false>(A, B, g, coef, chunk, ch, ce, bx, by, bz, sm);
 }
