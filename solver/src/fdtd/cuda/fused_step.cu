@@ -117,6 +117,20 @@ __device__ __forceinline__ unsigned e_bits(const Grid& g, const CpmlSet& ce, int
   return range_bits(g, 0, i, j) | slab_bits(ce, i, j);
 }
 
+// The same bits for one sample (i, j, k) of the kernels that walk samples one by one (persistent
+// steps, E again): a sample inside the set's inner box (finish_cpml_set) skips the slab tests, as
+// most samples of a large grid do (no slab holds such a sample, so no slab bit is needed there).
+__device__ __forceinline__ bool inner(const CpmlSet& cs, int i, int j, int k) {
+  return i >= cs.inner_lo[0] && i < cs.inner_hi[0] && j >= cs.inner_lo[1] && j < cs.inner_hi[1] &&
+         k >= cs.inner_lo[2] && k < cs.inner_hi[2];
+}
+__device__ __forceinline__ unsigned h_bits_at(const Grid& g, const CpmlSet& ch, int i, int j, int k) {
+  return range_bits(g, 3, i, j) | (inner(ch, i, j, k) ? 0u : slab_bits(ch, i, j));
+}
+__device__ __forceinline__ unsigned e_bits_at(const Grid& g, const CpmlSet& ce, int i, int j, int k) {
+  return range_bits(g, 0, i, j) | (inner(ce, i, j, k) ? 0u : slab_bits(ce, i, j));
+}
+
 // One slab's H corrections at (i, j, k): cpml_cell<A, false>'s, through the same
 // cpml_component / cpml_source / cpml_increment (kernel_common.cuh). upd: bit c - 3 set when H_c
 // is updated at this sample (its update range: the range test of cpml_cell); key: the sample's
@@ -462,7 +476,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
       float hx, hy, hz, ex, ey, ez;
-      h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, h_bits(g, ch, i, j), true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, h_bits_at(g, ch, i, j, k), true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       st(F.f[3] + o, hx);
       st(F.f[4] + o, hy);
       st(F.f[5] + o, hz);
@@ -475,7 +489,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       const T* Hx = F.f[3];
       const T* Hy = F.f[4];
       const T* Hz = F.f[5];
-      e_sample(F, g, coef, ce, e_bits(g, ce, i, j), i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
+      e_sample(F, g, coef, ce, e_bits_at(g, ce, i, j, k), i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
                LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o), LD::field(Hx + o - g.sz),
                LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy), LD::field(Hx + o - g.sy), LD::field(Hz + o - 1),
                LD::field(Hy + o - 1));
