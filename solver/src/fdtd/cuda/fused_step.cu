@@ -117,18 +117,13 @@ __device__ __forceinline__ unsigned e_bits(const Grid& g, const CpmlSet& ce, int
   return range_bits(g, 0, i, j) | slab_bits(ce, i, j);
 }
 
-// The same bits for one sample (i, j, k) of the kernels that walk samples one by one (persistent
-// steps, E again): a sample inside the set's inner box (finish_cpml_set) skips the slab tests, as
-// most samples of a large grid do (no slab holds such a sample, so no slab bit is needed there).
+// The kernels that walk samples one by one (persistent steps, E again) test each sample in full
+// instead (TILE = false below): its ranges, then the inner box of the slab set (finish_cpml_set)
+// before the slabs one by one. Computing the bits per sample there measured slower (64^3
+// persistent: 10,140 against 11,373 Mcells/s; fdtd_onepass_h100.md).
 __device__ __forceinline__ bool inner(const CpmlSet& cs, int i, int j, int k) {
   return i >= cs.inner_lo[0] && i < cs.inner_hi[0] && j >= cs.inner_lo[1] && j < cs.inner_hi[1] &&
          k >= cs.inner_lo[2] && k < cs.inner_hi[2];
-}
-__device__ __forceinline__ unsigned h_bits_at(const Grid& g, const CpmlSet& ch, int i, int j, int k) {
-  return range_bits(g, 3, i, j) | (inner(ch, i, j, k) ? 0u : slab_bits(ch, i, j));
-}
-__device__ __forceinline__ unsigned e_bits_at(const Grid& g, const CpmlSet& ce, int i, int j, int k) {
-  return range_bits(g, 0, i, j) | (inner(ce, i, j, k) ? 0u : slab_bits(ce, i, j));
 }
 
 // One slab's H corrections at (i, j, k): cpml_cell<A, false>'s, through the same
@@ -158,14 +153,16 @@ __device__ __forceinline__ void h_slab(const Slab& s, const Fields<T>& F, const 
   }
 }
 
-// The H slabs holding (i, j, k), in the set's (axis) order: their x/y bits (h_bits) and the plane test.
-template <int MASK, class LD, class Coef, class T>
+// The H slabs holding (i, j, k), in the set's (axis) order: TILE, from their x/y bits (h_bits) and
+// the plane test; otherwise each slab tested in full, unless the sample is in the inner box.
+template <int MASK, class LD, bool TILE, class Coef, class T>
 __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields<T>& F, const Grid& g, const Coef& coef, int i,
                                        int j, int k, long long o, bool store, unsigned bits, unsigned upd, int key,
                                        float& hx, float& hy, float& hz) {
-  for (unsigned m = bits >> kSlabBit; m != 0; m &= m - 1) {
+  if (!TILE && (cs.count == 0 || inner(cs, i, j, k))) return;
+  for (unsigned m = TILE ? bits >> kSlabBit : (1u << cs.count) - 1u; m != 0; m &= m - 1) {
     const Slab& s = cs.s[__ffs(int(m)) - 1];
-    if (!in_slab_z(s, k)) continue;
+    if (!in_slab_z(s, k) || (!TILE && !in_slab_xy(s, i, j))) continue;
     switch (s.axis) {
       case 0: h_slab<0, MASK, LD>(s, F, g, coef, i, j, k, o, store, upd, key, hx, hy, hz); break;
       case 1: h_slab<1, MASK, LD>(s, F, g, coef, i, j, k, o, store, upd, key, hx, hy, hz); break;
@@ -197,10 +194,11 @@ __device__ __forceinline__ void e_slab(const Slab& s, const Coef& coef, int i, i
 // H^{n+1/2} at sample (i, j, k), layout offset o, from E^n and H^{n-1/2} in A: the components in
 // MASK (update_h_bulk's expressions and range tests: x/y ranges, 0 <= k < nz for Hx and Hy,
 // 0 <= k <= nz for Hz; outside, the old value). Returns E^n at (i, j, k) in ex, ey, ez.
-// bits: h_bits(g, ch, i, j). FAST: the caller knows the sample is inside every H component's update
-// range (with k < nz) and outside every CPML slab (tile_pass's interior blocks): no range or slab
-// tests, the same floats. *key_out (when given): the material key read (0 when none was).
-template <int MASK, class LD, bool FAST = false, class Coef, class T>
+// TILE: bits = h_bits(g, ch, i, j) (tile_pass); otherwise the sample is tested in full (bits unused).
+// FAST: the caller knows the sample is inside every H component's update range (with k < nz) and
+// outside every CPML slab (tile_pass's interior blocks): no range or slab tests, the same floats.
+// *key_out (when given): the material key read (0 when none was).
+template <int MASK, class LD, bool FAST = false, bool TILE = true, class Coef, class T>
 __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                          unsigned bits, bool store_psi, int i, int j, int k, long long o, float& hx,
                                          float& hy, float& hz, float& ex, float& ey, float& ez,
@@ -215,9 +213,12 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
   ex = LD::field(Ex + o);
   ey = LD::field(Ey + o);
   ez = LD::field(Ez + o);
-  const bool ux = (MASK & kHx) && (FAST || (kin && more && (bits & 1u)));
-  const bool uy = (MASK & kHy) && (FAST || (kin && more && (bits & 2u)));
-  const bool uz = (MASK & kHz) && (FAST || (kin && (bits & 4u)));
+  auto xy = [&](int c) {
+    return TILE ? (bits & (1u << (c - 3))) != 0u : in(i, g.lo[c][0], g.hi[c][0]) && in(j, g.lo[c][1], g.hi[c][1]);
+  };
+  const bool ux = (MASK & kHx) && (FAST || (kin && more && xy(3)));
+  const bool uy = (MASK & kHy) && (FAST || (kin && more && xy(4)));
+  const bool uz = (MASK & kHz) && (FAST || (kin && xy(5)));
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
   if (key_out) *key_out = key;
   if (MASK & kHx) {
@@ -246,7 +247,7 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
       hz = h;
   }
   if (!FAST && kin)
-    h_cpml<MASK, LD>(ch, A, g, coef, i, j, k, o, store_psi, bits, unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2,
+    h_cpml<MASK, LD, TILE>(ch, A, g, coef, i, j, k, o, store_psi, bits, unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2,
                      key, hx, hy, hz);
   // The stored values (the E update of this pass reads them from registers and shared memory).
   if (MASK & kHx) hx = rnd<T>(hx);
@@ -257,25 +258,31 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
 // E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
 // hy at k-1 (hx_m, hy_m), Hz and Hx at j-1 (hz_jm, hx_jm), Hz and Hy at i-1 (hz_im, hy_im); update_e_bulk's
 // expressions and range tests. Writes the three components into B.
-// With E slabs in ce, their corrections before the store. bits: e_bits(g, ce, i, j). FAST: as
-// h_sample's, with known_key the sample's material key (h_sample's).
-template <bool FAST = false, class Coef, class T>
+// With E slabs in ce, their corrections before the store. TILE: bits = e_bits(g, ce, i, j);
+// otherwise tested in full. FAST: as h_sample's, with known_key the sample's material key
+// (h_sample's).
+template <bool FAST = false, bool TILE = true, class Coef, class T>
 __device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce,
                                          unsigned bits, int i, int j, int k, long long o, float ex, float ey, float ez,
                                          float hx, float hy, float hz, float hx_m, float hy_m, float hz_jm,
                                          float hx_jm, float hz_im, float hy_im, int known_key = 0) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  const bool ux = FAST || ((bits & 1u) && in(k, g.lo[0][2], g.hi[0][2]));
-  const bool uy = FAST || ((bits & 2u) && in(k, g.lo[1][2], g.hi[1][2]));
-  const bool uz = FAST || ((bits & 4u) && in(k, g.lo[2][2], g.hi[2][2]));
+  auto xy = [&](int c) {
+    return TILE ? (bits & (1u << c)) != 0u : in(i, g.lo[c][0], g.hi[c][0]) && in(j, g.lo[c][1], g.hi[c][1]);
+  };
+  const bool ux = FAST || (xy(0) && in(k, g.lo[0][2], g.hi[0][2]));
+  const bool uy = FAST || (xy(1) && in(k, g.lo[1][2], g.hi[1][2]));
+  const bool uz = FAST || (xy(2) && in(k, g.lo[2][2], g.hi[2][2]));
   const int key = FAST ? known_key : ((ux || uy || uz) ? coef.key(o) : 0);
   float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
   float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
   float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
   const unsigned upd = unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2;
-  for (unsigned m = FAST ? 0u : bits >> kSlabBit; m != 0; m &= m - 1) {
+  unsigned slabs = 0;
+  if (!FAST) slabs = TILE ? bits >> kSlabBit : (ce.count == 0 || inner(ce, i, j, k) ? 0u : (1u << ce.count) - 1u);
+  for (unsigned m = slabs; m != 0; m &= m - 1) {
     const Slab& s = ce.s[__ffs(int(m)) - 1];
-    if (!in_slab_z(s, k)) continue;
+    if (!in_slab_z(s, k) || (!TILE && !in_slab_xy(s, i, j))) continue;
     switch (s.axis) {
       case 0: e_slab<0, T>(s, coef, i, j, k, o, upd, key, hy - hy_im, hz - hz_im, nx, ny, nz); break;
       case 1: e_slab<1, T>(s, coef, i, j, k, o, upd, key, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
@@ -476,7 +483,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
       float hx, hy, hz, ex, ey, ez;
-      h_sample<kHx | kHy | kHz, LD>(F, g, coef, ch, h_bits_at(g, ch, i, j, k), true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+      h_sample<kHx | kHy | kHz, LD, false, false>(F, g, coef, ch, 0u, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       st(F.f[3] + o, hx);
       st(F.f[4] + o, hy);
       st(F.f[5] + o, hz);
@@ -489,7 +496,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       const T* Hx = F.f[3];
       const T* Hy = F.f[4];
       const T* Hz = F.f[5];
-      e_sample(F, g, coef, ce, e_bits_at(g, ce, i, j, k), i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
+      e_sample<false, false>(F, g, coef, ce, 0u, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
                LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o), LD::field(Hx + o - g.sz),
                LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy), LD::field(Hx + o - g.sy), LD::field(Hz + o - 1),
                LD::field(Hy + o - 1));
@@ -534,7 +541,7 @@ __global__ void recompute_e(Fields<T> A, Fields<T> B, Grid g, Coef coef, BoxSet 
   const float ex = ldg(A.f[0] + o), ey = ldg(A.f[1] + o), ez = ldg(A.f[2] + o);
   // e_sample writes all three components; a component outside its range gets its E^n, which is
   // what the bulk pass wrote there.
-  e_sample(B, g, coef, CpmlSet{}, e_bits(g, CpmlSet{}, i, j), i, j, k, o, ex, ey, ez, hx, hy, hz, ld(Hx + o - g.sz), ld(Hy + o - g.sz),
+  e_sample<false, false>(B, g, coef, CpmlSet{}, 0u, i, j, k, o, ex, ey, ez, hx, hy, hz, ld(Hx + o - g.sz), ld(Hy + o - g.sz),
            ld(Hz + o - g.sy), ld(Hx + o - g.sy), ld(Hz + o - 1), ld(Hy + o - 1));
 }
 
