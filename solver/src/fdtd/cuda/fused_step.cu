@@ -88,7 +88,7 @@ struct CoherentLoad {
 
 
 // The tests of a sample that do not depend on its plane, as bits (the tile kernel computes them
-// once per thread before marching along z, the other kernels once per sample):
+// once per thread before marching along z; TILE below):
 //   bits 0-2: the x/y part of the update range of H_x, H_y, H_z (h_bits) or E_x, E_y, E_z (e_bits);
 //   bits 3-8: the x/y part of the box of CPML slab p = 0..5 of the set (in_slab's x/y tests).
 // The z parts are tested per plane: the H ranges along z are 0 <= k < nz (H_x, H_y) and
