@@ -1581,13 +1581,9 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
     const std::int64_t j = (rem + L.sy) / L.sy - 1, i = rem - j * L.sy;
     if (i < 0 || i > g_.nx || j < 0 || j > g_.ny || k < 0 || k > g_.nz) return;
   }
-  // Blocks per multiprocessor and the weight of a CPML slab sample in the box cuts (plan_resident):
-  // measured, fdtd_small_grids_h100.md; VEM_RESIDENT_PER_SM / VEM_RESIDENT_CPML_WEIGHT override them.
   int per_sm = 0;
-  double weight = 1.0;
   if (const char* v = std::getenv("VEM_RESIDENT_PER_SM")) per_sm = std::atoi(v);
-  if (const char* v = std::getenv("VEM_RESIDENT_CPML_WEIGHT")) weight = std::atof(v);
-  resident_plan_ = onepass::plan_resident(onepass_grid_, onepass_coefs_, storage_, persistent_cpml_h_, weight, device_, per_sm);
+  resident_plan_ = onepass::plan_resident(onepass_grid_, onepass_coefs_, storage_, device_, per_sm);
 }
 
 // After a one-pass step with folded H corrections: psi^n (written into the second set) becomes

@@ -28,7 +28,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
 #include <type_traits>
 #include <utility>
 
@@ -632,9 +631,9 @@ __global__ void __launch_bounds__(kResidentThreads, kResidentMaxPerSm)
   extern __shared__ float smem[];
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const int b = int(blockIdx.x);
-  const int bb[3] = {b % rb.boxes[0], (b / rb.boxes[0]) % rb.boxes[1], b / (rb.boxes[0] * rb.boxes[1])};
-  const int o3[3] = {rb.cut[0][bb[0]], rb.cut[1][bb[1]], rb.cut[2][bb[2]]};
-  const int e3[3] = {rb.cut[0][bb[0] + 1] - o3[0], rb.cut[1][bb[1] + 1] - o3[1], rb.cut[2][bb[2] + 1] - o3[2]};
+  const int o3[3] = {(b % rb.boxes[0]) * rb.d[0], ((b / rb.boxes[0]) % rb.boxes[1]) * rb.d[1],
+                     (b / (rb.boxes[0] * rb.boxes[1])) * rb.d[2]};
+  const int e3[3] = {min(rb.d[0], g.nx + 1 - o3[0]), min(rb.d[1], g.ny + 1 - o3[1]), min(rb.d[2], g.nz + 1 - o3[2])};
   const int ex = e3[0], ey = e3[1], ez = e3[2];
   // E sample (li, lj, lk), 0 <= l* <= e*, at li + P0 lj + P01 lk; H sample (li, lj, lk),
   // -1 <= l* < e*, at the E index + HO.
@@ -1065,77 +1064,32 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
   });
 }
 
-ResidentPlan plan_resident(const Grid& g, const Coefs& c, FieldStorage storage, const CpmlSet& cpml_h,
-                           double cpml_weight, int device, int per_sm_wanted) {
+ResidentPlan plan_resident(const Grid& g, const Coefs& c, FieldStorage storage, int device, int per_sm_wanted) {
   const int n[3] = {g.nx + 1, g.ny + 1, g.nz + 1};
-  // Per axis: the samples held by a slab of that axis (their share of a box's work).
-  std::vector<int> in_slab[3];
-  for (int a = 0; a < 3; ++a) {
-    in_slab[a].assign(std::size_t(n[a]), 0);
-    for (int p = 0; p < cpml_h.count; ++p) {
-      const Slab& s = cpml_h.s[p];
-      if (s.axis != a) continue;
-      for (int x = std::max(0, s.o[a]); x < std::min(n[a], s.o[a] + s.d[a]); ++x) in_slab[a][std::size_t(x)] = 1;
-    }
-  }
-  // The cuts of axis a into m boxes of about equal weight (1 + cpml_weight per slab sample).
-  auto cuts = [&](int a, int m, int* cut) {
-    double total = 0;
-    for (int x = 0; x < n[a]; ++x) total += 1.0 + cpml_weight * in_slab[a][std::size_t(x)];
-    cut[0] = 0;
-    double acc = 0;
-    int q = 1;
-    for (int x = 0; x < n[a] && q < m; ++x) {
-      const double w = 1.0 + cpml_weight * in_slab[a][std::size_t(x)];
-      // Cut before x when that leaves box q-1 nearer its share than cutting after it would.
-      if (x > cut[q - 1] && acc + 0.5 * w >= total * q / m && n[a] - x >= m - q) cut[q++] = x;
-      acc += w;
-    }
-    for (; q < m; ++q) cut[q] = std::min(n[a] - (m - q), cut[q - 1] + 1);
-    cut[m] = n[a];
-  };
   int sms = 0;
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   ResidentPlan best;
   for (int per_sm = per_sm_wanted > 0 ? per_sm_wanted : kResidentMaxPerSm; per_sm >= 1; --per_sm) {
+    // Boxes of at most per_sm x sms blocks: the fewest rounds of kResidentThreads samples per
+    // block, then the least shared memory (halo layers).
     const long long cap = (long long)per_sm * sms;
-    double best_work = 0;
-    long long best_vol = 0;
+    long long best_rounds = 0, best_vol = 0;
     ResidentPlan cand;
-    for (int b0 = 1; b0 <= std::min<long long>({n[0], cap, kMaxResidentBoxesPerAxis}); ++b0)
-      for (int b1 = 1; b1 <= std::min<long long>({n[1], cap / b0, kMaxResidentBoxesPerAxis}); ++b1) {
-        const int b2 = int(std::min<long long>({n[2], cap / ((long long)b0 * b1), kMaxResidentBoxesPerAxis}));
+    for (int b0 = 1; b0 <= std::min<long long>(n[0], cap); ++b0)
+      for (int b1 = 1; b1 <= std::min<long long>(n[1], cap / b0); ++b1) {
+        const int b2 = int(std::min<long long>(n[2], cap / ((long long)b0 * b1)));
+        const int bs[3] = {b0, b1, b2};
         ResidentPlan p;
-        p.boxes[0] = b0;
-        p.boxes[1] = b1;
-        p.boxes[2] = b2;
-        // Per axis and box: samples N and slab samples S; a box's work is
-        // Nx Ny Nz + w (Sx Ny Nz + Nx Sy Nz + Nx Ny Sz); its time, rounds of kResidentThreads samples
-        // times the mean cost of a sample.
-        std::vector<double> N[3], S[3];
         for (int a = 0; a < 3; ++a) {
-          cuts(a, p.boxes[a], p.cut[a]);
-          for (int q = 0; q < p.boxes[a]; ++q) {
-            int sum = 0;
-            for (int x = p.cut[a][q]; x < p.cut[a][q + 1]; ++x) sum += in_slab[a][std::size_t(x)];
-            N[a].push_back(p.cut[a][q + 1] - p.cut[a][q]);
-            S[a].push_back(sum);
-            p.d[a] = std::max(p.d[a], p.cut[a][q + 1] - p.cut[a][q]);
-          }
+          p.d[a] = (n[a] + bs[a] - 1) / bs[a];
+          p.boxes[a] = (n[a] + p.d[a] - 1) / p.d[a];
         }
-        double work = 0;
-        for (int x = 0; x < b0; ++x)
-          for (int y = 0; y < b1; ++y)
-            for (int z = 0; z < b2; ++z) {
-              const double nn = N[0][x] * N[1][y] * N[2][z];
-              const double w = nn + cpml_weight * (S[0][x] * N[1][y] * N[2][z] + N[0][x] * S[1][y] * N[2][z] +
-                                                   N[0][x] * N[1][y] * S[2][z]);
-              work = std::max(work, std::ceil(nn / kResidentThreads) * w / nn);  // rounds x mean cost
-            }
+        const long long own = (long long)p.d[0] * p.d[1] * p.d[2];
         const long long vol = (long long)(p.d[0] + 1) * (p.d[1] + 1) * (p.d[2] + 1);
-        if (cand.boxes[0] == 0 || work < best_work * 0.999 || (work <= best_work * 1.001 && vol < best_vol)) {
+        const long long rounds = (own + kResidentThreads - 1) / kResidentThreads;
+        if (cand.boxes[0] == 0 || rounds < best_rounds || (rounds == best_rounds && vol < best_vol)) {
           cand = p;
-          best_work = work;
+          best_rounds = rounds;
           best_vol = vol;
         }
       }
