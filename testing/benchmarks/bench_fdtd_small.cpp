@@ -14,9 +14,7 @@
 //       onepass     one pass with the CPML folded in (EngineTuning::onepass_cpml), stream launches;
 //       onepass+graph  the same in graphs;
 //       persistent  the steps of a run() call in one cooperative kernel, two phases per step in
-//                   place (EngineTuning::Step::persistent), the flat kernel (fields in L2);
-//       resident    the same with the resident kernel (each block's box of fields in shared
-//                   memory; where it does not fit, the flat kernel: see resident_steps);
+//                   place (EngineTuning::Step::persistent);
 //       default     EngineTuning{} (what users get).
 //     (The graph8 / graph128 / L2-window variants of fdtd_small_grids_h100.md are left out since
 //     they were measured: no difference / slower.)
@@ -116,20 +114,17 @@ std::vector<Variant> variants() {
     return t;
   };
   using OC = EngineTuning::OnePassCpml;
-  auto persistent = [&](EngineTuning::PersistentKernel k) {
+  auto persistent = [&]() {
     EngineTuning t = mk(GR::off, 0, LP::off);
     t.step = EngineTuning::Step::persistent;
-    t.persistent_kernel = k;
     return t;
   };
-  using PK = EngineTuning::PersistentKernel;
   return {{"stream", mk(GR::off, 0, LP::off)},
           {"graph", mk(GR::on, 0, LP::off)},
           {"onepass_slabs+graph", one(GR::on, OC::slab_kernels)},
           {"onepass", one(GR::off, OC::folded)},
           {"onepass+graph", one(GR::on, OC::folded)},
-          {"persistent", persistent(PK::flat)},
-          {"resident", persistent(PK::resident)},
+          {"persistent", persistent()},
           {"default", EngineTuning{}}};
 }
 
@@ -180,12 +175,12 @@ int run_rows(int argc, char** argv) {
       const double bpc = vem_bench::ideal_bytes_for(*eng, op, folded);
       const double gbs = mcells * 1e6 * bpc / 1e9;
       std::cerr << grid.str() << " " << v.name << ": " << mcells << " Mcells/s, " << s / steps * 1e6
-                << " us/step, one-pass steps " << onep << ", persistent " << pers << ", resident " << eng->resident_steps() << "\n";
+                << " us/step, one-pass steps " << onep << ", persistent " << pers << "\n";
       js << (first ? "" : ",\n") << "    {\"grid\": \"" << grid.str() << "\", \"cells\": " << cells << ", \"variant\": \""
          << v.name << "\", \"steps\": " << steps << ", \"seconds\": " << s << ", \"us_per_step\": " << s / steps * 1e6
          << ", \"mcells_per_s\": " << mcells << ", \"bytes_per_cell_step\": " << bpc << ", \"GBps\": " << gbs
          << ", \"fraction_of_copy\": " << (copy > 0 ? gbs / copy : 0) << ", \"one_pass_steps\": " << onep
-         << ", \"persistent_steps\": " << pers << ", \"resident_steps\": " << eng->resident_steps() << "}";
+         << ", \"persistent_steps\": " << pers << "}";
       first = false;
       md << "| " << grid.str() << " | " << v.name << " | " << steps << " | " << std::setprecision(1) << s / steps * 1e6
          << " | " << std::setprecision(0) << mcells << " | " << std::setprecision(1) << bpc << " | "

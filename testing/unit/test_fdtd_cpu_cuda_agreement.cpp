@@ -540,15 +540,9 @@ TEST(CpuCudaAgreementOnePass, FoldedCpml) {
 // one launch (1024 steps), and steps in two passes in between (a DFT monitor for some steps: the
 // slab kernels must find the psi the kernel left). A model the kernel cannot step (periodic and
 // PMC faces, a magnetic source) asked for persistent steps takes the one-pass step instead.
-// Both kernels: flat (the fields in L2) and resident (each block's box of fields in shared memory,
-// the faces exchanged through the global arrays; the grid of 98 x 62 x 44 samples is cut into
-// boxes across all three axes, so every face exchange and the probes' owner blocks are exercised).
 TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
-  using PK = EngineTuning::PersistentKernel;
-  for (PK kernel : {PK::flat, PK::resident})
   for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
-    const char* kname = kernel == PK::flat ? "flat" : "resident";
     const FdtdOperator op(cpml_everywhere_setup(mode, 91));
     const EngineTuning two = two_pass_stream_tuning(mode);
     struct V { int total; bool two_pass_middle; const char* name; };
@@ -565,7 +559,6 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
       }
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
-      t.persistent_kernel = kernel;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       int expected = v.total;
       if (v.two_pass_middle) {
@@ -583,18 +576,17 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
       } else {
         ASSERT_EQ(eng->run(v.total), v.total);
       }
-      EXPECT_EQ(eng->persistent_steps(), expected) << kname << " " << v.name;
-      EXPECT_EQ(eng->resident_steps(), kernel == PK::resident ? expected : 0) << kname << " " << v.name;
+      EXPECT_EQ(eng->persistent_steps(), expected) << v.name;
       EXPECT_EQ(eng->one_pass_steps(), 0) << v.name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
         const auto [differ, norm] = count_differences(fa, fb);
         const double e = rel_l2(fa, fb);
-        std::cout << "persistent " << kname << " " << (mode == MaterialMode::indexed ? "indexed " : "arrays ") << v.name << " "
+        std::cout << "persistent " << (mode == MaterialMode::indexed ? "indexed " : "arrays ") << v.name << " "
                   << component_name(Component(ci)) << ": rel L2 " << e << ", " << differ << " of " << fa.size()
                   << " samples differ\n";
         EXPECT_GT(norm, 0.0);
-        EXPECT_LE(e, 1e-6) << kname << " " << v.name << " " << component_name(Component(ci));
+        EXPECT_LE(e, 1e-6) << v.name << " " << component_name(Component(ci));
       }
       const auto pa = eng->probes(), pb = ref->probes();
       ASSERT_EQ(pa.values.size(), pb.values.size());
@@ -634,15 +626,12 @@ TEST(CpuCudaAgreementStorage, NarrowStoragesMatchTheCpuEngineBitForBit) {
     std::string first;
     EXPECT_EQ(field_storage_rounding_mismatches(fs, &first), 0u)
         << field_storage_name(fs) << ": first mismatching float pattern " << first;
-    using PK = EngineTuning::PersistentKernel;
-    struct V { bool everywhere; MaterialMode mode; ST step; PK kernel; const char* name; };
-    const V variants[] = {{false, MaterialMode::indexed, ST::two_pass, PK::automatic, "two passes + DFT monitor, indexed"},
-                          {false, MaterialMode::coefficient_array, ST::one_pass, PK::automatic, "one pass, E again, arrays"},
-                          {true, MaterialMode::indexed, ST::one_pass, PK::automatic, "one pass, CPML folded, indexed"},
-                          {true, MaterialMode::coefficient_array, ST::persistent, PK::flat, "persistent flat, arrays"},
-                          {true, MaterialMode::indexed, ST::persistent, PK::flat, "persistent flat, indexed"},
-                          {true, MaterialMode::coefficient_array, ST::persistent, PK::resident, "persistent resident, arrays"},
-                          {true, MaterialMode::indexed, ST::persistent, PK::resident, "persistent resident, indexed"}};
+    struct V { bool everywhere; MaterialMode mode; ST step; const char* name; };
+    const V variants[] = {{false, MaterialMode::indexed, ST::two_pass, "two passes + DFT monitor, indexed"},
+                          {false, MaterialMode::coefficient_array, ST::one_pass, "one pass, E again, arrays"},
+                          {true, MaterialMode::indexed, ST::one_pass, "one pass, CPML folded, indexed"},
+                          {true, MaterialMode::coefficient_array, ST::persistent, "persistent, arrays"},
+                          {true, MaterialMode::indexed, ST::persistent, "persistent, indexed"}};
     for (const V& v : variants) {
       FdtdSetup setup = v.everywhere ? cpml_everywhere_setup(v.mode, 77) : make_setup(v.mode, 77);
       // The soft sources' moments (1 A m, 377 V m in sub-millimetre cells) give fields near 1e8,
@@ -655,7 +644,6 @@ TEST(CpuCudaAgreementStorage, NarrowStoragesMatchTheCpuEngineBitForBit) {
       const FdtdOperator op(setup);
       EngineTuning t = two_pass_stream_tuning(v.mode);
       t.step = v.step;
-      t.persistent_kernel = v.kernel;
       auto cpu = make_engine(op, Backend::cpu);
       auto gpu = make_engine(op, Backend::cuda, 0, nullptr, t);
       auto gpu32 = make_engine(wide, Backend::cuda, 0, nullptr, t);
@@ -672,7 +660,6 @@ TEST(CpuCudaAgreementStorage, NarrowStoragesMatchTheCpuEngineBitForBit) {
       }
       ASSERT_EQ(gpu32->run(n), n);
       if (v.step == ST::persistent) EXPECT_EQ(gpu->persistent_steps(), n) << label;
-      if (v.kernel == PK::resident) EXPECT_EQ(gpu->resident_steps(), n) << label;
       if (v.step == ST::one_pass) EXPECT_EQ(gpu->one_pass_steps(), n) << label;
       for (int ci = 0; ci < 6; ++ci) {
         const Component comp = Component(ci);

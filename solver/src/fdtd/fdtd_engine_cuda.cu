@@ -889,7 +889,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
   std::int64_t persistent_steps() const override { return persistent_steps_; }
-  std::int64_t resident_steps() const override { return resident_steps_; }
   int coefficient_arrays_stored() const override { return use_table_ ? 0 : coef_distinct_; }
   bool set_fused_e_source(const float* const s[3]) override {
     if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
@@ -1049,9 +1048,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> persistent_values_;
   DeviceArray<float*> persistent_table_;
   std::int64_t persistent_steps_ = 0;
-  // The resident kernel's plan (usable() false: the flat kernel) and its steps.
-  onepass::ResidentPlan resident_plan_;
-  std::int64_t resident_steps_ = 0;
   static constexpr int kPersistentLaunchSteps = 1024;
   // Automatic: persistent stepping below this many cells where the model allows it (measured,
   // testing/benchmarks/results/fdtd_small_grids_h100.md, one H100, same run, Mcells/s default
@@ -1560,30 +1556,6 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   persistent_table_.allocate(6, "persistent probe table");
   persistent_table_.upload(t, 6);
   persistent_ = true;
-  // The kernel (EngineTuning::persistent_kernel): resident where its boxes fit and every probe is
-  // a sample of the grid (the resident kernel records a probe from the box that owns it).
-  using PK = EngineTuning::PersistentKernel;
-  PK kind = tuning.persistent_kernel;
-  if (kind == PK::automatic) {
-    if (const char* v = std::getenv("VEM_PERSISTENT_KERNEL")) {
-      const std::string e = v;
-      if (e == "flat") kind = PK::flat;
-      else if (e == "resident") kind = PK::resident;
-      else if (!e.empty()) fail("VEM_PERSISTENT_KERNEL=", e, ": use flat or resident");
-    }
-  }
-  resident_plan_ = {};
-  if (kind == PK::flat) return;
-  const FieldLayout& L = op_.layout();
-  for (const auto& pr : op_.probes()) {
-    const std::int64_t rel = pr.offset - L.origin;
-    const std::int64_t k = (rel + L.sz) / L.sz - 1, rem = rel - k * L.sz;
-    const std::int64_t j = (rem + L.sy) / L.sy - 1, i = rem - j * L.sy;
-    if (i < 0 || i > g_.nx || j < 0 || j > g_.ny || k < 0 || k > g_.nz) return;
-  }
-  int per_sm = 0;
-  if (const char* v = std::getenv("VEM_RESIDENT_PER_SM")) per_sm = std::atoi(v);
-  resident_plan_ = onepass::plan_resident(onepass_grid_, onepass_coefs_, storage_, device_, per_sm);
 }
 
 // After a one-pass step with folded H corrections: psi^n (written into the second set) becomes
@@ -1918,9 +1890,8 @@ void FdtdEngineCuda::run_persistent(int n) {
     float* now[6];
     for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
     onepass::launch_persistent(onepass_grid_, onepass_coefs_, storage_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
-                               m, device_, stream_, &resident_plan_);
+                               m, device_, stream_);
     persistent_steps_ += m;
-    if (resident_plan_.usable()) resident_steps_ += m;
     done += m;
   }
 }

@@ -110,8 +110,6 @@ class FdtdEngine {
   virtual std::int64_t one_pass_steps() const { return 0; }
   // Steps taken by the persistent kernel (CUDA engine, EngineTuning::Step::persistent); 0 for the others.
   virtual std::int64_t persistent_steps() const { return 0; }
-  // Of those, steps taken by the resident kernel (EngineTuning::PersistentKernel::resident).
-  virtual std::int64_t resident_steps() const { return 0; }
   // Coefficient arrays the engine holds in its own memory when it reads a coefficient-array model
   // as arrays (CUDA engine: of the 12, those equal bit for bit to another of the same kind are
   // stored once, e.g. 4 for an isotropic medium without edge averaging); 0 otherwise.
@@ -206,15 +204,6 @@ struct EngineTuning {
   // most 8 E point-source components, the CPML folded (otherwise the one-pass step is taken). Same
   // fields bit for bit. VEM_FDTD_STEP=persistent asks for it.
   enum class Step { automatic, two_pass, one_pass, persistent } step = Step::automatic;
-  // persistent_kernel: the kernel of persistent stepping (fdtd/cuda/fused_step.h). flat: one sample
-  // per thread and grid-stride, the fields read from and written to L2 in every phase. resident:
-  // each block keeps the fields of a box of samples in its shared memory for the whole launch and
-  // exchanges only the box faces through L2 (grids whose fields fit the multiprocessors' shared
-  // memory: about 100^3 samples in float32 on an H100; larger grids, or a probe outside the
-  // grid's samples, take the flat kernel). automatic: the measured default
-  // (testing/benchmarks/results/fdtd_small_grids_h100.md); VEM_PERSISTENT_KERNEL=flat|resident
-  // overrides it. Same fields bit for bit.
-  enum class PersistentKernel { automatic, flat, resident } persistent_kernel = PersistentKernel::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
   // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps

@@ -171,31 +171,22 @@ __device__ __forceinline__ void h_cpml(const CpmlSet& cs, const Fields<T>& F, co
   }
 }
 
-__device__ __forceinline__ float h_update(float a, float h, float b, float d1, float i1, float d2, float i2) {
-  return a * h - b * (d1 * i1 - d2 * i2);
-}
-__device__ __forceinline__ float e_update(float a, float e, float b, float d1, float i1, float d2, float i2) {
-  return a * e + b * (d1 * i1 - d2 * i2);
-}
-// One slab's E corrections at (i, j, k) (ELECTRIC; cpml_cell<A, true>'s), or its H corrections with the
-// differences given (the resident kernel's; h_slab reads them itself): d0 / d1 the differences along
-// A of the sources of corrections 0 / 1 (cpml_source), taken from the update's operands; upd: bit c
-// set when component c of the field (E_c, or H_c) is updated at this sample; key: the sample's
-// material key; f0, f1, f2: the field's three components.
-template <int A, bool ELECTRIC, class T, class Coef>
-__device__ __forceinline__ void cpml_slab(const Slab& s, const Coef& coef, int i, int j, int k, long long o,
-                                          unsigned upd, int key, const float d0, const float d1, float& f0, float& f1,
-                                          float& f2) {
+// One slab's E corrections at (i, j, k): cpml_cell<A, true>'s, with d0 / d1 the differences along
+// A of the sources of corrections 0 / 1 (cpml_source), taken from e_sample's operands; upd: bit c
+// set when E_c is updated at this sample; key: the sample's material key.
+template <int A, class T, class Coef>
+__device__ __forceinline__ void e_slab(const Slab& s, const Coef& coef, int i, int j, int k, long long o,
+                                       unsigned upd, int key, const float d0, const float d1, float& ex, float& ey,
+                                       float& ez) {
   const int x = A == 0 ? i : (A == 1 ? j : k);
   const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
   const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
 #pragma unroll
   for (int q = 0; q < 2; ++q) {
-    const int comp = cuda_kernels::cpml_component(A, ELECTRIC, q);
-    const int f = ELECTRIC ? comp : comp - 3;
-    if (!(upd & (1u << f))) continue;
-    float& v = f == 0 ? f0 : (f == 1 ? f1 : f2);
-    v = rnd<T>(v) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
+    const int comp = cuda_kernels::cpml_component(A, true, q);
+    if (!(upd & (1u << comp))) continue;
+    float& e = comp == 0 ? ex : (comp == 1 ? ey : ez);
+    e = rnd<T>(e) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), q == 0 ? 1.0f : -1.0f,
                                       (q == 0 ? d0 : d1) * s.inv_d, s.psi_in[q][t], s.lagged, &s.psi_out[q][t]);
   }
 }
@@ -234,7 +225,7 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
     const float h = LD::field(A.f[3] + o);
     if (ux) {
       const float ey_p = LD::field(Ey + o + sz);
-      hx = h_update(coef.a(3, o, key), h, coef.b(3, o, key), LD::field(Ez + o + sy) - ez, idy, ey_p - ey, idz);
+      hx = coef.a(3, o, key) * h - coef.b(3, o, key) * ((LD::field(Ez + o + sy) - ez) * idy - (ey_p - ey) * idz);
     } else {
       hx = h;
     }
@@ -243,7 +234,7 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
     const float h = LD::field(A.f[4] + o);
     if (uy) {
       const float ex_p = LD::field(Ex + o + sz);
-      hy = h_update(coef.a(4, o, key), h, coef.b(4, o, key), ex_p - ex, idz, LD::field(Ez + o + 1) - ez, idx);
+      hy = coef.a(4, o, key) * h - coef.b(4, o, key) * ((ex_p - ex) * idz - (LD::field(Ez + o + 1) - ez) * idx);
     } else {
       hy = h;
     }
@@ -251,7 +242,7 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
   if (MASK & kHz) {
     const float h = LD::field(A.f[5] + o);
     if (uz)
-      hz = h_update(coef.a(5, o, key), h, coef.b(5, o, key), LD::field(Ey + o + 1) - ey, idx, LD::field(Ex + o + sy) - ex, idy);
+      hz = coef.a(5, o, key) * h - coef.b(5, o, key) * ((LD::field(Ey + o + 1) - ey) * idx - (LD::field(Ex + o + sy) - ex) * idy);
     else
       hz = h;
   }
@@ -266,14 +257,15 @@ __device__ __forceinline__ void h_sample(const Fields<T>& A, const Grid& g, cons
 
 // E^{n+1} at sample (i, j, k) from E^n (ex, ey, ez) and H^{n+1/2}: the own sample's hx, hy, hz, hx and
 // hy at k-1 (hx_m, hy_m), Hz and Hx at j-1 (hz_jm, hx_jm), Hz and Hy at i-1 (hz_im, hy_im); update_e_bulk's
-// expressions and range tests, into nx, ny, nz (before the store's rounding).
-// With E slabs in ce, their corrections. TILE: bits = e_bits(g, ce, i, j); otherwise tested in
-// full. FAST: as h_sample's, with known_key the sample's material key (h_sample's).
-template <bool FAST, bool TILE, class T, class Coef>
-__device__ __forceinline__ void e_values(const Grid& g, const Coef& coef, const CpmlSet& ce, unsigned bits, int i,
-                                         int j, int k, long long o, float ex, float ey, float ez, float hx, float hy,
-                                         float hz, float hx_m, float hy_m, float hz_jm, float hx_jm, float hz_im,
-                                         float hy_im, int known_key, float& nx, float& ny, float& nz) {
+// expressions and range tests. Writes the three components into B.
+// With E slabs in ce, their corrections before the store. TILE: bits = e_bits(g, ce, i, j);
+// otherwise tested in full. FAST: as h_sample's, with known_key the sample's material key
+// (h_sample's).
+template <bool FAST = false, bool TILE = true, class Coef, class T>
+__device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce,
+                                         unsigned bits, int i, int j, int k, long long o, float ex, float ey, float ez,
+                                         float hx, float hy, float hz, float hx_m, float hy_m, float hz_jm,
+                                         float hx_jm, float hz_im, float hy_im, int known_key = 0) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   auto xy = [&](int c) {
     return TILE ? (bits & (1u << c)) != 0u : in(i, g.lo[c][0], g.hi[c][0]) && in(j, g.lo[c][1], g.hi[c][1]);
@@ -282,9 +274,9 @@ __device__ __forceinline__ void e_values(const Grid& g, const Coef& coef, const 
   const bool uy = FAST || (xy(1) && in(k, g.lo[1][2], g.hi[1][2]));
   const bool uz = FAST || (xy(2) && in(k, g.lo[2][2], g.hi[2][2]));
   const int key = FAST ? known_key : ((ux || uy || uz) ? coef.key(o) : 0);
-  nx = ux ? e_update(coef.a(0, o, key), ex, coef.b(0, o, key), hz - hz_jm, idy, hy - hy_m, idz) : ex;
-  ny = uy ? e_update(coef.a(1, o, key), ey, coef.b(1, o, key), hx - hx_m, idz, hz - hz_im, idx) : ey;
-  nz = uz ? e_update(coef.a(2, o, key), ez, coef.b(2, o, key), hy - hy_im, idx, hx - hx_jm, idy) : ez;
+  float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
+  float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
+  float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
   const unsigned upd = unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2;
   unsigned slabs = 0;
   if (!FAST) slabs = TILE ? bits >> kSlabBit : (ce.count == 0 || inner(ce, i, j, k) ? 0u : (1u << ce.count) - 1u);
@@ -292,22 +284,11 @@ __device__ __forceinline__ void e_values(const Grid& g, const Coef& coef, const 
     const Slab& s = ce.s[__ffs(int(m)) - 1];
     if (!in_slab_z(s, k) || (!TILE && !in_slab_xy(s, i, j))) continue;
     switch (s.axis) {
-      case 0: cpml_slab<0, true, T>(s, coef, i, j, k, o, upd, key, hy - hy_im, hz - hz_im, nx, ny, nz); break;
-      case 1: cpml_slab<1, true, T>(s, coef, i, j, k, o, upd, key, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
-      default: cpml_slab<2, true, T>(s, coef, i, j, k, o, upd, key, hx - hx_m, hy - hy_m, nx, ny, nz); break;
+      case 0: e_slab<0, T>(s, coef, i, j, k, o, upd, key, hy - hy_im, hz - hz_im, nx, ny, nz); break;
+      case 1: e_slab<1, T>(s, coef, i, j, k, o, upd, key, hz - hz_jm, hx - hx_jm, nx, ny, nz); break;
+      default: e_slab<2, T>(s, coef, i, j, k, o, upd, key, hx - hx_m, hy - hy_m, nx, ny, nz); break;
     }
   }
-}
-
-// e_values stored into B.
-template <bool FAST = false, bool TILE = true, class Coef, class T>
-__device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce,
-                                         unsigned bits, int i, int j, int k, long long o, float ex, float ey, float ez,
-                                         float hx, float hy, float hz, float hx_m, float hy_m, float hz_jm,
-                                         float hx_jm, float hz_im, float hy_im, int known_key = 0) {
-  float nx, ny, nz;
-  e_values<FAST, TILE, T>(g, coef, ce, bits, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im, hy_im,
-                          known_key, nx, ny, nz);
   st(B.f[0] + o, nx);
   st(B.f[1] + o, ny);
   st(B.f[2] + o, nz);
@@ -531,233 +512,6 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
   }
 }
 
-// Resident stepping (launch_persistent with a ResidentPlan; fused_step.h): each block owns a box
-// of samples for the whole launch and keeps its six fields in shared memory, E at the box's
-// samples plus one layer beyond its high faces, H at the box's samples plus one layer before its
-// low faces (the neighbours' values the updates read). A step:
-//   H phase: H^{n+1/2} of the own samples from shared memory (h_update, the H slabs through
-//     cpml_slab with psi in place in global memory, own thread only); the samples on the box's
-//     high faces also stored to the global arrays;
-//   grid barrier; the H layer before the low faces read from the global arrays (the neighbours'
-//     high faces; at the domain's low faces the ghost samples, never written);
-//   E phase: E^{n+1} of the own samples (e_values with its slabs, then the E point sources); the
-//     samples on the low faces also stored to the global arrays;
-//   grid barrier; the E layer beyond the high faces read from the global arrays (0 beyond the
-//     grid: read by no update).
-// So a step moves only the faces through L2, and the global arrays hold every sample again when
-// the launch ends (all own samples stored). Shared memory holds each value rounded as its store
-// would round it (rnd), so every storage gives the two-pass kernels' fields bit for bit. The probes
-// are recorded by the block that owns their sample, from shared memory, after each phase.
-constexpr int kResidentThreads = 256;
-constexpr int kResidentMaxPerSm = 4;
-
-// The own samples of a box (ex x ey) of a block, walked with stride `stride` without divisions.
-struct BoxWalk {
-  int ex, ey, si, sj, sk;
-  __device__ __forceinline__ BoxWalk(int ex_, int ey_, int stride) : ex(ex_), ey(ey_) {
-    si = stride % ex;
-    sj = (stride / ex) % ey;
-    sk = stride / (ex * ey);
-  }
-  __device__ __forceinline__ void split(int u, int& i, int& j, int& k) const {
-    i = u % ex;
-    j = (u / ex) % ey;
-    k = u / (ex * ey);
-  }
-  __device__ __forceinline__ void advance(int& i, int& j, int& k) const {
-    i += si;
-    int c = i >= ex;
-    i -= c * ex;
-    j += sj + c;
-    c = j >= ey;
-    j -= c * ey;
-    k += sk + c;
-  }
-};
-
-// The H slabs holding (i, j, k) (tested in full, as h_cpml with TILE = false), with the forward
-// differences of their E sources from shared memory: sE + c * V is E_c, l the sample's index,
-// step[a] the index step along axis a.
-template <class T, class Coef>
-__device__ __forceinline__ void resident_h_cpml(const CpmlSet& cs, const Coef& coef, int i, int j, int k, long long o,
-                                                unsigned upd, int key, const float* sE, int V, int l,
-                                                const int step[3], float& hx, float& hy, float& hz) {
-  if (cs.count == 0 || inner(cs, i, j, k)) return;
-  auto d = [&](int src, int a) { return sE[src * V + l + step[a]] - sE[src * V + l]; };
-  for (int p = 0; p < cs.count; ++p) {
-    const Slab& s = cs.s[p];
-    if (!in_slab_z(s, k) || !in_slab_xy(s, i, j)) continue;
-    using cuda_kernels::cpml_source;
-    switch (s.axis) {
-      case 0:
-        cpml_slab<0, false, T>(s, coef, i, j, k, o, upd, key, d(cpml_source(0, false, 0), 0),
-                               d(cpml_source(0, false, 1), 0), hx, hy, hz);
-        break;
-      case 1:
-        cpml_slab<1, false, T>(s, coef, i, j, k, o, upd, key, d(cpml_source(1, false, 0), 1),
-                               d(cpml_source(1, false, 1), 1), hx, hy, hz);
-        break;
-      default:
-        cpml_slab<2, false, T>(s, coef, i, j, k, o, upd, key, d(cpml_source(2, false, 0), 2),
-                               d(cpml_source(2, false, 1), 2), hx, hy, hz);
-        break;
-    }
-  }
-}
-
-// The probes of one field (electric or not) that lie in this block's box, from shared memory.
-__device__ __forceinline__ void resident_probes(const ProbeSet& pr, const Grid& g, int step, bool electric,
-                                                const int o3[3], const int e3[3], const float* sE, const float* sH,
-                                                int V, int P0, int P01) {
-  for (int q = int(threadIdx.x); q < pr.count; q += int(blockDim.x)) {
-    const int c = pr.field[q];
-    if ((c < 3) != electric) continue;
-    const long long rel = pr.offset[q] - g.origin;
-    const long long k = (rel + g.sz) / g.sz - 1;  // floor division (as recompute_boxes)
-    const long long rem = rel - k * g.sz;
-    const long long j = (rem + g.sy) / g.sy - 1;
-    const long long i = rem - j * g.sy;
-    const long long li = i - o3[0], lj = j - o3[1], lk = k - o3[2];
-    if (li < 0 || li >= e3[0] || lj < 0 || lj >= e3[1] || lk < 0 || lk >= e3[2]) continue;
-    const int l = int(li) + P0 * int(lj) + P01 * int(lk);
-    pr.out[(long long)step * pr.count + q] = electric ? sE[c * V + l] : sH[(c - 3) * V + l + 1 + P0 + P01];
-  }
-}
-
-template <class Coef, class T>
-__global__ void __launch_bounds__(kResidentThreads, kResidentMaxPerSm)
-    resident_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
-                   ResidentPlan rb, int steps) {
-  extern __shared__ float smem[];
-  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  const int b = int(blockIdx.x);
-  const int o3[3] = {(b % rb.boxes[0]) * rb.d[0], ((b / rb.boxes[0]) % rb.boxes[1]) * rb.d[1],
-                     (b / (rb.boxes[0] * rb.boxes[1])) * rb.d[2]};
-  const int e3[3] = {min(rb.d[0], g.nx + 1 - o3[0]), min(rb.d[1], g.ny + 1 - o3[1]), min(rb.d[2], g.nz + 1 - o3[2])};
-  const int ex = e3[0], ey = e3[1], ez = e3[2];
-  // E sample (li, lj, lk), 0 <= l* <= e*, at li + P0 lj + P01 lk; H sample (li, lj, lk),
-  // -1 <= l* < e*, at the E index + HO.
-  const int P0 = ex + 1, P01 = P0 * (ey + 1), V = P01 * (ez + 1), HO = 1 + P0 + P01;
-  const int step3[3] = {1, P0, P01};
-  float* sE = smem;
-  float* sH = smem + 3 * V;
-  const int tid = int(threadIdx.x), nt = int(blockDim.x);
-  const long long sy = g.sy, sz = g.sz;
-  auto offset = [&](int i, int j, int k) { return g.origin + i + (long long)j * sy + (long long)k * sz; };
-  for (int q = tid; q < V; q += nt) {
-    const int qi = q % P0, qj = (q / P0) % (ey + 1), qk = q / P01;
-    const int i = o3[0] + qi, j = o3[1] + qj, k = o3[2] + qk;
-    const bool in_grid = i <= g.nx && j <= g.ny && k <= g.nz;
-    const long long o = offset(i, j, k);
-    for (int c = 0; c < 3; ++c) {
-      sE[c * V + q] = in_grid ? cuda_kernels::ldcg(F.f[c] + o) : 0.0f;
-      sH[c * V + q] = cuda_kernels::ldcg(F.f[3 + c] + o - 1 - sy - sz);  // sample (i-1, j-1, k-1)
-    }
-  }
-  __syncthreads();
-  const int own = ex * ey * ez;
-  const BoxWalk walk(ex, ey, nt);
-  int fi, fj, fk;
-  walk.split(tid, fi, fj, fk);
-  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  for (int s = 0; s < steps; ++s) {
-    int li = fi, lj = fj, lk = fk;
-    for (int u = tid; u < own; u += nt, walk.advance(li, lj, lk)) {
-      const int i = o3[0] + li, j = o3[1] + lj, k = o3[2] + lk;
-      const int l = li + P0 * lj + P01 * lk;
-      const long long o = offset(i, j, k);
-      const float e_x = sE[l], e_y = sE[V + l], e_z = sE[2 * V + l];
-      const bool ux = k < g.nz && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
-      const bool uy = k < g.nz && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
-      const bool uz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
-      const int key = (ux || uy || uz) ? coef.key(o) : 0;
-      float hx = sH[l + HO], hy = sH[V + l + HO], hz = sH[2 * V + l + HO];
-      if (ux) hx = h_update(coef.a(3, o, key), hx, coef.b(3, o, key), sE[2 * V + l + P0] - e_z, idy, sE[V + l + P01] - e_y, idz);
-      if (uy) hy = h_update(coef.a(4, o, key), hy, coef.b(4, o, key), sE[l + P01] - e_x, idz, sE[2 * V + l + 1] - e_z, idx);
-      if (uz) hz = h_update(coef.a(5, o, key), hz, coef.b(5, o, key), sE[V + l + 1] - e_y, idx, sE[l + P0] - e_x, idy);
-      resident_h_cpml<T>(ch, coef, i, j, k, o, unsigned(ux) | unsigned(uy) << 1 | unsigned(uz) << 2, key, sE, V, l,
-                         step3, hx, hy, hz);
-      hx = rnd<T>(hx);
-      hy = rnd<T>(hy);
-      hz = rnd<T>(hz);
-      sH[l + HO] = hx;
-      sH[V + l + HO] = hy;
-      sH[2 * V + l + HO] = hz;
-      if (li == ex - 1 || lj == ey - 1 || lk == ez - 1) {
-        st(F.f[3] + o, hx);
-        st(F.f[4] + o, hy);
-        st(F.f[5] + o, hz);
-      }
-    }
-    grid.sync();
-    // The H layer before the low faces: x face (li = -1), y face (lj = -1), z face (lk = -1).
-    const int fx = ey * ez, fy = ex * ez, fz = ex * ey;
-    for (int q = tid; q < fx + fy + fz; q += nt) {
-      int r = q;
-      if (r < fx) { li = -1; lj = r % ey; lk = r / ey; }
-      else if ((r -= fx) < fy) { li = r % ex; lj = -1; lk = r / ex; }
-      else { r -= fy; li = r % ex; lj = r / ex; lk = -1; }
-      const long long o = offset(o3[0] + li, o3[1] + lj, o3[2] + lk);
-      const int h = li + P0 * lj + P01 * lk + HO;
-      for (int cc = 0; cc < 3; ++cc) sH[cc * V + h] = cuda_kernels::ldcg(F.f[3 + cc] + o);
-    }
-    if (probes.count > 0) resident_probes(probes, g, s, false, o3, e3, sE, sH, V, P0, P01);
-    __syncthreads();
-    li = fi, lj = fj, lk = fk;
-    for (int u = tid; u < own; u += nt, walk.advance(li, lj, lk)) {
-      const int i = o3[0] + li, j = o3[1] + lj, k = o3[2] + lk;
-      const int l = li + P0 * lj + P01 * lk, h = l + HO;
-      const long long o = offset(i, j, k);
-      float nx, ny, nz;
-      e_values<false, false, T>(g, coef, ce, 0u, i, j, k, o, sE[l], sE[V + l], sE[2 * V + l], sH[h], sH[V + h],
-                                sH[2 * V + h], sH[h - P01], sH[V + h - P01], sH[2 * V + h - P0], sH[h - P0],
-                                sH[2 * V + h - 1], sH[V + h - 1], 0, nx, ny, nz);
-      nx = rnd<T>(nx);
-      ny = rnd<T>(ny);
-      nz = rnd<T>(nz);
-      for (int q = 0; q < src.count; ++q) {
-        if (src.offset[q] != o) continue;
-        float& f = src.field[q] == 0 ? nx : (src.field[q] == 1 ? ny : nz);
-        const float v = __ldg(src.value + (long long)s * src.count + q);
-        f = rnd<T>(src.set[q] ? v : f + v);
-      }
-      sE[l] = nx;
-      sE[V + l] = ny;
-      sE[2 * V + l] = nz;
-      if (li == 0 || lj == 0 || lk == 0) {
-        st(F.f[0] + o, nx);
-        st(F.f[1] + o, ny);
-        st(F.f[2] + o, nz);
-      }
-    }
-    grid.sync();
-    // The E layer beyond the high faces (inside the grid only).
-    for (int q = tid; q < fx + fy + fz; q += nt) {
-      int r = q;
-      if (r < fx) { li = ex; lj = r % ey; lk = r / ey; }
-      else if ((r -= fx) < fy) { li = r % ex; lj = ey; lk = r / ex; }
-      else { r -= fy; li = r % ex; lj = r / ex; lk = ez; }
-      const int i = o3[0] + li, j = o3[1] + lj, k = o3[2] + lk;
-      if (i > g.nx || j > g.ny || k > g.nz) continue;
-      const long long o = offset(i, j, k);
-      const int l = li + P0 * lj + P01 * lk;
-      for (int cc = 0; cc < 3; ++cc) sE[cc * V + l] = cuda_kernels::ldcg(F.f[cc] + o);
-    }
-    if (probes.count > 0) resident_probes(probes, g, s, true, o3, e3, sE, sH, V, P0, P01);
-    __syncthreads();
-  }
-  // Every own sample back to the global arrays.
-  int li = fi, lj = fj, lk = fk;
-  for (int u = tid; u < own; u += nt, walk.advance(li, lj, lk)) {
-    const int l = li + P0 * lj + P01 * lk;
-    const long long o = offset(o3[0] + li, o3[1] + lj, o3[2] + lk);
-    for (int c = 0; c < 3; ++c) {
-      st(F.f[c] + o, sE[c * V + l]);
-      st(F.f[3 + c] + o, sH[c * V + l + HO]);
-    }
-  }
-}
-
 // E again in boxes: one thread per sample, the boxes one after the other along the flat index.
 constexpr int kMaxBoxes = 24;
 struct BoxSet {
@@ -862,41 +616,6 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   cfg.numAttrs = 1;
   VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps));
   VEM_CUDA_CHECK_LAUNCH("persistent_steps");
-}
-
-// The resident kernel of storage T and coefficients Coef, allowed `smem` bytes of dynamic shared
-// memory; its resident blocks per multiprocessor with that much (0 when none fits).
-template <class Coef, class T>
-int resident_blocks_per_sm(std::size_t smem) {
-  auto kernel = resident_steps<Coef, T>;
-  int optin = 0, dev = 0;
-  VEM_CUDA_CHECK(cudaGetDevice(&dev));
-  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev));
-  if (smem > std::size_t(optin)) return 0;
-  VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-  int per_sm = 0;
-  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kResidentThreads, smem));
-  return per_sm;
-}
-
-template <class Coef, class T>
-void resident_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
-                     const SourceSet& src, const ProbeSet& probes, const ResidentPlan& plan, int steps,
-                     cudaStream_t stream) {
-  auto kernel = resident_steps<Coef, T>;
-  VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(plan.smem)));
-  cudaLaunchConfig_t cfg = {};
-  cfg.stream = stream;
-  cfg.gridDim = dim3(unsigned(plan.boxes[0] * plan.boxes[1] * plan.boxes[2]));
-  cfg.blockDim = dim3(kResidentThreads);
-  cfg.dynamicSmemBytes = plan.smem;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeCooperative;
-  attr[0].val.cooperative = 1;
-  cfg.attrs = attr;
-  cfg.numAttrs = 1;
-  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, plan, steps));
-  VEM_CUDA_CHECK_LAUNCH("resident_steps");
 }
 
 }  // namespace
@@ -1048,69 +767,15 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
-                       cudaStream_t stream, const ResidentPlan* resident) {
+                       cudaStream_t stream) {
   if (src.count < 0 || src.count > kMaxPersistentSources)
     fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
   if (steps <= 0) return;
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef(c, [&](const auto& coef) {
-      if (resident && resident->usable())
-        resident_launch(g, coef, F, cpml_h, cpml_e, src, probes, *resident, steps, stream);
-      else
-        persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, device, stream);
-    });
+    with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, device, stream); });
   });
-}
-
-ResidentPlan plan_resident(const Grid& g, const Coefs& c, FieldStorage storage, int device, int per_sm_wanted) {
-  const int n[3] = {g.nx + 1, g.ny + 1, g.nz + 1};
-  int sms = 0;
-  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  ResidentPlan best;
-  for (int per_sm = per_sm_wanted > 0 ? per_sm_wanted : kResidentMaxPerSm; per_sm >= 1; --per_sm) {
-    // Boxes of at most per_sm x sms blocks: the fewest rounds of kResidentThreads samples per
-    // block, then the least shared memory (halo layers).
-    const long long cap = (long long)per_sm * sms;
-    long long best_rounds = 0, best_vol = 0;
-    ResidentPlan cand;
-    for (int b0 = 1; b0 <= std::min<long long>(n[0], cap); ++b0)
-      for (int b1 = 1; b1 <= std::min<long long>(n[1], cap / b0); ++b1) {
-        const int b2 = int(std::min<long long>(n[2], cap / ((long long)b0 * b1)));
-        const int bs[3] = {b0, b1, b2};
-        ResidentPlan p;
-        for (int a = 0; a < 3; ++a) {
-          p.d[a] = (n[a] + bs[a] - 1) / bs[a];
-          p.boxes[a] = (n[a] + p.d[a] - 1) / p.d[a];
-        }
-        const long long own = (long long)p.d[0] * p.d[1] * p.d[2];
-        const long long vol = (long long)(p.d[0] + 1) * (p.d[1] + 1) * (p.d[2] + 1);
-        const long long rounds = (own + kResidentThreads - 1) / kResidentThreads;
-        if (cand.boxes[0] == 0 || rounds < best_rounds || (rounds == best_rounds && vol < best_vol)) {
-          cand = p;
-          best_rounds = rounds;
-          best_vol = vol;
-        }
-      }
-    if (cand.boxes[0] == 0) continue;
-    cand.smem = std::size_t(best_vol) * 6 * sizeof(float);
-    int fits = 0;
-    cuda_kernels::with_storage(storage, [&](auto t) {
-      using T = decltype(t);
-      with_coef(c, [&](const auto& coef) {
-        using C = std::decay_t<decltype(coef)>;
-        fits = resident_blocks_per_sm<C, T>(cand.smem);
-      });
-    });
-    if (fits >= per_sm) {
-      cand.per_sm = per_sm;
-      best = cand;
-      break;
-    }
-    if (per_sm_wanted > 0) break;
-  }
-  return best;
 }
 
 }  // namespace vem::onepass

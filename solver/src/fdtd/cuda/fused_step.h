@@ -131,27 +131,9 @@ struct ProbeSet {
   const long long* offset = nullptr;
   float* out = nullptr;
 };
-// Resident stepping (the resident kernel of fused_step.cu): the same steps, but each block keeps the
-// six fields of a box of samples in shared memory for the whole launch, with one layer of the
-// neighbours' samples around it; per phase only the box faces go through the global arrays
-// (L2), and every sample is stored back when the launch ends. A plan: boxes per axis, samples per
-// box along each axis (the last box of an axis may be shorter), resident blocks per multiprocessor
-// and the dynamic shared memory per block; usable() false when the grid does not fit.
-struct ResidentPlan {
-  int boxes[3] = {0, 0, 0};
-  int d[3] = {0, 0, 0};
-  int per_sm = 0;
-  std::size_t smem = 0;
-  bool usable() const { return boxes[0] > 0 && per_sm > 0; }
-};
-// The plan for grid g: the most blocks per multiprocessor (4, 3, 2, 1; or per_sm_wanted when > 0)
-// whose boxes fit the multiprocessor's shared memory, boxes chosen for the fewest samples per thread,
-// then the least shared memory.
-ResidentPlan plan_resident(const Grid& g, const Coefs& c, FieldStorage storage, int device, int per_sm_wanted);
-// resident: a usable plan steps with the resident kernel, otherwise (nullptr too) the flat one.
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
-                       cudaStream_t stream, const ResidentPlan* resident = nullptr);
+                       cudaStream_t stream);
 
 }  // namespace vem::onepass
