@@ -543,6 +543,24 @@ struct TileAcc {
   __device__ __forceinline__ float operator()(int x, int y, int z) const { return ho_smem[pb[z - ZLO] + x + y * WX]; }
 };
 
+// The leap-frog update of component SELF (C of E or H) at layout offset o from its curl, with the
+// sample's material key and current value u given (FdtdEngineCpu::bulk_ho's arithmetic; ho_store
+// reads key and u itself, the tiled kernel a plane ahead).
+template <bool ELECTRIC, int C, class Coef>
+__device__ __forceinline__ float ho_leapfrog(const Coef& coef, const FusedSource& src, int o, int key, float u,
+                                             float curl) {
+  constexpr int SELF = ELECTRIC ? C : 3 + C;
+  if (ELECTRIC) {
+    float jc = 0.0f;
+    if (src.s[0]) {
+      const float2 v = src.s[C][o];
+      jc = v.x * src.cr - v.y * src.ci;
+    }
+    return coef.a(SELF, o, key) * u + coef.b(SELF, o, key) * curl - jc;
+  }
+  return coef.a(SELF, o, key) * u - coef.b(SELF, o, key) * curl;
+}
+
 // The update of component SELF at layout offset o from its curl (same arithmetic as
 // FdtdEngineCpu::bulk_ho); s44 writes F^{n+1} into the array of F^{n-3}.
 template <bool ELECTRIC, int C, class Coef>
@@ -562,16 +580,17 @@ __device__ __forceinline__ void ho_store(const FieldPtrs& F, const HoParams& p, 
     float* h3 = p.hist[SELF][2];
     const float u0 = U[o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = h3[o];
     h3[o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
-  } else if (ELECTRIC) {
-    float jc = 0.0f;
-    if (src.s[0]) {
-      const float2 v = src.s[C][o];
-      jc = v.x * src.cr - v.y * src.ci;
-    }
-    U[o] = coef.a(SELF, o, key) * U[o] + coef.b(SELF, o, key) * curl - jc;
   } else {
-    U[o] = coef.a(SELF, o, key) * U[o] - coef.b(SELF, o, key) * curl;
+    U[o] = ho_leapfrog<ELECTRIC, C>(coef, src, o, key, U[o], curl);
   }
+}
+
+// The curl term of component C's update: D_{C+1} of accD's component minus D_{C+2} of accB's, each
+// scaled by its inverse cell size.
+template <bool ELECTRIC, int C, int SHAPE, class AccD, class AccB>
+__device__ __forceinline__ float ho_curl(const GridParams& g, const HoParams& p, const AccD& accD, const AccB& accB) {
+  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
+  return ho_dfast<B, !ELECTRIC, SHAPE>(accD, p.w) * g.inv_d[B] - ho_dfast<D, !ELECTRIC, SHAPE>(accB, p.w) * g.inv_d[D];
 }
 
 // Update of component C (0..2) of E (ELECTRIC) or H at layout offset o, D_a from the accessors of
@@ -581,10 +600,7 @@ template <bool ELECTRIC, int C, int SHAPE, class AccD, class AccB, class Coef>
 __device__ __forceinline__ void ho_apply(const FieldPtrs& F, const GridParams& g, const HoParams& p,
                                          const Coef& coef, const FusedSource& src, int o, const AccD& accD,
                                          const AccB& accB) {
-  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
-  const float curl = ho_dfast<B, !ELECTRIC, SHAPE>(accD, p.w) * g.inv_d[B] -
-                     ho_dfast<D, !ELECTRIC, SHAPE>(accB, p.w) * g.inv_d[D];
-  ho_store<ELECTRIC, C>(F, p, coef, src, o, curl);
+  ho_store<ELECTRIC, C>(F, p, coef, src, o, ho_curl<ELECTRIC, C, SHAPE>(g, p, accD, accB));
 }
 
 // A sample outside component SELF's update range keeps its value: with s44 it is copied into the
@@ -684,7 +700,7 @@ constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
 constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
 
-template <bool ELECTRIC, int SHAPE, class Coef>
+template <bool ELECTRIC, int SHAPE, int PF, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk) {
   pdl_begin();
@@ -739,10 +755,29 @@ __global__ void __launch_bounds__(kTileX * kTileY)
   }
   __syncthreads();
   const int lbase = (ty - LO) * WX + (tx - LO);
+  // The own sample's material key and three updated components (leap-frog schemes): PF 1 loads them
+  // at the start of the plane, before its curls; PF 2 one plane ahead, with the ring's next plane.
+  // Same values and arithmetic as ho_store's (ho_leapfrog); s44 reads them in ho_store.
+  constexpr int SELF0 = ELECTRIC ? 0 : 3;
+  const bool own_ahead = PF > 0 && !p.s44;
+  int key_n = 0;
+  float u_n[3] = {0.0f, 0.0f, 0.0f};
+  auto load_own = [&](int kz) {
+    if (!active) return;
+    const int o = g.origin + i + j * g.sy + kz * g.sz;
+    key_n = coef.key(o);
+#pragma unroll
+    for (int c = 0; c < 3; ++c) u_n[c] = F.f[SELF0 + c][o];
+  };
+  if (PF == 2 && own_ahead) load_own(k0);
   for (int k = k0; k <= k1; ++k) {
     // Window k+LO .. k+LO+3 is in the ring; plane k+LO+4 goes into the slot of k+LO after use.
     const bool more = k < k1;
+    if (PF == 1 && own_ahead) load_own(k);
+    const int key = key_n;
+    const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
     if (more) fetch(k + LO + 4);
+    if (PF == 2 && own_ahead && more) load_own(k + 1);
     if (active) {
       TileAcc<WX, LO> a[3];
 #pragma unroll
@@ -750,9 +785,15 @@ __global__ void __launch_bounds__(kTileX * kTileY)
 #pragma unroll
         for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
-      ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
-      ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
-      ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
+      if (own_ahead) {
+        F.f[SELF0][o] = ho_leapfrog<ELECTRIC, 0>(coef, src, o, key, u0, ho_curl<ELECTRIC, 0, SHAPE>(g, p, a[2], a[1]));
+        F.f[SELF0 + 1][o] = ho_leapfrog<ELECTRIC, 1>(coef, src, o, key, u1, ho_curl<ELECTRIC, 1, SHAPE>(g, p, a[0], a[2]));
+        F.f[SELF0 + 2][o] = ho_leapfrog<ELECTRIC, 2>(coef, src, o, key, u2, ho_curl<ELECTRIC, 2, SHAPE>(g, p, a[1], a[0]));
+      } else {
+        ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
+        ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
+        ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
+      }
     }
     if (more) {
       __syncthreads();
@@ -993,6 +1034,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
+  int ho_prefetch_ = 2;          // tiled: ho_interior_tiled's PF
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
@@ -1294,6 +1336,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
+    // tiled: when the own sample's key and values are loaded (ho_interior_tiled's PF; measuring:
+    // VEM_HO_PREFETCH=0|1|2).
+    if (const char* v = std::getenv("VEM_HO_PREFETCH")) ho_prefetch_ = std::atoi(v);
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
     // shell: the samples 0..n outside it, as up to six boxes.
@@ -1669,8 +1714,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       if (ho_kernel_ == HK::tiled) {
         const dim3 grid((ext[0] + kTileX - 1) / kTileX, (ext[1] + kTileY - 1) / kTileY,
                         (ext[2] + ho_chunk_ - 1) / ho_chunk_);
-        launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_, g_,
-                    ho_, bx, coef, fused_, ho_chunk_);
+        auto kernel = ho_prefetch_ == 2   ? ho_interior_tiled<ELECTRIC, SHAPE, 2, Coef>
+                      : ho_prefetch_ == 1 ? ho_interior_tiled<ELECTRIC, SHAPE, 1, Coef>
+                                          : ho_interior_tiled<ELECTRIC, SHAPE, 0, Coef>;
+        launch_smem(kernel, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_, g_, ho_, bx, coef, fused_, ho_chunk_);
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
       } else {
         const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
