@@ -17,6 +17,7 @@
 //  - the high-order schemes (fv24, fv24_wb, s22, s44) take a separate kernel path (update_ho_bulk,
 //    ho_cpml_slab below), so the Yee kernels are unchanged.
 // Every launch is checked (cuda_check.h).
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -698,9 +699,14 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 
 constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
-constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
+// ASYNC: a ring of 6 planes filled by asynchronous copies, two planes ahead; otherwise 4, staged
+// through registers one plane ahead.
+template <bool ASYNC>
+constexpr int kTileRing = ASYNC ? 6 : 4;
+template <bool ASYNC>
+constexpr std::size_t kTileSmemBytes = std::size_t(3) * kTileRing<ASYNC> * kTilePlane * sizeof(float);
 
-template <bool ELECTRIC, int SHAPE, int PF, class Coef>
+template <bool ELECTRIC, int SHAPE, bool ASYNC, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk) {
   pdl_begin();
@@ -749,17 +755,47 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       }
     }
   };
-  for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
-    fetch(kz);
-    put(kz);
+  // ASYNC: plane kz straight into ring slot (kz - zb) % 6 (positions outside the tile's reach are
+  // zero-filled, as fetch zeroes them), one commit group per plane.
+  constexpr int RING = kTileRing<ASYNC>;
+  const int zb = k0 + LO, zlast = k1 + LO + 3;  // the first and last plane the chunk reads
+  auto issue = [&](int kz) {
+    if (kz <= zlast) {
+      const int slot = ((kz - zb) % RING) * PL;
+#pragma unroll
+      for (int q = 0; q < kPerThread; ++q) {
+        const int t = tid + q * kThreads;
+        if (t >= PL) continue;
+        const int ly = t / WX, lx = t - ly * WX;
+        const int gi = i0 + LO + lx, gj = j0 + LO + ly;
+        const bool valid = gi <= ilast && gj <= jlast;
+        const int o = valid ? g.origin + gi + gj * g.sy + kz * g.sz : 0;
+        const std::size_t zero = valid ? 0 : 4;
+        __pipeline_memcpy_async(&ho_smem[slot + t], S0 + o, 4, zero);
+        __pipeline_memcpy_async(&ho_smem[RING * PL + slot + t], S1 + o, 4, zero);
+        __pipeline_memcpy_async(&ho_smem[2 * RING * PL + slot + t], S2 + o, 4, zero);
+      }
+    }
+    __pipeline_commit();
+  };
+  if (ASYNC) {
+    for (int kz = zb; kz < zb + 5; ++kz) issue(kz);
+    __pipeline_wait_prior(1);
+  } else {
+    for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
+      fetch(kz);
+      put(kz);
+    }
   }
   __syncthreads();
   const int lbase = (ty - LO) * WX + (tx - LO);
-  // The own sample's material key and three updated components (leap-frog schemes): PF 1 loads them
-  // at the start of the plane, before its curls; PF 2 one plane ahead, with the ring's next plane.
-  // Same values and arithmetic as ho_store's (ho_leapfrog); s44 reads them in ho_store.
+  // The own sample's material key and three updated components (leap-frog schemes) are loaded a
+  // plane ahead, with the ring's next plane, instead of after the curls: those loads were the
+  // kernel's main stall (Nsight Compute; loading them at the start of the plane instead gained
+  // less: testing/benchmarks/results/highorder.md). Same values and arithmetic as ho_store's
+  // (ho_leapfrog); s44 reads its time levels in ho_store.
   constexpr int SELF0 = ELECTRIC ? 0 : 3;
-  const bool own_ahead = PF > 0 && !p.s44;
+  const bool own_ahead = !p.s44;
   int key_n = 0;
   float u_n[3] = {0.0f, 0.0f, 0.0f};
   auto load_own = [&](int kz) {
@@ -769,21 +805,24 @@ __global__ void __launch_bounds__(kTileX * kTileY)
 #pragma unroll
     for (int c = 0; c < 3; ++c) u_n[c] = F.f[SELF0 + c][o];
   };
-  if (PF == 2 && own_ahead) load_own(k0);
+  if (own_ahead) load_own(k0);
   for (int k = k0; k <= k1; ++k) {
     // Window k+LO .. k+LO+3 is in the ring; plane k+LO+4 goes into the slot of k+LO after use.
     const bool more = k < k1;
-    if (PF == 1 && own_ahead) load_own(k);
     const int key = key_n;
     const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
-    if (more) fetch(k + LO + 4);
-    if (PF == 2 && own_ahead && more) load_own(k + 1);
+    if (ASYNC)
+      issue(k + LO + 5);  // into the slot of plane k+LO-1, which the last iteration read
+    else if (more)
+      fetch(k + LO + 4);
+    if (own_ahead && more) load_own(k + 1);
     if (active) {
       TileAcc<WX, LO> a[3];
 #pragma unroll
       for (int c = 0; c < 3; ++c)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
+        for (int q = 0; q < 4; ++q)
+          a[c].pb[q] = c * RING * PL + (ASYNC ? (k - k0 + q) % RING : (k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
       if (own_ahead) {
         F.f[SELF0][o] = ho_leapfrog<ELECTRIC, 0>(coef, src, o, key, u0, ho_curl<ELECTRIC, 0, SHAPE>(g, p, a[2], a[1]));
@@ -795,7 +834,10 @@ __global__ void __launch_bounds__(kTileX * kTileY)
         ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
       }
     }
-    if (more) {
+    if (ASYNC) {
+      __pipeline_wait_prior(1);  // plane k+LO+4 has arrived (only the newest group may be pending)
+      __syncthreads();
+    } else if (more) {
       __syncthreads();
       put(k + LO + 4);
       __syncthreads();
@@ -1034,7 +1076,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
-  int ho_prefetch_ = 2;          // tiled: ho_interior_tiled's PF
+  bool ho_async_ring_ = true;    // tiled: ho_interior_tiled's ASYNC
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
@@ -1336,9 +1378,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
-    // tiled: when the own sample's key and values are loaded (ho_interior_tiled's PF; measuring:
-    // VEM_HO_PREFETCH=0|1|2).
-    if (const char* v = std::getenv("VEM_HO_PREFETCH")) ho_prefetch_ = std::atoi(v);
+    // tiled: the ring filled by asynchronous copies two planes ahead (measuring: VEM_HO_RING=staged|async).
+    if (const char* v = std::getenv("VEM_HO_RING")) ho_async_ring_ = std::string(v) != "staged";
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
     // shell: the samples 0..n outside it, as up to six boxes.
@@ -1714,10 +1755,12 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       if (ho_kernel_ == HK::tiled) {
         const dim3 grid((ext[0] + kTileX - 1) / kTileX, (ext[1] + kTileY - 1) / kTileY,
                         (ext[2] + ho_chunk_ - 1) / ho_chunk_);
-        auto kernel = ho_prefetch_ == 2   ? ho_interior_tiled<ELECTRIC, SHAPE, 2, Coef>
-                      : ho_prefetch_ == 1 ? ho_interior_tiled<ELECTRIC, SHAPE, 1, Coef>
-                                          : ho_interior_tiled<ELECTRIC, SHAPE, 0, Coef>;
-        launch_smem(kernel, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_, g_, ho_, bx, coef, fused_, ho_chunk_);
+        if (ho_async_ring_)
+          launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, true, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes<true>,
+                      F_, g_, ho_, bx, coef, fused_, ho_chunk_);
+        else
+          launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, false, Coef>, grid, dim3(kTileX, kTileY),
+                      kTileSmemBytes<false>, F_, g_, ho_, bx, coef, fused_, ho_chunk_);
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
       } else {
         const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
