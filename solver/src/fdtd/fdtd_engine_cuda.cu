@@ -17,7 +17,6 @@
 //  - the high-order schemes (fv24, fv24_wb, s22, s44) take a separate kernel path (update_ho_bulk,
 //    ho_cpml_slab below), so the Yee kernels are unchanged.
 // Every launch is checked (cuda_check.h).
-#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -425,6 +424,9 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis);
 //    the next plane is loaded into registers before the current one is computed (its loads overlap
 //    the arithmetic; the first version loaded it between two barriers: 1.67-1.70x Yee on the H100).
+//    The sample's own material key and updated values are loaded a plane ahead as well (+30-38 %
+//    at 512^3; a ring of 6 planes filled by asynchronous copies two planes ahead lost:
+//    testing/benchmarks/results/highorder.md).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
@@ -699,14 +701,9 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 
 constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
-// ASYNC: a ring of 6 planes filled by asynchronous copies, two planes ahead; otherwise 4, staged
-// through registers one plane ahead.
-template <bool ASYNC>
-constexpr int kTileRing = ASYNC ? 6 : 4;
-template <bool ASYNC>
-constexpr std::size_t kTileSmemBytes = std::size_t(3) * kTileRing<ASYNC> * kTilePlane * sizeof(float);
+constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
 
-template <bool ELECTRIC, int SHAPE, bool ASYNC, class Coef>
+template <bool ELECTRIC, int SHAPE, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk) {
   pdl_begin();
@@ -755,37 +752,9 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       }
     }
   };
-  // ASYNC: plane kz straight into ring slot (kz - zb) % 6 (positions outside the tile's reach are
-  // zero-filled, as fetch zeroes them), one commit group per plane.
-  constexpr int RING = kTileRing<ASYNC>;
-  const int zb = k0 + LO, zlast = k1 + LO + 3;  // the first and last plane the chunk reads
-  auto issue = [&](int kz) {
-    if (kz <= zlast) {
-      const int slot = ((kz - zb) % RING) * PL;
-#pragma unroll
-      for (int q = 0; q < kPerThread; ++q) {
-        const int t = tid + q * kThreads;
-        if (t >= PL) continue;
-        const int ly = t / WX, lx = t - ly * WX;
-        const int gi = i0 + LO + lx, gj = j0 + LO + ly;
-        const bool valid = gi <= ilast && gj <= jlast;
-        const int o = valid ? g.origin + gi + gj * g.sy + kz * g.sz : 0;
-        const std::size_t zero = valid ? 0 : 4;
-        __pipeline_memcpy_async(&ho_smem[slot + t], S0 + o, 4, zero);
-        __pipeline_memcpy_async(&ho_smem[RING * PL + slot + t], S1 + o, 4, zero);
-        __pipeline_memcpy_async(&ho_smem[2 * RING * PL + slot + t], S2 + o, 4, zero);
-      }
-    }
-    __pipeline_commit();
-  };
-  if (ASYNC) {
-    for (int kz = zb; kz < zb + 5; ++kz) issue(kz);
-    __pipeline_wait_prior(1);
-  } else {
-    for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
-      fetch(kz);
-      put(kz);
-    }
+  for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
+    fetch(kz);
+    put(kz);
   }
   __syncthreads();
   const int lbase = (ty - LO) * WX + (tx - LO);
@@ -811,18 +780,14 @@ __global__ void __launch_bounds__(kTileX * kTileY)
     const bool more = k < k1;
     const int key = key_n;
     const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
-    if (ASYNC)
-      issue(k + LO + 5);  // into the slot of plane k+LO-1, which the last iteration read
-    else if (more)
-      fetch(k + LO + 4);
+    if (more) fetch(k + LO + 4);
     if (own_ahead && more) load_own(k + 1);
     if (active) {
       TileAcc<WX, LO> a[3];
 #pragma unroll
       for (int c = 0; c < 3; ++c)
 #pragma unroll
-        for (int q = 0; q < 4; ++q)
-          a[c].pb[q] = c * RING * PL + (ASYNC ? (k - k0 + q) % RING : (k + LO + q) & 3) * PL + lbase;
+        for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
       if (own_ahead) {
         F.f[SELF0][o] = ho_leapfrog<ELECTRIC, 0>(coef, src, o, key, u0, ho_curl<ELECTRIC, 0, SHAPE>(g, p, a[2], a[1]));
@@ -834,10 +799,7 @@ __global__ void __launch_bounds__(kTileX * kTileY)
         ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
       }
     }
-    if (ASYNC) {
-      __pipeline_wait_prior(1);  // plane k+LO+4 has arrived (only the newest group may be pending)
-      __syncthreads();
-    } else if (more) {
+    if (more) {
       __syncthreads();
       put(k + LO + 4);
       __syncthreads();
@@ -1076,7 +1038,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
-  bool ho_async_ring_ = true;    // tiled: ho_interior_tiled's ASYNC
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
@@ -1378,8 +1339,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
-    // tiled: the ring filled by asynchronous copies two planes ahead (measuring: VEM_HO_RING=staged|async).
-    if (const char* v = std::getenv("VEM_HO_RING")) ho_async_ring_ = std::string(v) != "staged";
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
     // shell: the samples 0..n outside it, as up to six boxes.
@@ -1755,12 +1714,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       if (ho_kernel_ == HK::tiled) {
         const dim3 grid((ext[0] + kTileX - 1) / kTileX, (ext[1] + kTileY - 1) / kTileY,
                         (ext[2] + ho_chunk_ - 1) / ho_chunk_);
-        if (ho_async_ring_)
-          launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, true, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes<true>,
-                      F_, g_, ho_, bx, coef, fused_, ho_chunk_);
-        else
-          launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, false, Coef>, grid, dim3(kTileX, kTileY),
-                      kTileSmemBytes<false>, F_, g_, ho_, bx, coef, fused_, ho_chunk_);
+        launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_, g_,
+                    ho_, bx, coef, fused_, ho_chunk_);
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
       } else {
         const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
