@@ -419,16 +419,14 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    thread (as the Yee kernels). The boundary shell (the samples outside the interior box, ~3 %
 //    at 512^3) through the tables, each source component's entries loaded once per sample and
 //    only along the axes where the sample is within 2 of a face (table_acc).
-//  - tiled (ho_interior_tiled, every sample): through shared memory: a block of 32 x 8
+//  - tiled (ho_interior_tiled + ho_shell): the interior through shared memory: a block of 32 x 8
 //    columns marches over a chunk of z planes keeping a ring of 4 planes of the three source
 //    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis);
 //    the next plane is loaded into registers before the current one is computed (its loads overlap
 //    the arithmetic; the first version loaded it between two barriers: 1.67-1.70x Yee on the H100).
 //    The sample's own material key and updated values are loaded a plane ahead as well (+30-38 %
 //    at 512^3; a ring of 6 planes filled by asynchronous copies two planes ahead lost:
-//    testing/benchmarks/results/highorder.md). The tiles near the faces fill the ring through the
-//    resolve tables (the values table_acc gives) and test each component's update range, so no
-//    shell kernel runs (the shell kernel cost 14-19 % of an fv24 step at 512^3).
+//    testing/benchmarks/results/highorder.md).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
@@ -701,33 +699,6 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
   ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a1, a0);
 }
 
-// A source component (field array f, from the layout origin; its tables' first entries base_*)
-// at position (x, y, z) through the resolve tables, as a
-// TableAcc returns it (identity entries along an axis where the position is within 2..n-3; the
-// sign product, then times the field where it is nonzero). Not inlined: only the tiled kernel's
-// tiles near the faces call it, and inlined it raised the kernel's registers (80-105 against 48).
-__device__ __noinline__ float ho_resolved(const int* __restrict__ table_off, const float* __restrict__ table_sign,
-                                          int base_x, int base_y, int base_z, const float* __restrict__ f, int nx,
-                                          int ny, int nz, int sy, int sz, int x, int y, int z) {
-  constexpr int R = HighOrderStencil::kReach;
-  const int xyz[3] = {x, y, z}, n[3] = {nx, ny, nz}, stride[3] = {1, sy, sz}, base[3] = {base_x, base_y, base_z};
-  int off[3];
-  float sg[3];
-#pragma unroll
-  for (int a = 0; a < 3; ++a) {
-    if (xyz[a] >= 2 && xyz[a] <= n[a] - 3) {
-      off[a] = xyz[a] * stride[a];
-      sg[a] = 1.0f;
-    } else {
-      const int e = base[a] + R + xyz[a];
-      off[a] = __ldg(table_off + e);
-      sg[a] = __ldg(table_sign + e);
-    }
-  }
-  const float s = sg[0] * sg[1] * sg[2];
-  return s != 0.0f ? s * __ldg(f + off[0] + off[1] + off[2]) : 0.0f;
-}
-
 constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
 constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
@@ -753,14 +724,6 @@ __global__ void __launch_bounds__(kTileX * kTileY)
   // positions of it in registers (fetch), then writes them into ring slot kz & 3 (put). The next
   // plane is fetched before the current one is computed, so its loads overlap the arithmetic.
   constexpr int kThreads = kTileX * kTileY, kPerThread = (PL + kThreads - 1) / kThreads;
-  // The box covers every sample of the field (the union of its components' update ranges), so a
-  // tile near a face (edge: its read region leaves 2..n-3 on some axis) reads positions through
-  // the resolve tables, as table_acc does for the samples near the faces (the value a TableAcc
-  // returns there: sign product, then times the field where it is nonzero), and tests each
-  // component's update range. Elsewhere the tables are the identity (see table_acc).
-  const int xhi = min(ilast, i0 + LO + WX - 1), yhi = min(jlast, j0 + LO + kTileY + 2);
-  const bool edge = i0 + LO < 2 || xhi > g.nx - 3 || j0 + LO < 2 || yhi > g.ny - 3 || k0 + LO < 2 ||
-                    k1 + LO + 3 > g.nz - 3;
   float r[kPerThread][3];
   auto fetch = [&](int kz) {
 #pragma unroll
@@ -770,17 +733,10 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       const int gi = i0 + LO + lx, gj = j0 + LO + ly;
       r[q][0] = r[q][1] = r[q][2] = 0.0f;
       if (t < PL && gi <= ilast && gj <= jlast) {
-        if (edge && !(gi >= 2 && gi <= g.nx - 3 && gj >= 2 && gj <= g.ny - 3 && kz >= 2 && kz <= g.nz - 3)) {
-#pragma unroll
-          for (int c = 0; c < 3; ++c)
-            r[q][c] = ho_resolved(p.off, p.sign, p.base[OTHER + c][0], p.base[OTHER + c][1], p.base[OTHER + c][2],
-                                  F.f[OTHER + c] + g.origin, g.nx, g.ny, g.nz, g.sy, g.sz, gi, gj, kz);
-        } else {
-          const int o = g.origin + gi + gj * g.sy + kz * g.sz;
-          r[q][0] = __ldg(S0 + o);
-          r[q][1] = __ldg(S1 + o);
-          r[q][2] = __ldg(S2 + o);
-        }
+        const int o = g.origin + gi + gj * g.sy + kz * g.sz;
+        r[q][0] = __ldg(S0 + o);
+        r[q][1] = __ldg(S1 + o);
+        r[q][2] = __ldg(S2 + o);
       }
     }
   };
@@ -833,25 +789,14 @@ __global__ void __launch_bounds__(kTileX * kTileY)
 #pragma unroll
         for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
-      // Outside a component's update range (edge tiles only) the sample keeps its value (ho_keep).
-      auto upd = [&](int self) {
-        return !edge || (in(i, g.lo[self][0], g.hi[self][0]) && in(j, g.lo[self][1], g.hi[self][1]) &&
-                         in(k, g.lo[self][2], g.hi[self][2]));
-      };
       if (own_ahead) {
-        if (upd(SELF0))
-          F.f[SELF0][o] = ho_leapfrog<ELECTRIC, 0>(coef, src, o, key, u0, ho_curl<ELECTRIC, 0, SHAPE>(g, p, a[2], a[1]));
-        if (upd(SELF0 + 1))
-          F.f[SELF0 + 1][o] = ho_leapfrog<ELECTRIC, 1>(coef, src, o, key, u1, ho_curl<ELECTRIC, 1, SHAPE>(g, p, a[0], a[2]));
-        if (upd(SELF0 + 2))
-          F.f[SELF0 + 2][o] = ho_leapfrog<ELECTRIC, 2>(coef, src, o, key, u2, ho_curl<ELECTRIC, 2, SHAPE>(g, p, a[1], a[0]));
+        F.f[SELF0][o] = ho_leapfrog<ELECTRIC, 0>(coef, src, o, key, u0, ho_curl<ELECTRIC, 0, SHAPE>(g, p, a[2], a[1]));
+        F.f[SELF0 + 1][o] = ho_leapfrog<ELECTRIC, 1>(coef, src, o, key, u1, ho_curl<ELECTRIC, 1, SHAPE>(g, p, a[0], a[2]));
+        F.f[SELF0 + 2][o] = ho_leapfrog<ELECTRIC, 2>(coef, src, o, key, u2, ho_curl<ELECTRIC, 2, SHAPE>(g, p, a[1], a[0]));
       } else {
-        if (upd(SELF0)) ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
-        else ho_keep<SELF0>(F, p, o);
-        if (upd(SELF0 + 1)) ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
-        else ho_keep<SELF0 + 1>(F, p, o);
-        if (upd(SELF0 + 2)) ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
-        else ho_keep<SELF0 + 2>(F, p, o);
+        ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
+        ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
+        ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
       }
     }
     if (more) {
@@ -1093,9 +1038,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
-  HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct kernel
+  HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
-  HoBox ho_tiled_box_[2] = {};   // [electric]: the tiled kernel's box, every sample of the field
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
   template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shape(const Coef& coef);
   template <bool ELECTRIC> void rotate_s44();
@@ -1411,18 +1355,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
           bx.hi[a] = std::min(bx.hi[a], g_.hi[comp][a]);
         }
         empty = empty || bx.lo[a] > bx.hi[a];
-      }
-      // The tiled kernel: the union of the components' update ranges (it resolves the positions near
-      // the faces itself and tests each component's range there).
-      HoBox& tb = ho_tiled_box_[e];
-      for (int a = 0; a < 3; ++a) {
-        tb.lo[a] = nn[a];
-        tb.hi[a] = 0;
-        for (int c = 0; c < 3; ++c) {
-          const int comp = e ? c : 3 + c;
-          tb.lo[a] = std::min(tb.lo[a], g_.lo[comp][a]);
-          tb.hi[a] = std::max(tb.hi[a], g_.hi[comp][a]);
-        }
       }
       HoShell& sh = ho_shell_[e];
       sh = HoShell{};
@@ -1776,8 +1708,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     launch(update_ho_bulk<ELECTRIC, Coef>, grid, ho_block_, F_, g_, ho_, coef, fused_);
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
   } else {
-    const bool tiled = ho_kernel_ == HK::tiled && !std::getenv("VEM_HO_TILED_SHELL");  // measuring: the old split
-    const HoBox& bx = tiled ? ho_tiled_box_[e] : ho_box_[e];
+    const HoBox& bx = ho_box_[e];
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
     if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
       if (ho_kernel_ == HK::tiled) {
@@ -1794,7 +1725,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       }
     }
     const HoShell& sh = ho_shell_[e];
-    const long long total = tiled ? 0 : sh.begin[sh.count];
+    const long long total = sh.begin[sh.count];
     if (total > 0) {
       launch(ho_shell<ELECTRIC, SHAPE, Coef>, dim3(unsigned((total + 127) / 128)), dim3(128), F_, g_, ho_, sh, coef,
              fused_);
