@@ -504,14 +504,14 @@ int run_schemes(int argc, char** argv) {
   struct Variant { HK kernel; int bx, by, bz, chunk; bool is_default; };
   double yee_rate = 0;
   bool first = true;
+  // VEM_SCHEMES_DEFAULT_ONLY=1: the default kernel of each scheme only (a quicker run).
+  const char* only = std::getenv("VEM_SCHEMES_DEFAULT_ONLY");
+  const bool all = gpu && !(only && std::string(only) == "1");
   for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
     FdtdSetup s = make_setup(n, MaterialMode::indexed);
     s.scheme = sc;
     const FdtdOperator op(s);
     std::vector<Variant> variants = {{HK::automatic, 0, 0, 0, 0, true}};
-    // VEM_SCHEMES_DEFAULT_ONLY=1: the default kernel of each scheme only (a quicker run).
-    const char* only = std::getenv("VEM_SCHEMES_DEFAULT_ONLY");
-    const bool all = gpu && !(only && std::string(only) == "1");
     if (sc != Scheme::yee && sc != Scheme::s44 && all)  // default: tiled, 32 planes
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 32, 8, 1, 0, false},
