@@ -180,6 +180,77 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaKernels,
                          testing::Values(Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44),
                          [](const testing::TestParamInfo<Scheme>& i) { return std::string(scheme_name(i.param)); });
 
+// The CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml) give the
+// slab kernels' fields bit for bit. A box large enough that the folded bands (x: 32 columns, y: 8
+// rows, z: the slab planes) leave a core on every axis, CPML on five faces (edges and corners where
+// two and three slabs overlap), PEC on z-low; a point source in a CPML corner; 8-plane chunks so the
+// core and the z bands span several; s44 asks for folding and keeps the slab kernels.
+FdtdSetup make_cpml_box(Scheme scheme, MaterialMode mode) {
+  FdtdSetup s = make_setup(scheme, mode);
+  s.grid = YeeGrid{80, 44, 40, 1e-3, 1e-3, 1e-3};
+  s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::cpml,
+                       BoundaryType::cpml, BoundaryType::pec, BoundaryType::cpml};
+  const std::int64_t n = s.grid.cell_count();
+  std::mt19937 rng(7);
+  if (mode == MaterialMode::indexed) {
+    std::uniform_int_distribution<int> pick(0, int(s.materials.size()) - 1);
+    s.material_index.assign(n, 0);
+    for (auto& v : s.material_index) v = std::uint16_t(pick(rng));
+  } else {
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    s.medium.eps_r.assign(1, std::vector<float>(n));
+    s.medium.sigma_e.assign(1, std::vector<float>(n));
+    for (auto& v : s.medium.eps_r[0]) v = float(1.0 + 10.0 * u(rng));
+    for (auto& v : s.medium.sigma_e[0]) v = float(0.5 * u(rng));
+  }
+  s.sources[0].i = 40; s.sources[0].j = 22; s.sources[0].k = 20;
+  s.sources[1].i = 4; s.sources[1].j = 40; s.sources[1].k = 36;
+  s.probes = {{"ez", Component::Ez, 76, 5, 37}, {"hy", Component::Hy, 40, 30, 20}};
+  return s;
+}
+
+class SchemeCudaCpmlFold : public testing::TestWithParam<Case> {};
+
+TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const Case c = GetParam();
+  const FdtdOperator op(make_cpml_box(c.scheme, c.mode));
+  using HK = EngineTuning::HighOrderKernel;
+  using HC = EngineTuning::HighOrderCpml;
+  EngineTuning tables, slabs, folded, folded_default;
+  tables.ho_kernel = HK::tables;
+  slabs.ho_kernel = folded.ho_kernel = folded_default.ho_kernel = HK::tiled;
+  slabs.ho_z_chunk = folded.ho_z_chunk = 8;
+  slabs.ho_cpml = HC::slab_kernels;
+  folded.ho_cpml = folded_default.ho_cpml = HC::folded;
+  const int n = 120;
+  auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
+  ASSERT_EQ(e0->run(n), n);
+  for (const EngineTuning* t : {&slabs, &folded, &folded_default}) {
+    auto e = make_engine(op, Backend::cuda, 0, nullptr, *t);
+    ASSERT_EQ(e->run(n), n);
+    const char* what = t == &slabs ? "slab kernels" : t == &folded ? "folded, 8-plane chunks" : "folded";
+    for (int ci = 0; ci < 6; ++ci) {
+      const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
+      EXPECT_EQ(differ, 0u) << c.name << " " << what << " " << component_name(Component(ci));
+      EXPECT_GT(max_abs(a), 0.0);
+    }
+    const auto pa = e0->probes(), pb = e->probes();
+    ASSERT_EQ(pa.values.size(), pb.values.size());
+    for (std::size_t p = 0; p < pa.values.size(); ++p) EXPECT_EQ(pa.values[p], pb.values[p]) << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaCpmlFold,
+                         testing::Values(Case{Scheme::fv24, MaterialMode::indexed, "fv24_indexed"},
+                                         Case{Scheme::fv24_wb, MaterialMode::indexed, "fv24_wb_indexed"},
+                                         Case{Scheme::s22, MaterialMode::indexed, "s22_indexed"},
+                                         Case{Scheme::fv24, MaterialMode::coefficient_array, "fv24_arrays"},
+                                         Case{Scheme::s44, MaterialMode::indexed, "s44_indexed"}),
+                         [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
+
 TEST(SchemeCudaBlock, BadBlockShapeIsRefusedWithItsValue) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   const FdtdOperator op(make_setup(Scheme::fv24, MaterialMode::indexed));

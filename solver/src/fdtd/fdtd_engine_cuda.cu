@@ -453,6 +453,10 @@ constexpr int kShapeFv24Wb = kShapeW2;           // + wide diagonal neighbours
 constexpr int kShapeFv24 = kShapeW1 | kShapeW2;  // + wide axis and diagonal neighbours
 constexpr int kShapeS22 = kShapeN1 | kShapeW1;   // + narrow and wide axis neighbours
 constexpr int kShapeTables = -1;                 // any other shape: the tables kernel
+// Shapes whose tiled and shell kernels are compiled with the CPML folded in (the leap-frog
+// schemes; s44 and the tables kernel keep the slab kernels).
+template <int SHAPE>
+constexpr bool kHoFoldable = SHAPE == kShapeFv24 || SHAPE == kShapeFv24Wb || SHAPE == kShapeS22;
 
 // D_A F (unscaled by 1/h) from an accessor acc(x, y, z) = F at that offset from the sample; FW:
 // forward difference. The terms and their order are build_high_order_stencil's (p = 1/2 then
@@ -596,6 +600,81 @@ __device__ __forceinline__ float ho_curl(const GridParams& g, const HoParams& p,
   return ho_dfast<B, !ELECTRIC, SHAPE>(accD, p.w) * g.inv_d[B] - ho_dfast<D, !ELECTRIC, SHAPE>(accB, p.w) * g.inv_d[D];
 }
 
+// The curl's two scaled derivatives, kept for the folded CPML corrections (ho_cpml_fold): the curl
+// is dB - dD, the same arithmetic as ho_curl.
+template <bool ELECTRIC, int C, int SHAPE, class AccD, class AccB>
+__device__ __forceinline__ void ho_curl_parts(const GridParams& g, const HoParams& p, const AccD& accD,
+                                              const AccB& accB, float& dB, float& dD) {
+  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
+  dB = ho_dfast<B, !ELECTRIC, SHAPE>(accD, p.w) * g.inv_d[B];
+  dD = ho_dfast<D, !ELECTRIC, SHAPE>(accB, p.w) * g.inv_d[D];
+}
+
+// CPML corrections folded into the high-order update (EngineTuning::ho_cpml, issue 15). The slab
+// kernel (ho_cpml_slab) recomputes D_a of a source component that the curl has just computed: the
+// correction of component C by the slab normal to axis a uses D_a of the curl's own derivative
+// along a (dB for a = C+1, dD for a = C+2; the slab's inv_d is the grid's, so the values are the
+// same bit for bit). A half step's corrections read only the other field, and each psi sample
+// belongs to one component, so applying them to the updated value in a register before it is
+// stored, slab by slab in the slab kernels' order (axis ascending, low face first), gives the
+// fields of the bulk kernel followed by the slab kernels bit for bit.
+struct HoFold {
+  SlabParams s[3][2];  // [axis][low face, high face]; the box spans every sample along the other axes
+  int has[3][2];
+};
+
+// Correction of component C of E (ELECTRIC) or H by slab (A, SIDE) at (i, j, k), layout offset o:
+// E: slab a corrects E_{a+2} (psi 0, +D_a H_{a+1}) and E_{a+1} (psi 1, -D_a H_{a+2});
+// H: slab a corrects H_{a+1} (psi 0, +D_a E_{a+2}) and H_{a+2} (psi 1, -D_a E_{a+1})
+// (ho_cpml_component's table).
+template <bool ELECTRIC, int C, int A, int SIDE, class Coef>
+__device__ __forceinline__ void ho_fold_slab(const HoFold& f, const Coef& coef, int o, int key, int i, int j, int k,
+                                             float& v, float dB, float dD) {
+  constexpr int B = (C + 1) % 3;
+  constexpr int SELF = ELECTRIC ? C : 3 + C;
+  constexpr int Q = ELECTRIC ? (A == B ? 0 : 1) : (A == B ? 1 : 0);
+  const SlabParams& s = f.s[A][SIDE];
+  if (!f.has[A][SIDE]) return;
+  const int x = A == 0 ? i : (A == 1 ? j : k);
+  if (x < s.o[A] || x >= s.o[A] + s.d[A]) return;
+  const float dF = A == B ? dB : dD;
+  const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+  const float old = s.psi[Q][t];
+  const float np = b * old + c * dF;
+  s.psi[Q][t] = np;
+  const float sign = Q == 0 ? 1.0f : -1.0f;
+  v += sign * coef.b(SELF, o, key) * (km1 * dF + (s.lagged ? old : np));
+}
+
+template <bool ELECTRIC, int C, class Coef>
+__device__ __forceinline__ float ho_cpml_fold(const HoFold& f, const Coef& coef, int o, int key, int i, int j, int k,
+                                              float v, float dB, float dD) {
+  constexpr int A0 = (C + 1) % 3 < (C + 2) % 3 ? (C + 1) % 3 : (C + 2) % 3;
+  constexpr int A1 = (C + 1) % 3 < (C + 2) % 3 ? (C + 2) % 3 : (C + 1) % 3;
+  ho_fold_slab<ELECTRIC, C, A0, 0>(f, coef, o, key, i, j, k, v, dB, dD);
+  ho_fold_slab<ELECTRIC, C, A0, 1>(f, coef, o, key, i, j, k, v, dB, dD);
+  ho_fold_slab<ELECTRIC, C, A1, 0>(f, coef, o, key, i, j, k, v, dB, dD);
+  ho_fold_slab<ELECTRIC, C, A1, 1>(f, coef, o, key, i, j, k, v, dB, dD);
+  return v;
+}
+
+// Leap-frog update of component C plus its folded CPML corrections, from the sample's key and
+// current value u (FOLD false: ho_leapfrog alone).
+template <bool ELECTRIC, int C, int SHAPE, bool FOLD, class AccD, class AccB, class Coef>
+__device__ __forceinline__ float ho_update_value(const GridParams& g, const HoParams& p, const HoFold& f,
+                                                 const Coef& coef, const FusedSource& src, int o, int key, float u,
+                                                 int i, int j, int k, const AccD& accD, const AccB& accB) {
+  if constexpr (FOLD) {
+    float dB, dD;
+    ho_curl_parts<ELECTRIC, C, SHAPE>(g, p, accD, accB, dB, dD);
+    const float v = ho_leapfrog<ELECTRIC, C>(coef, src, o, key, u, dB - dD);
+    return ho_cpml_fold<ELECTRIC, C>(f, coef, o, key, i, j, k, v, dB, dD);
+  } else {
+    return ho_leapfrog<ELECTRIC, C>(coef, src, o, key, u, ho_curl<ELECTRIC, C, SHAPE>(g, p, accD, accB));
+  }
+}
+
 // Update of component C (0..2) of E (ELECTRIC) or H at layout offset o, D_a from the accessors of
 // the two source components (accD: component c+2 of the other field, accB: c+1):
 //   E_c <- ca E_c + cb [D_{c+1} H_{c+2} - D_{c+2} H_{c+1}],  H_c <- da H_c - db [D_{c+1} E_{c+2} - D_{c+2} E_{c+1}]
@@ -703,9 +782,12 @@ constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
 constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
 
-template <bool ELECTRIC, int SHAPE, class Coef>
+// FOLD: the CPML corrections folded in (ho_cpml_fold; launched on the boxes that meet a slab, the
+// leap-frog schemes only), an instance of its own so the kernel without them keeps its registers.
+template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY)
-    ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk) {
+    ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk,
+                      HoFold fold) {
   pdl_begin();
   constexpr int LO = ELECTRIC ? -2 : -1;  // the stencil's lowest offset on any axis; it reaches LO..LO+3
   constexpr int OTHER = ELECTRIC ? 3 : 0;
@@ -790,9 +872,9 @@ __global__ void __launch_bounds__(kTileX * kTileY)
         for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
       if (own_ahead) {
-        F.f[SELF0][o] = ho_leapfrog<ELECTRIC, 0>(coef, src, o, key, u0, ho_curl<ELECTRIC, 0, SHAPE>(g, p, a[2], a[1]));
-        F.f[SELF0 + 1][o] = ho_leapfrog<ELECTRIC, 1>(coef, src, o, key, u1, ho_curl<ELECTRIC, 1, SHAPE>(g, p, a[0], a[2]));
-        F.f[SELF0 + 2][o] = ho_leapfrog<ELECTRIC, 2>(coef, src, o, key, u2, ho_curl<ELECTRIC, 2, SHAPE>(g, p, a[1], a[0]));
+        F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
+        F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
+        F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
       } else {
         ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
         ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
@@ -815,10 +897,10 @@ struct HoShell {
   int count;
 };
 
-template <bool ELECTRIC, int C, int SHAPE, class Coef>
+template <bool ELECTRIC, int C, int SHAPE, bool FOLD, class Coef>
 __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
-                                                   const Coef& coef, const FusedSource& src, int i, int j, int k,
-                                                   const TableAcc (&acc)[3]) {
+                                                   const HoFold& fold, const Coef& coef, const FusedSource& src,
+                                                   int i, int j, int k, const TableAcc (&acc)[3]) {
   constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
   constexpr int SELF = ELECTRIC ? C : 3 + C;
   const int o = g.origin + i + j * g.sy + k * g.sz;
@@ -827,11 +909,18 @@ __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const Gri
     ho_keep<SELF>(F, p, o);
     return;
   }
-  ho_apply<ELECTRIC, C, SHAPE>(F, g, p, coef, src, o, acc[D], acc[B]);
+  if constexpr (FOLD) {
+    const int key = coef.key(o);
+    F.f[SELF][o] = ho_update_value<ELECTRIC, C, SHAPE, true>(g, p, fold, coef, src, o, key, F.f[SELF][o], i, j, k,
+                                                             acc[D], acc[B]);
+  } else {
+    ho_apply<ELECTRIC, C, SHAPE>(F, g, p, coef, src, o, acc[D], acc[B]);
+  }
 }
 
-template <bool ELECTRIC, int SHAPE, class Coef>
-__global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src) {
+template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
+__global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src,
+                         HoFold fold) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= sh.begin[sh.count]) return;
@@ -847,9 +936,9 @@ __global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef
   const TableAcc acc[3] = {table_acc<OTHER>(p, g, F.f[OTHER], i, j, k),
                            table_acc<OTHER + 1>(p, g, F.f[OTHER + 1], i, j, k),
                            table_acc<OTHER + 2>(p, g, F.f[OTHER + 2], i, j, k)};
-  ho_shell_component<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, i, j, k, acc);
-  ho_shell_component<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, i, j, k, acc);
-  ho_shell_component<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 0, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 1, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
 }
 
 // CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
@@ -1021,7 +1110,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   AxisProfile profile_[3];
   // psi_h_next: the second H psi set of a one-pass step with folded CPML (onepass::Slab).
   struct SlabState {
-    int axis;
+    int axis, face;
     SlabParams e, h;
     DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2];
     std::int64_t ne = 0, nh = 0;
@@ -1040,6 +1129,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   int ho_chunk_ = 32;            // tiled: z planes per block
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
+  // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
+  // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
+  bool ho_fold_ = false;
+  std::vector<HoBox> ho_bands_[2];  // [electric]
+  HoBox ho_core_[2] = {};
+  HoFold make_ho_fold(bool electric) const;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
   template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shape(const Coef& coef);
   template <bool ELECTRIC> void rotate_s44();
@@ -1221,6 +1316,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     auto st = std::make_unique<SlabState>();
     const int a = s.axis;
     st->axis = a;
+    st->face = s.face;
     for (int electric = 0; electric < 2; ++electric) {
       const PsiBox box(s, electric, n);
       SlabParams& sp = electric ? st->e : st->h;
@@ -1339,6 +1435,25 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
+    {
+      using HC = EngineTuning::HighOrderCpml;
+      HC mode = tuning.ho_cpml;
+      if (const char* v = std::getenv("VEM_HO_CPML")) {
+        if (std::string(v) == "folded") mode = HC::folded;
+        else if (std::string(v) == "slab_kernels") mode = HC::slab_kernels;
+        else fail("VEM_HO_CPML=", v, ": use folded or slab_kernels");
+      }
+      // Folding needs the tiled kernel's leap-frog path and one slab per face in the slab kernels'
+      // order (axis ascending, low face first), which op.cpml_slabs() gives.
+      bool order_ok = true;
+      int last = -1;
+      for (const auto& st : slabs_) {
+        order_ok = order_ok && st->face > last;
+        last = st->face;
+      }
+      const bool foldable = ho_shape_ == kShapeFv24 || ho_shape_ == kShapeFv24Wb || ho_shape_ == kShapeS22;
+      ho_fold_ = mode != HC::slab_kernels && ho_kernel_ == HK::tiled && !ho_.s44 && foldable && order_ok;
+    }
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
     // shell: the samples 0..n outside it, as up to six boxes.
@@ -1378,6 +1493,48 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         add_box(0, bx.lo[1], bx.lo[2], bx.lo[0], by, bz);
         add_box(bx.hi[0] + 1, bx.lo[1], bx.lo[2], nn[0] - bx.hi[0], by, bz);
       }
+    }
+    // The bands of the interior box that meet a CPML slab, per field: the low and high z planes,
+    // then y rows, then x columns, the rest the core. The x and y bands are widened to whole tiles
+    // (32 columns, 8 rows: a tile's threads cost the same with fewer of them in the box), the z
+    // bands are the slabs' planes.
+    for (int e = 0; e < 2 && ho_fold_; ++e) {
+      const HoBox& bx = ho_box_[e];
+      ho_bands_[e].clear();
+      ho_core_[e] = HoBox{{0, 0, 0}, {-1, -1, -1}};
+      if (bx.lo[0] > bx.hi[0] || bx.lo[1] > bx.hi[1] || bx.lo[2] > bx.hi[2]) continue;
+      HoBox c = bx;
+      for (const auto& st : slabs_) {
+        const SlabParams& sp = e ? st->e : st->h;
+        if ((e ? st->ne : st->nh) == 0) continue;
+        const int a = st->axis;
+        if (st->face % 2 == 0) c.lo[a] = std::max(c.lo[a], sp.o[a] + sp.d[a]);
+        else c.hi[a] = std::min(c.hi[a], sp.o[a] - 1);
+      }
+      const int tile[3] = {kTileX, kTileY, 1};
+      bool core = true;
+      for (int a = 0; a < 3; ++a) {
+        auto up = [&](int d) { return (d + tile[a] - 1) / tile[a] * tile[a]; };
+        if (c.lo[a] > bx.lo[a]) c.lo[a] = bx.lo[a] + up(c.lo[a] - bx.lo[a]);
+        if (c.hi[a] < bx.hi[a]) c.hi[a] = bx.hi[a] - up(bx.hi[a] - c.hi[a]);
+        core = core && c.lo[a] <= c.hi[a];
+      }
+      if (!core) {
+        ho_bands_[e].push_back(bx);
+        continue;
+      }
+      auto band = [&](int a, bool high, const int (&lo)[3], const int (&hi)[3]) {
+        HoBox b{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+        if (high) b.lo[a] = c.hi[a] + 1, b.hi[a] = bx.hi[a];
+        else b.lo[a] = bx.lo[a], b.hi[a] = c.lo[a] - 1;
+        if (b.lo[a] <= b.hi[a]) ho_bands_[e].push_back(b);
+      };
+      for (int high = 0; high < 2; ++high) band(2, high, bx.lo, bx.hi);
+      const int lz[3] = {bx.lo[0], bx.lo[1], c.lo[2]}, hz[3] = {bx.hi[0], bx.hi[1], c.hi[2]};
+      for (int high = 0; high < 2; ++high) band(1, high, lz, hz);
+      const int ly[3] = {bx.lo[0], c.lo[1], c.lo[2]}, hy[3] = {bx.hi[0], c.hi[1], c.hi[2]};
+      for (int high = 0; high < 2; ++high) band(0, high, ly, hy);
+      ho_core_[e] = c;
     }
     for (int fw = 0; fw < 2; ++fw) {
       const auto& ts = hs.terms[fw];
@@ -1698,10 +1855,21 @@ void FdtdEngineCuda::rotate_s44() {
   }
 }
 
+HoFold FdtdEngineCuda::make_ho_fold(bool electric) const {
+  HoFold f{};
+  for (const auto& st : slabs_) {
+    if ((electric ? st->ne : st->nh) == 0) continue;
+    f.s[st->axis][st->face % 2] = electric ? st->e : st->h;
+    f.has[st->axis][st->face % 2] = 1;
+  }
+  return f;
+}
+
 template <bool ELECTRIC, int SHAPE, class Coef>
 void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
   using HK = EngineTuning::HighOrderKernel;
   const int e = ELECTRIC ? 1 : 0;
+  const HoFold fold = ho_fold_ ? make_ho_fold(ELECTRIC) : HoFold{};
   if (SHAPE == kShapeTables || ho_kernel_ == HK::tables) {
     const dim3 grid((g_.nx + 1 + ho_block_.x - 1) / ho_block_.x, (g_.ny + 1 + ho_block_.y - 1) / ho_block_.y,
                     (g_.nz + 1 + ho_block_.z - 1) / ho_block_.z);
@@ -1712,11 +1880,26 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
     if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
       if (ho_kernel_ == HK::tiled) {
-        const dim3 grid((ext[0] + kTileX - 1) / kTileX, (ext[1] + kTileY - 1) / kTileY,
-                        (ext[2] + ho_chunk_ - 1) / ho_chunk_);
-        launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_, g_,
-                    ho_, bx, coef, fused_, ho_chunk_);
-        VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
+        auto tiled = [&](auto fold_tag, const HoBox& b) {
+          constexpr bool FOLD = decltype(fold_tag)::value;
+          const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
+          if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
+          const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY,
+                          (x[2] + ho_chunk_ - 1) / ho_chunk_);
+          launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
+                      g_, ho_, b, coef, fused_, ho_chunk_, fold);
+          VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
+        };
+        if constexpr (kHoFoldable<SHAPE>) {
+          if (ho_fold_) {
+            for (const HoBox& b : ho_bands_[e]) tiled(std::true_type{}, b);
+            tiled(std::false_type{}, ho_core_[e]);
+          } else {
+            tiled(std::false_type{}, bx);
+          }
+        } else {
+          tiled(std::false_type{}, bx);
+        }
       } else {
         const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
                         (ext[2] + ho_block_.z - 1) / ho_block_.z);
@@ -1727,12 +1910,18 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     const HoShell& sh = ho_shell_[e];
     const long long total = sh.begin[sh.count];
     if (total > 0) {
-      launch(ho_shell<ELECTRIC, SHAPE, Coef>, dim3(unsigned((total + 127) / 128)), dim3(128), F_, g_, ho_, sh, coef,
-             fused_);
+      const dim3 gs(unsigned((total + 127) / 128)), bs(128);
+      bool folded = false;
+      if constexpr (kHoFoldable<SHAPE>) {
+        if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+        folded = ho_fold_;
+      }
+      if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
       VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell (E)" : "ho_shell (H)");
     }
   }
   if (ho_.s44) rotate_s44<ELECTRIC>();
+  if (ho_fold_) return;  // the corrections were folded into the tiled and shell kernels
   for (const auto& st : slabs_) {
     const SlabParams& sp = ELECTRIC ? st->e : st->h;
     const std::int64_t cells = ELECTRIC ? st->ne : st->nh;

@@ -180,6 +180,14 @@ struct EngineTuning {
   // another shape than the four schemes' use tables.
   enum class HighOrderKernel { automatic, tables, direct, tiled } ho_kernel = HighOrderKernel::automatic;
   int ho_z_chunk = 0;
+  // The CPML corrections of the high-order schemes: in kernels of their own after the update, one
+  // per slab (slab_kernels), or folded into the tiled and boundary-shell kernels (folded: the
+  // correction reuses the curl's derivative and is added before the value is stored; the interior
+  // box is cut into the bands that meet a slab and a core compiled without the corrections). Same
+  // fields bit for bit. Folding applies to the tiled kernel of fv24, fv24_wb and s22; s44, direct
+  // and tables always use the slab kernels. automatic: folded (measured,
+  // testing/benchmarks/results/highorder.md); VEM_HO_CPML=folded|slab_kernels overrides it.
+  enum class HighOrderCpml { automatic, slab_kernels, folded } ho_cpml = HighOrderCpml::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
