@@ -891,16 +891,71 @@ __global__ void __launch_bounds__(kTileX * kTileY)
 
 // The samples outside the interior box: up to six boxes (z-low/high slabs, then y, then x within
 // them), one thread per sample, x fastest; the update ranges and the tables as update_ho_bulk.
+// The shell is cut further (setup) where an axis enters or leaves the range 2..n-3 in which its
+// tables are the identity: a box whose samples are near the faces of one axis at most (axis[q], the
+// faces) goes to ho_shell_face, which loads that axis's table entries only and indexes the others
+// directly; the boxes near two or three faces (the edges) go to ho_shell.
+constexpr int kMaxShellBoxes = 96;
 struct HoShell {
-  int o[6][3], d[6][3];
-  long long begin[7];  // first thread of each box; begin[count] = total
+  int o[kMaxShellBoxes][3], d[kMaxShellBoxes][3];
+  long long begin[kMaxShellBoxes + 1];  // first thread of each box; begin[count] = total
+  int axis[kMaxShellBoxes];             // faces: the axis whose tables are used
   int count;
 };
 
-template <bool ELECTRIC, int C, int SHAPE, bool FOLD, class Coef>
+// The box of thread u (binary search over begin) and its sample.
+__device__ __forceinline__ int shell_box(const HoShell& sh, long long u, int& i, int& j, int& k) {
+  int lo = 0, hi = sh.count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (u >= sh.begin[mid]) lo = mid;
+    else hi = mid - 1;
+  }
+  const long long t = u - sh.begin[lo];
+  i = sh.o[lo][0] + int(t % sh.d[lo][0]);
+  const long long r = t / sh.d[lo][0];
+  j = sh.o[lo][1] + int(r % sh.d[lo][1]);
+  k = sh.o[lo][2] + int(r / sh.d[lo][1]);
+  return lo;
+}
+
+// Face accessor: the tables along axis A only (the other two axes are within 2..n-3, where the
+// tables are the identity). The same values as TableAcc: its sign product has two factors 1.
+template <int A>
+struct AxisTableAcc {
+  const float* __restrict__ f;  // field + layout origin + the sample's offset along the other two axes
+  int off[5];
+  float sg[5];
+  int sy, sz;
+  __device__ __forceinline__ float operator()(int x, int y, int z) const {
+    const int d = A == 0 ? x : (A == 1 ? y : z);
+    const int rel = (A == 0 ? 0 : x) + (A == 1 ? 0 : y * sy) + (A == 2 ? 0 : z * sz);
+    const float s = sg[d + 2];
+    return s != 0.0f ? s * __ldg(f + off[d + 2] + rel) : 0.0f;
+  }
+};
+template <int SRC, int A>
+__device__ __forceinline__ AxisTableAcc<A> axis_table_acc(const HoParams& p, const GridParams& g, const float* f,
+                                                          int i, int j, int k) {
+  constexpr int R = HighOrderStencil::kReach;
+  AxisTableAcc<A> t;
+  const int idx[3] = {i, j, k};
+  t.f = f + g.origin + (A == 0 ? 0 : i) + (A == 1 ? 0 : j * g.sy) + (A == 2 ? 0 : k * g.sz);
+  t.sy = g.sy;
+  t.sz = g.sz;
+#pragma unroll
+  for (int d = 0; d < 5; ++d) {
+    const int e = p.base[SRC][A] + R + idx[A] + d - 2;
+    t.off[d] = __ldg(p.off + e);
+    t.sg[d] = __ldg(p.sign + e);
+  }
+  return t;
+}
+
+template <bool ELECTRIC, int C, int SHAPE, bool FOLD, class Coef, class Acc>
 __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
                                                    const HoFold& fold, const Coef& coef, const FusedSource& src,
-                                                   int i, int j, int k, const TableAcc (&acc)[3]) {
+                                                   int i, int j, int k, const Acc (&acc)[3]) {
   constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
   constexpr int SELF = ELECTRIC ? C : 3 + C;
   const int o = g.origin + i + j * g.sy + k * g.sz;
@@ -924,13 +979,8 @@ __global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= sh.begin[sh.count]) return;
-  int q = 0;
-  while (u >= sh.begin[q + 1]) ++q;
-  const long long t = u - sh.begin[q];
-  const int i = sh.o[q][0] + int(t % sh.d[q][0]);
-  const long long r = t / sh.d[q][0];
-  const int j = sh.o[q][1] + int(r % sh.d[q][1]);
-  const int k = sh.o[q][2] + int(r / sh.d[q][1]);
+  int i, j, k;
+  shell_box(sh, u, i, j, k);
   // The three source components' table entries, each loaded once for the two components using it.
   constexpr int OTHER = ELECTRIC ? 3 : 0;
   const TableAcc acc[3] = {table_acc<OTHER>(p, g, F.f[OTHER], i, j, k),
@@ -939,6 +989,35 @@ __global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef
   ho_shell_component<ELECTRIC, 0, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
   ho_shell_component<ELECTRIC, 1, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
   ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
+}
+
+template <bool ELECTRIC, int SHAPE, bool FOLD, int A, class Coef>
+__device__ __forceinline__ void ho_shell_face_sample(const FieldPtrs& F, const GridParams& g, const HoParams& p,
+                                                     const HoFold& fold, const Coef& coef, const FusedSource& src,
+                                                     int i, int j, int k) {
+  constexpr int OTHER = ELECTRIC ? 3 : 0;
+  const AxisTableAcc<A> acc[3] = {axis_table_acc<OTHER, A>(p, g, F.f[OTHER], i, j, k),
+                                  axis_table_acc<OTHER + 1, A>(p, g, F.f[OTHER + 1], i, j, k),
+                                  axis_table_acc<OTHER + 2, A>(p, g, F.f[OTHER + 2], i, j, k)};
+  ho_shell_component<ELECTRIC, 0, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 1, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
+  ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
+}
+
+// The shell's face boxes (one table axis per box, HoShell::axis).
+template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
+__global__ void ho_shell_face(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src,
+                              HoFold fold) {
+  pdl_begin();
+  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+  if (u >= sh.begin[sh.count]) return;
+  int i, j, k;
+  const int q = shell_box(sh, u, i, j, k);
+  switch (sh.axis[q]) {
+    case 0: ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, 0>(F, g, p, fold, coef, src, i, j, k); break;
+    case 1: ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, 1>(F, g, p, fold, coef, src, i, j, k); break;
+    default: ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, 2>(F, g, p, fold, coef, src, i, j, k); break;
+  }
 }
 
 // CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
@@ -1128,7 +1207,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
-  HoShell ho_shell_[2] = {};     // [electric]: the samples outside it
+  HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
+  HoShell ho_shell_face_[2] = {};  // [electric]: the shell's face boxes (ho_shell_face)
+  bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
+  int ho_band_chunk_ = 0;          // z planes per block in the folded bands (0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
@@ -1435,6 +1517,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
+    if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
+    if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
     {
       using HC = EngineTuning::HighOrderCpml;
       HC mode = tuning.ho_cpml;
@@ -1492,6 +1576,52 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         add_box(0, bx.hi[1] + 1, bx.lo[2], X, nn[1] - bx.hi[1], bz);
         add_box(0, bx.lo[1], bx.lo[2], bx.lo[0], by, bz);
         add_box(bx.hi[0] + 1, bx.lo[1], bx.lo[2], nn[0] - bx.hi[0], by, bz);
+      }
+      // Faces and edges: each box cut where an axis enters or leaves 2..n-3.
+      HoShell& faces = ho_shell_face_[e];
+      faces = HoShell{};
+      if (ho_shell_faces_) {
+        HoShell edges{};
+        bool fits = true;
+        auto push = [&fits](HoShell& to, const int (&o)[3], const int (&d)[3], int axis) {
+          if (to.count == kMaxShellBoxes) { fits = false; return; }
+          const int q = to.count++;
+          for (int a = 0; a < 3; ++a) { to.o[q][a] = o[a]; to.d[q][a] = d[a]; }
+          to.axis[q] = axis;
+          to.begin[q + 1] = to.begin[q] + (long long)d[0] * d[1] * d[2];
+        };
+        for (int q = 0; q < sh.count; ++q) {
+          int seg_lo[3][3], seg_hi[3][3], nseg[3];
+          for (int a = 0; a < 3; ++a) {
+            const int lo = sh.o[q][a], hi = sh.o[q][a] + sh.d[q][a] - 1;
+            const int cut[4] = {lo, std::max(lo, 2), std::min(hi, nn[a] - 3) + 1, hi + 1};
+            nseg[a] = 0;
+            // below 2, within 2..n-3, above n-3 (in that order; empty pieces dropped)
+            const int b[3][2] = {{cut[0], std::min(cut[1], hi + 1) - 1},
+                                 {cut[1], cut[2] - 1},
+                                 {std::max(cut[2], cut[1]), cut[3] - 1}};
+            for (int sgm = 0; sgm < 3; ++sgm)
+              if (b[sgm][0] <= b[sgm][1]) {
+                seg_lo[a][nseg[a]] = b[sgm][0];
+                seg_hi[a][nseg[a]] = b[sgm][1];
+                ++nseg[a];
+              }
+          }
+          for (int s0 = 0; s0 < nseg[0]; ++s0)
+            for (int s1 = 0; s1 < nseg[1]; ++s1)
+              for (int s2 = 0; s2 < nseg[2]; ++s2) {
+                const int sg[3] = {s0, s1, s2};
+                int o[3], d[3], tables = 0, axis = 0;
+                for (int a = 0; a < 3; ++a) {
+                  o[a] = seg_lo[a][sg[a]];
+                  d[a] = seg_hi[a][sg[a]] - o[a] + 1;
+                  if (o[a] < 2 || seg_hi[a][sg[a]] > nn[a] - 3) { ++tables; axis = a; }
+                }
+                push(tables <= 1 ? faces : edges, o, d, axis);
+              }
+        }
+        if (fits) sh = edges;
+        else faces = HoShell{};  // more boxes than a launch holds: the whole shell through the tables
       }
     }
     // The bands of the interior box that meet a CPML slab, per field: the low and high z planes,
@@ -1884,10 +2014,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           constexpr bool FOLD = decltype(fold_tag)::value;
           const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
-          const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY,
-                          (x[2] + ho_chunk_ - 1) / ho_chunk_);
+          const int chunk = FOLD && ho_band_chunk_ > 0 ? ho_band_chunk_ : ho_chunk_;
+          const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY, (x[2] + chunk - 1) / chunk);
           launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
-                      g_, ho_, b, coef, fused_, ho_chunk_, fold);
+                      g_, ho_, b, coef, fused_, chunk, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
         };
         if constexpr (kHoFoldable<SHAPE>) {
@@ -1907,8 +2037,20 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
       }
     }
+    const HoShell& fc = ho_shell_face_[e];
+    if (fc.count > 0) {
+      const long long total = fc.begin[fc.count];
+      const dim3 gs(unsigned((total + 127) / 128)), bs(128);
+      bool folded = false;
+      if constexpr (kHoFoldable<SHAPE>) {
+        if (ho_fold_) launch(ho_shell_face<ELECTRIC, SHAPE, true, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+        folded = ho_fold_;
+      }
+      if (!folded) launch(ho_shell_face<ELECTRIC, SHAPE, false, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell_face (E)" : "ho_shell_face (H)");
+    }
     const HoShell& sh = ho_shell_[e];
-    const long long total = sh.begin[sh.count];
+    const long long total = sh.count > 0 ? sh.begin[sh.count] : 0;
     if (total > 0) {
       const dim3 gs(unsigned((total + 127) / 128)), bs(128);
       bool folded = false;
