@@ -903,14 +903,19 @@ struct HoShell {
   int count;
 };
 
-// The box of thread u (binary search over begin) and its sample.
-__device__ __forceinline__ int shell_box(const HoShell& sh, long long u, int& i, int& j, int& k) {
+// The box of thread u (binary search over begin).
+__device__ __forceinline__ int shell_find(const HoShell& sh, long long u) {
   int lo = 0, hi = sh.count - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
     if (u >= sh.begin[mid]) lo = mid;
     else hi = mid - 1;
   }
+  return lo;
+}
+// The box of thread u and its sample, x fastest.
+__device__ __forceinline__ int shell_box(const HoShell& sh, long long u, int& i, int& j, int& k) {
+  const int lo = shell_find(sh, u);
   const long long t = u - sh.begin[lo];
   i = sh.o[lo][0] + int(t % sh.d[lo][0]);
   const long long r = t / sh.d[lo][0];
@@ -1004,19 +1009,25 @@ __device__ __forceinline__ void ho_shell_face_sample(const FieldPtrs& F, const G
   ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
 }
 
-// The shell's face boxes (one table axis per box, HoShell::axis).
-template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
+// The shell's face boxes whose table axis is A, one launch per axis. ROWS (x faces, whose boxes
+// are 2-3 samples wide): one thread per row of a box, marching along x, the lanes of a warp on
+// consecutive rows; else one thread per sample, x fastest.
+template <bool ELECTRIC, int SHAPE, bool FOLD, int A, bool ROWS, class Coef>
 __global__ void ho_shell_face(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src,
                               HoFold fold) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= sh.begin[sh.count]) return;
-  int i, j, k;
-  const int q = shell_box(sh, u, i, j, k);
-  switch (sh.axis[q]) {
-    case 0: ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, 0>(F, g, p, fold, coef, src, i, j, k); break;
-    case 1: ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, 1>(F, g, p, fold, coef, src, i, j, k); break;
-    default: ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, 2>(F, g, p, fold, coef, src, i, j, k); break;
+  if constexpr (ROWS) {
+    const int q = shell_find(sh, u);
+    const long long t = u - sh.begin[q];
+    const int j = sh.o[q][1] + int(t % sh.d[q][1]), k = sh.o[q][2] + int(t / sh.d[q][1]);
+    for (int i = sh.o[q][0]; i < sh.o[q][0] + sh.d[q][0]; ++i)
+      ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, A>(F, g, p, fold, coef, src, i, j, k);
+  } else {
+    int i, j, k;
+    shell_box(sh, u, i, j, k);
+    ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, A>(F, g, p, fold, coef, src, i, j, k);
   }
 }
 
@@ -1208,7 +1219,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   int ho_chunk_ = 32;            // tiled: z planes per block
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
-  HoShell ho_shell_face_[2] = {};  // [electric]: the shell's face boxes (ho_shell_face)
+  HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell_face)
+  bool ho_xface_rows_ = false;        // VEM_HO_XFACE_ROWS=1: x faces one thread per row (measurement)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
   int ho_band_chunk_ = 0;          // z planes per block in the folded bands (0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
@@ -1518,6 +1530,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
+    if (const char* v = std::getenv("VEM_HO_XFACE_ROWS")) ho_xface_rows_ = std::string(v) == "1";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
     {
       using HC = EngineTuning::HighOrderCpml;
@@ -1578,17 +1591,17 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         add_box(bx.hi[0] + 1, bx.lo[1], bx.lo[2], nn[0] - bx.hi[0], by, bz);
       }
       // Faces and edges: each box cut where an axis enters or leaves 2..n-3.
-      HoShell& faces = ho_shell_face_[e];
-      faces = HoShell{};
+      HoShell (&faces)[3] = ho_shell_face_[e];
+      for (HoShell& f : faces) f = HoShell{};
       if (ho_shell_faces_) {
         HoShell edges{};
         bool fits = true;
-        auto push = [&fits](HoShell& to, const int (&o)[3], const int (&d)[3], int axis) {
+        auto push = [&fits](HoShell& to, const int (&o)[3], const int (&d)[3], int axis, bool rows) {
           if (to.count == kMaxShellBoxes) { fits = false; return; }
           const int q = to.count++;
           for (int a = 0; a < 3; ++a) { to.o[q][a] = o[a]; to.d[q][a] = d[a]; }
           to.axis[q] = axis;
-          to.begin[q + 1] = to.begin[q] + (long long)d[0] * d[1] * d[2];
+          to.begin[q + 1] = to.begin[q] + (long long)(rows ? 1 : d[0]) * d[1] * d[2];
         };
         for (int q = 0; q < sh.count; ++q) {
           int seg_lo[3][3], seg_hi[3][3], nseg[3];
@@ -1617,11 +1630,14 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
                   d[a] = seg_hi[a][sg[a]] - o[a] + 1;
                   if (o[a] < 2 || seg_hi[a][sg[a]] > nn[a] - 3) { ++tables; axis = a; }
                 }
-                push(tables <= 1 ? faces : edges, o, d, axis);
+                // no table axis (outside the interior box only by the update ranges): z's list
+                if (tables == 0) axis = 2;
+                if (tables <= 1) push(faces[axis], o, d, axis, axis == 0 && ho_xface_rows_);
+                else push(edges, o, d, axis, false);
               }
         }
         if (fits) sh = edges;
-        else faces = HoShell{};  // more boxes than a launch holds: the whole shell through the tables
+        else for (HoShell& f : faces) f = HoShell{};  // more boxes than a launch holds: all through the tables
       }
     }
     // The bands of the interior box that meet a CPML slab, per field: the low and high z planes,
@@ -2037,18 +2053,27 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
       }
     }
-    const HoShell& fc = ho_shell_face_[e];
-    if (fc.count > 0) {
+    auto face = [&](auto axis_tag, auto rows_tag) {
+      constexpr int A = decltype(axis_tag)::value;
+      constexpr bool ROWS = decltype(rows_tag)::value;
+      const HoShell& fc = ho_shell_face_[e][A];
+      if (fc.count == 0) return;
       const long long total = fc.begin[fc.count];
       const dim3 gs(unsigned((total + 127) / 128)), bs(128);
       bool folded = false;
       if constexpr (kHoFoldable<SHAPE>) {
-        if (ho_fold_) launch(ho_shell_face<ELECTRIC, SHAPE, true, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+        if (ho_fold_)
+          launch(ho_shell_face<ELECTRIC, SHAPE, true, A, ROWS, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
         folded = ho_fold_;
       }
-      if (!folded) launch(ho_shell_face<ELECTRIC, SHAPE, false, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+      if (!folded)
+        launch(ho_shell_face<ELECTRIC, SHAPE, false, A, ROWS, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
       VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell_face (E)" : "ho_shell_face (H)");
-    }
+    };
+    if (ho_xface_rows_) face(std::integral_constant<int, 0>{}, std::true_type{});
+    else face(std::integral_constant<int, 0>{}, std::false_type{});
+    face(std::integral_constant<int, 1>{}, std::false_type{});
+    face(std::integral_constant<int, 2>{}, std::false_type{});
     const HoShell& sh = ho_shell_[e];
     const long long total = sh.count > 0 ? sh.begin[sh.count] : 0;
     if (total > 0) {
