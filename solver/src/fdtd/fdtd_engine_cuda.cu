@@ -1222,7 +1222,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell_face)
   bool ho_xface_rows_ = false;        // VEM_HO_XFACE_ROWS=1: x faces one thread per row (measurement)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
-  int ho_band_chunk_ = 0;          // z planes per block in the folded bands (0: ho_chunk_)
+  int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
+  int ho_x_shell_ = 2;             // samples from each x face in the shell (VEM_HO_X_SHELL)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
@@ -1532,6 +1533,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
     if (const char* v = std::getenv("VEM_HO_XFACE_ROWS")) ho_xface_rows_ = std::string(v) == "1";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
+    if (const char* v = std::getenv("VEM_HO_X_SHELL")) ho_x_shell_ = std::max(2, std::atoi(v));
     {
       using HC = EngineTuning::HighOrderCpml;
       HC mode = tuning.ho_cpml;
@@ -1559,8 +1561,12 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       HoBox& bx = ho_box_[e];
       bool empty = false;
       for (int a = 0; a < 3; ++a) {
-        bx.lo[a] = 2;
-        bx.hi[a] = nn[a] - 3;
+        // x with the tiled kernel: ho_x_shell_ samples from each x face (the rows of the x faces
+        // are then read in fewer sectors by the shell's warps; the extra samples are within the
+        // tables' identity range, so the values are the same).
+        const int w = a == 0 && ho_kernel_ == HK::tiled ? std::max(2, ho_x_shell_) : 2;
+        bx.lo[a] = w;
+        bx.hi[a] = nn[a] - 1 - w;
         for (int c = 0; c < 3; ++c) {
           const int comp = e ? c : 3 + c;
           bx.lo[a] = std::max(bx.lo[a], g_.lo[comp][a]);
