@@ -1009,26 +1009,19 @@ __device__ __forceinline__ void ho_shell_face_sample(const FieldPtrs& F, const G
   ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
 }
 
-// The shell's face boxes whose table axis is A, one launch per axis. ROWS (x faces, whose boxes
-// are 2-3 samples wide): one thread per row of a box, marching along x, the lanes of a warp on
-// consecutive rows; else one thread per sample, x fastest.
-template <bool ELECTRIC, int SHAPE, bool FOLD, int A, bool ROWS, class Coef>
+// The shell's face boxes whose table axis is A (one launch per axis), one thread per sample, x
+// fastest. The x faces' boxes are 2-3 samples wide, so their warps read 11-16 rows per load: they
+// take about three times as long as the y or z faces (L1-bound; one thread per row, or x faces
+// 4-8 samples wide, were slower: testing/benchmarks/results/highorder.md).
+template <bool ELECTRIC, int SHAPE, bool FOLD, int A, class Coef>
 __global__ void ho_shell_face(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src,
                               HoFold fold) {
   pdl_begin();
   const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
   if (u >= sh.begin[sh.count]) return;
-  if constexpr (ROWS) {
-    const int q = shell_find(sh, u);
-    const long long t = u - sh.begin[q];
-    const int j = sh.o[q][1] + int(t % sh.d[q][1]), k = sh.o[q][2] + int(t / sh.d[q][1]);
-    for (int i = sh.o[q][0]; i < sh.o[q][0] + sh.d[q][0]; ++i)
-      ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, A>(F, g, p, fold, coef, src, i, j, k);
-  } else {
-    int i, j, k;
-    shell_box(sh, u, i, j, k);
-    ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, A>(F, g, p, fold, coef, src, i, j, k);
-  }
+  int i, j, k;
+  shell_box(sh, u, i, j, k);
+  ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, A>(F, g, p, fold, coef, src, i, j, k);
 }
 
 // CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
@@ -1090,6 +1083,9 @@ class FdtdEngineCuda final : public FdtdEngine {
  public:
   FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
   ~FdtdEngineCuda() override {
+    if (ho_fork_) cudaEventDestroy(ho_fork_);
+    if (ho_join_) cudaEventDestroy(ho_join_);
+    if (ho_aux_) cudaStreamDestroy(ho_aux_);
     const void* self = this;
     g_constant_table_owner.compare_exchange_strong(self, nullptr);
     onepass::release_constant_table(this);
@@ -1220,10 +1216,13 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell_face)
-  bool ho_xface_rows_ = false;        // VEM_HO_XFACE_ROWS=1: x faces one thread per row (measurement)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
+  // VEM_HO_CONCURRENT=1 (measurement): the folded bands and the shell on a second stream (higher
+  // priority), beside the core kernel on stream_; they write other samples and read the other
+  // field, so the fields are the same. Forked and joined with events every half step.
+  cudaStream_t ho_aux_ = nullptr;
+  cudaEvent_t ho_fork_ = nullptr, ho_join_ = nullptr;
   int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
-  int ho_x_shell_ = 2;             // samples from each x face in the shell (VEM_HO_X_SHELL)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
@@ -1244,7 +1243,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream_;
+    cfg.stream = launch_to_ ? launch_to_ : stream_;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
     if (pdl_) {
@@ -1260,6 +1259,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   }
   bool pdl_ = false;
+  cudaStream_t launch_to_ = nullptr;  // launch / launch_smem: this stream instead of stream_ (the high-order aux stream)
   // One pass per step (issue 16, fdtd/cuda/fused_step.h): the second set of field arrays (the
   // pass writes H^{n+1/2} and E^{n+1} there; swapped with fields_ after the step), the kernels'
   // grid and coefficients, the E samples computed again after the H corrections.
@@ -1531,9 +1531,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
-    if (const char* v = std::getenv("VEM_HO_XFACE_ROWS")) ho_xface_rows_ = std::string(v) == "1";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
-    if (const char* v = std::getenv("VEM_HO_X_SHELL")) ho_x_shell_ = std::max(2, std::atoi(v));
     {
       using HC = EngineTuning::HighOrderCpml;
       HC mode = tuning.ho_cpml;
@@ -1552,6 +1550,14 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
       const bool foldable = ho_shape_ == kShapeFv24 || ho_shape_ == kShapeFv24Wb || ho_shape_ == kShapeS22;
       ho_fold_ = mode != HC::slab_kernels && ho_kernel_ == HK::tiled && !ho_.s44 && foldable && order_ok;
+      const char* conc = std::getenv("VEM_HO_CONCURRENT");
+      if (ho_fold_ && conc && std::string(conc) == "1") {
+        int least = 0, greatest = 0;
+        VEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+        VEM_CUDA_CHECK(cudaStreamCreateWithPriority(&ho_aux_, cudaStreamNonBlocking, greatest));
+        VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_fork_, cudaEventDisableTiming));
+        VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_join_, cudaEventDisableTiming));
+      }
     }
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
@@ -1561,12 +1567,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       HoBox& bx = ho_box_[e];
       bool empty = false;
       for (int a = 0; a < 3; ++a) {
-        // x with the tiled kernel: ho_x_shell_ samples from each x face (the rows of the x faces
-        // are then read in fewer sectors by the shell's warps; the extra samples are within the
-        // tables' identity range, so the values are the same).
-        const int w = a == 0 && ho_kernel_ == HK::tiled ? std::max(2, ho_x_shell_) : 2;
-        bx.lo[a] = w;
-        bx.hi[a] = nn[a] - 1 - w;
+        bx.lo[a] = 2;
+        bx.hi[a] = nn[a] - 3;
         for (int c = 0; c < 3; ++c) {
           const int comp = e ? c : 3 + c;
           bx.lo[a] = std::max(bx.lo[a], g_.lo[comp][a]);
@@ -1602,12 +1604,12 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       if (ho_shell_faces_) {
         HoShell edges{};
         bool fits = true;
-        auto push = [&fits](HoShell& to, const int (&o)[3], const int (&d)[3], int axis, bool rows) {
+        auto push = [&fits](HoShell& to, const int (&o)[3], const int (&d)[3], int axis) {
           if (to.count == kMaxShellBoxes) { fits = false; return; }
           const int q = to.count++;
           for (int a = 0; a < 3; ++a) { to.o[q][a] = o[a]; to.d[q][a] = d[a]; }
           to.axis[q] = axis;
-          to.begin[q + 1] = to.begin[q] + (long long)(rows ? 1 : d[0]) * d[1] * d[2];
+          to.begin[q + 1] = to.begin[q] + (long long)d[0] * d[1] * d[2];
         };
         for (int q = 0; q < sh.count; ++q) {
           int seg_lo[3][3], seg_hi[3][3], nseg[3];
@@ -1638,8 +1640,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
                 }
                 // no table axis (outside the interior box only by the update ranges): z's list
                 if (tables == 0) axis = 2;
-                if (tables <= 1) push(faces[axis], o, d, axis, axis == 0 && ho_xface_rows_);
-                else push(edges, o, d, axis, false);
+                push(tables <= 1 ? faces[axis] : edges, o, d, axis);
               }
         }
         if (fits) sh = edges;
@@ -2044,8 +2045,15 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         };
         if constexpr (kHoFoldable<SHAPE>) {
           if (ho_fold_) {
+            if (ho_aux_) {  // bands (and the shell below) on the aux stream, the core on stream_
+              VEM_CUDA_CHECK(cudaEventRecord(ho_fork_, stream_));
+              VEM_CUDA_CHECK(cudaStreamWaitEvent(ho_aux_, ho_fork_, 0));
+              launch_to_ = ho_aux_;
+            }
             for (const HoBox& b : ho_bands_[e]) tiled(std::true_type{}, b);
+            launch_to_ = nullptr;
             tiled(std::false_type{}, ho_core_[e]);
+            launch_to_ = ho_aux_;
           } else {
             tiled(std::false_type{}, bx);
           }
@@ -2059,9 +2067,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
       }
     }
-    auto face = [&](auto axis_tag, auto rows_tag) {
+    auto face = [&](auto axis_tag) {
       constexpr int A = decltype(axis_tag)::value;
-      constexpr bool ROWS = decltype(rows_tag)::value;
       const HoShell& fc = ho_shell_face_[e][A];
       if (fc.count == 0) return;
       const long long total = fc.begin[fc.count];
@@ -2069,17 +2076,16 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       bool folded = false;
       if constexpr (kHoFoldable<SHAPE>) {
         if (ho_fold_)
-          launch(ho_shell_face<ELECTRIC, SHAPE, true, A, ROWS, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+          launch(ho_shell_face<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
         folded = ho_fold_;
       }
       if (!folded)
-        launch(ho_shell_face<ELECTRIC, SHAPE, false, A, ROWS, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+        launch(ho_shell_face<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
       VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell_face (E)" : "ho_shell_face (H)");
     };
-    if (ho_xface_rows_) face(std::integral_constant<int, 0>{}, std::true_type{});
-    else face(std::integral_constant<int, 0>{}, std::false_type{});
-    face(std::integral_constant<int, 1>{}, std::false_type{});
-    face(std::integral_constant<int, 2>{}, std::false_type{});
+    face(std::integral_constant<int, 0>{});
+    face(std::integral_constant<int, 1>{});
+    face(std::integral_constant<int, 2>{});
     const HoShell& sh = ho_shell_[e];
     const long long total = sh.count > 0 ? sh.begin[sh.count] : 0;
     if (total > 0) {
@@ -2092,6 +2098,11 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
       VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell (E)" : "ho_shell (H)");
     }
+  }
+  if (launch_to_) {  // join the aux stream
+    launch_to_ = nullptr;
+    VEM_CUDA_CHECK(cudaEventRecord(ho_join_, ho_aux_));
+    VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, ho_join_, 0));
   }
   if (ho_.s44) rotate_s44<ELECTRIC>();
   if (ho_fold_) return;  // the corrections were folded into the tiled and shell kernels
