@@ -7,7 +7,8 @@
 // (both float32; the difference is rounding order / FMA contraction only), and the probe series
 // to the same bound. The high-order block shape (EngineTuning::ho_block_*) does not change the
 // arithmetic of a sample: two shapes must give the same fields bit for bit, and neither do the
-// kernel variants (EngineTuning::ho_kernel).
+// kernel variants (EngineTuning::ho_kernel) or the CPML corrections folded into the kernels
+// (EngineTuning::ho_cpml).
 #include <algorithm>
 #include <cmath>
 #include <iostream>

@@ -418,7 +418,9 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    compile-time offsets from the sample, through L1; the three components of a sample in one
 //    thread (as the Yee kernels). The boundary shell (the samples outside the interior box, ~3 %
 //    at 512^3) through the tables, each source component's entries loaded once per sample and
-//    only along the axes where the sample is within 2 of a face (table_acc).
+//    only along the axes where the sample is within 2 of a face (table_acc). The shell is cut
+//    into faces (near the faces of one axis: ho_shell_face, that axis's entries only, 56-72
+//    registers) and edges (ho_shell, 100-104 registers): fv24 +9 % at 512^3.
 //  - tiled (ho_interior_tiled + ho_shell): the interior through shared memory: a block of 32 x 8
 //    columns marches over a chunk of z planes keeping a ring of 4 planes of the three source
 //    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis);
@@ -427,6 +429,9 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    The sample's own material key and updated values are loaded a plane ahead as well (+30-38 %
 //    at 512^3; a ring of 6 planes filled by asynchronous copies two planes ahead lost:
 //    testing/benchmarks/results/highorder.md).
+//    With the leap-frog schemes the CPML corrections are folded into the tiled and shell kernels
+//    (HoFold, ho_cpml_fold; EngineTuning::ho_cpml): the interior box is cut into the bands that
+//    meet a slab, run by an instance with the corrections, and the core, run without them.
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
@@ -1083,9 +1088,6 @@ class FdtdEngineCuda final : public FdtdEngine {
  public:
   FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
   ~FdtdEngineCuda() override {
-    if (ho_fork_) cudaEventDestroy(ho_fork_);
-    if (ho_join_) cudaEventDestroy(ho_join_);
-    if (ho_aux_) cudaStreamDestroy(ho_aux_);
     const void* self = this;
     g_constant_table_owner.compare_exchange_strong(self, nullptr);
     onepass::release_constant_table(this);
@@ -1217,11 +1219,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell_face)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
-  // VEM_HO_CONCURRENT=1 (measurement): the folded bands and the shell on a second stream (higher
-  // priority), beside the core kernel on stream_; they write other samples and read the other
-  // field, so the fields are the same. Forked and joined with events every half step.
-  cudaStream_t ho_aux_ = nullptr;
-  cudaEvent_t ho_fork_ = nullptr, ho_join_ = nullptr;
   int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
@@ -1243,7 +1240,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
-    cfg.stream = launch_to_ ? launch_to_ : stream_;
+    cfg.stream = stream_;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
     if (pdl_) {
@@ -1259,7 +1256,6 @@ class FdtdEngineCuda final : public FdtdEngine {
     VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   }
   bool pdl_ = false;
-  cudaStream_t launch_to_ = nullptr;  // launch / launch_smem: this stream instead of stream_ (the high-order aux stream)
   // One pass per step (issue 16, fdtd/cuda/fused_step.h): the second set of field arrays (the
   // pass writes H^{n+1/2} and E^{n+1} there; swapped with fields_ after the step), the kernels'
   // grid and coefficients, the E samples computed again after the H corrections.
@@ -1550,14 +1546,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
       const bool foldable = ho_shape_ == kShapeFv24 || ho_shape_ == kShapeFv24Wb || ho_shape_ == kShapeS22;
       ho_fold_ = mode != HC::slab_kernels && ho_kernel_ == HK::tiled && !ho_.s44 && foldable && order_ok;
-      const char* conc = std::getenv("VEM_HO_CONCURRENT");
-      if (ho_fold_ && conc && std::string(conc) == "1") {
-        int least = 0, greatest = 0;
-        VEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-        VEM_CUDA_CHECK(cudaStreamCreateWithPriority(&ho_aux_, cudaStreamNonBlocking, greatest));
-        VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_fork_, cudaEventDisableTiming));
-        VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_join_, cudaEventDisableTiming));
-      }
     }
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
@@ -2045,15 +2033,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         };
         if constexpr (kHoFoldable<SHAPE>) {
           if (ho_fold_) {
-            if (ho_aux_) {  // bands (and the shell below) on the aux stream, the core on stream_
-              VEM_CUDA_CHECK(cudaEventRecord(ho_fork_, stream_));
-              VEM_CUDA_CHECK(cudaStreamWaitEvent(ho_aux_, ho_fork_, 0));
-              launch_to_ = ho_aux_;
-            }
             for (const HoBox& b : ho_bands_[e]) tiled(std::true_type{}, b);
-            launch_to_ = nullptr;
             tiled(std::false_type{}, ho_core_[e]);
-            launch_to_ = ho_aux_;
           } else {
             tiled(std::false_type{}, bx);
           }
@@ -2098,11 +2079,6 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
       VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell (E)" : "ho_shell (H)");
     }
-  }
-  if (launch_to_) {  // join the aux stream
-    launch_to_ = nullptr;
-    VEM_CUDA_CHECK(cudaEventRecord(ho_join_, ho_aux_));
-    VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, ho_join_, 0));
   }
   if (ho_.s44) rotate_s44<ELECTRIC>();
   if (ho_fold_) return;  // the corrections were folded into the tiled and shell kernels
