@@ -419,8 +419,8 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    thread (as the Yee kernels). The boundary shell (the samples outside the interior box, ~3 %
 //    at 512^3) through the tables, each source component's entries loaded once per sample and
 //    only along the axes where the sample is within 2 of a face (table_acc). The shell is cut
-//    into faces (near the faces of one axis: ho_shell_face, that axis's entries only, 56-72
-//    registers) and edges (ho_shell, 100-104 registers): fv24 +9 % at 512^3.
+//    into faces (near the faces of one axis: ho_shell<..., A>, that axis's entries only, 56-72
+//    registers) and edges (ho_shell<..., -1>, 100-104 registers): fv24 +9 % at 512^3.
 //  - tiled (ho_interior_tiled + ho_shell): the interior through shared memory: a block of 32 x 8
 //    columns marches over a chunk of z planes keeping a ring of 4 planes of the three source
 //    components with their 3-sample halo (the stencil reaches -2..+1 (E) or -1..+2 (H) on each axis);
@@ -898,8 +898,8 @@ __global__ void __launch_bounds__(kTileX * kTileY)
 // them), one thread per sample, x fastest; the update ranges and the tables as update_ho_bulk.
 // The shell is cut further (setup) where an axis enters or leaves the range 2..n-3 in which its
 // tables are the identity: a box whose samples are near the faces of one axis at most (axis[q], the
-// faces) goes to ho_shell_face, which loads that axis's table entries only and indexes the others
-// directly; the boxes near two or three faces (the edges) go to ho_shell.
+// faces) goes to ho_shell<..., A>, which loads that axis's table entries only and indexes the others
+// directly; the boxes near two or three faces (the edges) go to ho_shell<..., -1>.
 constexpr int kMaxShellBoxes = 96;
 struct HoShell {
   int o[kMaxShellBoxes][3], d[kMaxShellBoxes][3];
@@ -983,7 +983,20 @@ __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const Gri
   }
 }
 
-template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
+// The accessor of source component SRC for a shell sample: A < 0 (edges) every axis's table
+// entries (table_acc), else axis A's only (AxisTableAcc, faces).
+template <int SRC, int A>
+__device__ __forceinline__ auto shell_acc(const HoParams& p, const GridParams& g, const float* f, int i, int j, int k) {
+  if constexpr (A < 0) return table_acc<SRC>(p, g, f, i, j, k);
+  else return axis_table_acc<SRC, A>(p, g, f, i, j, k);
+}
+
+// The shell's boxes, one thread per sample, x fastest. A < 0: the edges (ho_shell_[e]); A = 0..2:
+// the face boxes whose table axis is A (ho_shell_face_[e][A], one launch per axis). The x faces'
+// boxes are 2-3 samples wide, so their warps read 11-16 rows per load: they take about three times
+// as long as the y or z faces (L1-bound; one thread per row, or x faces 4-8 samples wide, were
+// slower: testing/benchmarks/results/highorder.md).
+template <bool ELECTRIC, int SHAPE, bool FOLD, int A, class Coef>
 __global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src,
                          HoFold fold) {
   pdl_begin();
@@ -993,40 +1006,13 @@ __global__ void ho_shell(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef
   shell_box(sh, u, i, j, k);
   // The three source components' table entries, each loaded once for the two components using it.
   constexpr int OTHER = ELECTRIC ? 3 : 0;
-  const TableAcc acc[3] = {table_acc<OTHER>(p, g, F.f[OTHER], i, j, k),
-                           table_acc<OTHER + 1>(p, g, F.f[OTHER + 1], i, j, k),
-                           table_acc<OTHER + 2>(p, g, F.f[OTHER + 2], i, j, k)};
+  using Acc = decltype(shell_acc<OTHER, A>(p, g, F.f[OTHER], i, j, k));
+  const Acc acc[3] = {shell_acc<OTHER, A>(p, g, F.f[OTHER], i, j, k),
+                      shell_acc<OTHER + 1, A>(p, g, F.f[OTHER + 1], i, j, k),
+                      shell_acc<OTHER + 2, A>(p, g, F.f[OTHER + 2], i, j, k)};
   ho_shell_component<ELECTRIC, 0, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
   ho_shell_component<ELECTRIC, 1, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
   ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
-}
-
-template <bool ELECTRIC, int SHAPE, bool FOLD, int A, class Coef>
-__device__ __forceinline__ void ho_shell_face_sample(const FieldPtrs& F, const GridParams& g, const HoParams& p,
-                                                     const HoFold& fold, const Coef& coef, const FusedSource& src,
-                                                     int i, int j, int k) {
-  constexpr int OTHER = ELECTRIC ? 3 : 0;
-  const AxisTableAcc<A> acc[3] = {axis_table_acc<OTHER, A>(p, g, F.f[OTHER], i, j, k),
-                                  axis_table_acc<OTHER + 1, A>(p, g, F.f[OTHER + 1], i, j, k),
-                                  axis_table_acc<OTHER + 2, A>(p, g, F.f[OTHER + 2], i, j, k)};
-  ho_shell_component<ELECTRIC, 0, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
-  ho_shell_component<ELECTRIC, 1, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
-  ho_shell_component<ELECTRIC, 2, SHAPE, FOLD>(F, g, p, fold, coef, src, i, j, k, acc);
-}
-
-// The shell's face boxes whose table axis is A (one launch per axis), one thread per sample, x
-// fastest. The x faces' boxes are 2-3 samples wide, so their warps read 11-16 rows per load: they
-// take about three times as long as the y or z faces (L1-bound; one thread per row, or x faces
-// 4-8 samples wide, were slower: testing/benchmarks/results/highorder.md).
-template <bool ELECTRIC, int SHAPE, bool FOLD, int A, class Coef>
-__global__ void ho_shell_face(FieldPtrs F, GridParams g, HoParams p, HoShell sh, Coef coef, FusedSource src,
-                              HoFold fold) {
-  pdl_begin();
-  const long long u = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-  if (u >= sh.begin[sh.count]) return;
-  int i, j, k;
-  shell_box(sh, u, i, j, k);
-  ho_shell_face_sample<ELECTRIC, SHAPE, FOLD, A>(F, g, p, fold, coef, src, i, j, k);
 }
 
 // CPML correction of one slab with the high-order derivative (FdtdEngineCpu::cpml_ho): one thread
@@ -1217,7 +1203,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   int ho_chunk_ = 32;            // tiled: z planes per block
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
-  HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell_face)
+  HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell<..., A>)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
   int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
@@ -2057,12 +2043,12 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       bool folded = false;
       if constexpr (kHoFoldable<SHAPE>) {
         if (ho_fold_)
-          launch(ho_shell_face<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+          launch(ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
         folded = ho_fold_;
       }
       if (!folded)
-        launch(ho_shell_face<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
-      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell_face (E)" : "ho_shell_face (H)");
+        launch(ho_shell<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, faces (E)" : "ho_shell, faces (H)");
     };
     face(std::integral_constant<int, 0>{});
     face(std::integral_constant<int, 1>{});
@@ -2073,11 +2059,11 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       const dim3 gs(unsigned((total + 127) / 128)), bs(128);
       bool folded = false;
       if constexpr (kHoFoldable<SHAPE>) {
-        if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+        if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
         folded = ho_fold_;
       }
-      if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
-      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell (E)" : "ho_shell (H)");
+      if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, edges (E)" : "ho_shell, edges (H)");
     }
   }
   if (ho_.s44) rotate_s44<ELECTRIC>();
