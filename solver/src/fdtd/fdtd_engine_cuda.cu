@@ -93,6 +93,9 @@ using cuda_kernels::CoefficientArrays;  // kernel_common.cuh
 using cuda_kernels::GlobalTable;
 using cuda_kernels::in;
 using cuda_kernels::pdl_begin;
+using cuda_kernels::cpml_component;  // the CPML corrections, written once (kernel_common.cuh)
+using cuda_kernels::cpml_increment;
+using cuda_kernels::cpml_source;
 
 // The box of samples a bulk launch covers (inclusive, node indices): the whole grid, or, while a
 // halo exchange overlaps the update, the interior or one of the slabs beside the receiving faces
@@ -460,8 +463,7 @@ constexpr int kShapeS22 = kShapeN1 | kShapeW1;   // + narrow and wide axis neigh
 constexpr int kShapeTables = -1;                 // any other shape: the tables kernel
 // Shapes whose tiled and shell kernels are compiled with the CPML folded in (the leap-frog
 // schemes; s44 and the tables kernel keep the slab kernels).
-template <int SHAPE>
-constexpr bool kHoFoldable = SHAPE == kShapeFv24 || SHAPE == kShapeFv24Wb || SHAPE == kShapeS22;
+constexpr bool ho_foldable(int shape) { return shape == kShapeFv24 || shape == kShapeFv24Wb || shape == kShapeS22; }
 
 // D_A F (unscaled by 1/h) from an accessor acc(x, y, z) = F at that offset from the sample; FW:
 // forward difference. The terms and their order are build_high_order_stencil's (p = 1/2 then
@@ -629,27 +631,25 @@ struct HoFold {
 };
 
 // Correction of component C of E (ELECTRIC) or H by slab (A, SIDE) at (i, j, k), layout offset o:
-// E: slab a corrects E_{a+2} (psi 0, +D_a H_{a+1}) and E_{a+1} (psi 1, -D_a H_{a+2});
-// H: slab a corrects H_{a+1} (psi 0, +D_a E_{a+2}) and H_{a+2} (psi 1, -D_a E_{a+1})
-// (ho_cpml_component's table).
+// the slab's psi q whose component (cpml_component, kernel_common.cuh) is C, its source the one
+// the curl differentiates along A.
 template <bool ELECTRIC, int C, int A, int SIDE, class Coef>
 __device__ __forceinline__ void ho_fold_slab(const HoFold& f, const Coef& coef, int o, int key, int i, int j, int k,
                                              float& v, float dB, float dD) {
-  constexpr int B = (C + 1) % 3;
-  constexpr int SELF = ELECTRIC ? C : 3 + C;
-  constexpr int Q = ELECTRIC ? (A == B ? 0 : 1) : (A == B ? 1 : 0);
+  constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
+  constexpr int SELF = ELECTRIC ? C : 3 + C, OTHER = ELECTRIC ? 3 : 0;
+  constexpr int Q = cpml_component(A, ELECTRIC, 0) == SELF ? 0 : 1;
+  static_assert(cpml_component(A, ELECTRIC, Q) == SELF, "slab A does not correct component C");
+  static_assert(cpml_source(A, ELECTRIC, Q) == OTHER + (A == B ? D : B), "the curl's derivative along A");
   const SlabParams& s = f.s[A][SIDE];
   if (!f.has[A][SIDE]) return;
   const int x = A == 0 ? i : (A == 1 ? j : k);
   if (x < s.o[A] || x >= s.o[A] + s.d[A]) return;
-  const float dF = A == B ? dB : dD;
   const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
-  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
-  const float old = s.psi[Q][t];
-  const float np = b * old + c * dF;
+  float np;
+  v += cpml_increment(__ldg(s.b + x), __ldg(s.c + x), __ldg(s.kinv + x) - 1.0f, coef.b(SELF, o, key),
+                      Q == 0 ? 1.0f : -1.0f, A == B ? dB : dD, s.psi[Q][t], s.lagged, &np);
   s.psi[Q][t] = np;
-  const float sign = Q == 0 ? 1.0f : -1.0f;
-  v += sign * coef.b(SELF, o, key) * (km1 * dF + (s.lagged ? old : np));
 }
 
 template <bool ELECTRIC, int C, class Coef>
@@ -908,25 +908,19 @@ struct HoShell {
   int count;
 };
 
-// The box of thread u (binary search over begin).
-__device__ __forceinline__ int shell_find(const HoShell& sh, long long u) {
+// The sample of thread u, x fastest within its box (binary search over begin).
+__device__ __forceinline__ void shell_box(const HoShell& sh, long long u, int& i, int& j, int& k) {
   int lo = 0, hi = sh.count - 1;
   while (lo < hi) {
     const int mid = (lo + hi + 1) / 2;
     if (u >= sh.begin[mid]) lo = mid;
     else hi = mid - 1;
   }
-  return lo;
-}
-// The box of thread u and its sample, x fastest.
-__device__ __forceinline__ int shell_box(const HoShell& sh, long long u, int& i, int& j, int& k) {
-  const int lo = shell_find(sh, u);
   const long long t = u - sh.begin[lo];
   i = sh.o[lo][0] + int(t % sh.d[lo][0]);
   const long long r = t / sh.d[lo][0];
   j = sh.o[lo][1] + int(r % sh.d[lo][1]);
   k = sh.o[lo][2] + int(r / sh.d[lo][1]);
-  return lo;
 }
 
 // Face accessor: the tables along axis A only (the other two axes are within 2..n-3, where the
@@ -1024,11 +1018,8 @@ template <int A, bool ELECTRIC, int Q, int SHAPE, class Coef>
 __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const GridParams& g, const HoParams& p,
                                                   const SlabParams& s, const Coef& coef, int i, int j, int k,
                                                   int t, float b, float c, float km1) {
-  // E: q = 0 updates E_{a+2} from H_{a+1} (+), q = 1 E_{a+1} from H_{a+2} (-).
-  // H: q = 0 updates H_{a+1} from E_{a+2} (+), q = 1 H_{a+2} from E_{a+1} (-).
-  constexpr int COMP = ELECTRIC ? (Q == 0 ? (A + 2) % 3 : (A + 1) % 3) : 3 + (Q == 0 ? (A + 1) % 3 : (A + 2) % 3);
-  constexpr int SRC = ELECTRIC ? 3 + (Q == 0 ? (A + 1) % 3 : (A + 2) % 3) : (Q == 0 ? (A + 2) % 3 : (A + 1) % 3);
-  const float sign = Q == 0 ? 1.0f : -1.0f;
+  // Components, sources and signs: cpml_component / cpml_source (kernel_common.cuh).
+  constexpr int COMP = cpml_component(A, ELECTRIC, Q), SRC = cpml_source(A, ELECTRIC, Q);
   if (!in(i, g.lo[COMP][0], g.hi[COMP][0]) || !in(j, g.lo[COMP][1], g.hi[COMP][1]) ||
       !in(k, g.lo[COMP][2], g.hi[COMP][2]))
     return;
@@ -1042,13 +1033,11 @@ __device__ __forceinline__ void ho_cpml_component(const FieldPtrs& F, const Grid
     else
       d = ho_dfast<A, !ELECTRIC, SHAPE>(table_acc<SRC>(p, g, F.f[SRC], i, j, k), p.w);
   }
-  const float dF = d * s.inv_d;
-  const float old = s.psi[Q][t];
-  const float np = b * old + c * dF;
-  s.psi[Q][t] = np;
   const int key = coef.key(o);
   const float cb = p.s44 ? s44_coefficients(coef.a(COMP, o, key), coef.b(COMP, o, key)).cb : coef.b(COMP, o, key);
-  F.f[COMP][o] += sign * cb * (km1 * dF + (s.lagged ? old : np));
+  float np;
+  F.f[COMP][o] += cpml_increment(b, c, km1, cb, Q == 0 ? 1.0f : -1.0f, d * s.inv_d, s.psi[Q][t], s.lagged, &np);
+  s.psi[Q][t] = np;
 }
 
 template <int A, bool ELECTRIC, int SHAPE, class Coef>
@@ -1530,8 +1519,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         order_ok = order_ok && st->face > last;
         last = st->face;
       }
-      const bool foldable = ho_shape_ == kShapeFv24 || ho_shape_ == kShapeFv24Wb || ho_shape_ == kShapeS22;
-      ho_fold_ = mode != HC::slab_kernels && ho_kernel_ == HK::tiled && !ho_.s44 && foldable && order_ok;
+      ho_fold_ = mode != HC::slab_kernels && ho_kernel_ == HK::tiled && !ho_.s44 && ho_foldable(ho_shape_) && order_ok;
     }
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
@@ -2017,7 +2005,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
                       g_, ho_, b, coef, fused_, chunk, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
         };
-        if constexpr (kHoFoldable<SHAPE>) {
+        if constexpr (ho_foldable(SHAPE)) {
           if (ho_fold_) {
             for (const HoBox& b : ho_bands_[e]) tiled(std::true_type{}, b);
             tiled(std::false_type{}, ho_core_[e]);
@@ -2041,7 +2029,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       const long long total = fc.begin[fc.count];
       const dim3 gs(unsigned((total + 127) / 128)), bs(128);
       bool folded = false;
-      if constexpr (kHoFoldable<SHAPE>) {
+      if constexpr (ho_foldable(SHAPE)) {
         if (ho_fold_)
           launch(ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
         folded = ho_fold_;
@@ -2058,7 +2046,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     if (total > 0) {
       const dim3 gs(unsigned((total + 127) / 128)), bs(128);
       bool folded = false;
-      if constexpr (kHoFoldable<SHAPE>) {
+      if constexpr (ho_foldable(SHAPE)) {
         if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
         folded = ho_fold_;
       }
