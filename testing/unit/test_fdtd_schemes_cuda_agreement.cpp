@@ -21,9 +21,9 @@ using namespace vem;
 
 namespace {
 
-FdtdSetup make_setup(Scheme scheme, MaterialMode mode) {
+FdtdSetup make_setup(Scheme scheme, MaterialMode mode, const YeeGrid& grid = YeeGrid{37, 29, 31, 1e-3, 1e-3, 1e-3}) {
   FdtdSetup s;
-  s.grid = YeeGrid{37, 29, 31, 1e-3, 1e-3, 1e-3};
+  s.grid = grid;
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::periodic,
                        BoundaryType::periodic, BoundaryType::pec, BoundaryType::cpml};
   for (auto& c : s.boundaries.cpml) c.thickness = 8;
@@ -187,23 +187,9 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaKernels,
 // two and three slabs overlap), PEC on z-low; a point source in a CPML corner; 8-plane chunks so the
 // core and the z bands span several; s44 asks for folding and keeps the slab kernels.
 FdtdSetup make_cpml_box(Scheme scheme, MaterialMode mode) {
-  FdtdSetup s = make_setup(scheme, mode);
-  s.grid = YeeGrid{80, 44, 40, 1e-3, 1e-3, 1e-3};
+  FdtdSetup s = make_setup(scheme, mode, YeeGrid{80, 44, 40, 1e-3, 1e-3, 1e-3});
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::cpml,
                        BoundaryType::cpml, BoundaryType::pec, BoundaryType::cpml};
-  const std::int64_t n = s.grid.cell_count();
-  std::mt19937 rng(7);
-  if (mode == MaterialMode::indexed) {
-    std::uniform_int_distribution<int> pick(0, int(s.materials.size()) - 1);
-    s.material_index.assign(n, 0);
-    for (auto& v : s.material_index) v = std::uint16_t(pick(rng));
-  } else {
-    std::uniform_real_distribution<double> u(0.0, 1.0);
-    s.medium.eps_r.assign(1, std::vector<float>(n));
-    s.medium.sigma_e.assign(1, std::vector<float>(n));
-    for (auto& v : s.medium.eps_r[0]) v = float(1.0 + 10.0 * u(rng));
-    for (auto& v : s.medium.sigma_e[0]) v = float(0.5 * u(rng));
-  }
   s.sources[0].i = 40; s.sources[0].j = 22; s.sources[0].k = 20;
   s.sources[1].i = 4; s.sources[1].j = 40; s.sources[1].k = 36;
   s.probes = {{"ez", Component::Ez, 76, 5, 37}, {"hy", Component::Hy, 40, 30, 20}};
