@@ -28,6 +28,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -457,6 +459,154 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
   }
 }
 
+// Hoisted samples (persistent_steps with HOIST): the same expressions in the same order as
+// h_sample / e_sample with their slabs, but every load of a sample, each CPML slab's psi pair
+// included, is issued before its arithmetic and its stores, and the H slabs take their
+// differences from the bulk update's operands instead of loading them again. The chained path
+// waits for one load round trip per slab after the bulk update (a corner sample lies in three);
+// this one waits for one in all. It needs at most one slab of each axis to hold any sample
+// (hoistable; the slabs of one axis do not overlap), which the host checks.
+// The slab of each axis holding (i, j, k), -1 where none, and its psi index.
+struct SlabHits {
+  int p[3] = {-1, -1, -1};
+  int t[3] = {0, 0, 0};
+};
+__device__ __forceinline__ SlabHits slab_hits(const CpmlSet& cs, int i, int j, int k) {
+  SlabHits h;
+  if (cs.count == 0 || inner(cs, i, j, k)) return h;
+#pragma unroll
+  for (int p = 0; p < kMaxCpmlSlabs; ++p) {
+    if (p >= cs.count) break;
+    const Slab& s = cs.s[p];
+    if (!in_slab_xy(s, i, j) || !in_slab_z(s, k)) continue;
+    const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+    // (a switch keeps p and t in registers; an index by s.axis would put them in local memory)
+    switch (s.axis) {
+      case 0: h.p[0] = p; h.t[0] = t; break;
+      case 1: h.p[1] = p; h.t[1] = t; break;
+      default: h.p[2] = p; h.t[2] = t; break;
+    }
+  }
+  return h;
+}
+// The psi pair of each hit slab, loaded now.
+template <class LD>
+__device__ __forceinline__ void load_psi(const CpmlSet& cs, const SlabHits& h, float (&psi)[3][2]) {
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    psi[a][0] = psi[a][1] = 0.0f;
+    if (h.p[a] < 0) continue;
+    const Slab& s = cs.s[h.p[a]];
+    psi[a][0] = LD::psi(s.psi_in[0] + h.t[a]);
+    psi[a][1] = LD::psi(s.psi_in[1] + h.t[a]);
+  }
+}
+// One correction (h_slab's / e_slab's): comp's value v gets the increment from the difference
+// d (times the slab's 1 / cell size) and the preloaded psi; psi_out[q] gets the new psi.
+template <int A, bool ELECTRIC, int Q, class T, class Coef>
+__device__ __forceinline__ void hoisted_correction(const Slab& s, const Coef& coef, long long o, int key, int x,
+                                                   int t, float d, float old, float& v) {
+  const int comp = cuda_kernels::cpml_component(A, ELECTRIC, Q);
+  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+  float p;
+  v = rnd<T>(v) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), Q == 0 ? 1.0f : -1.0f, d * s.inv_d,
+                                               old, s.lagged, &p);
+  s.psi_out[Q][t] = p;
+}
+
+template <class Coef, class T>
+__device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
+                                          int i, int j, int k, long long o) {
+  using LD = CoherentLoad;
+  const T* __restrict__ Ex = F.f[0];
+  const T* __restrict__ Ey = F.f[1];
+  const T* __restrict__ Ez = F.f[2];
+  const long long sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  // h_sample's range tests (0 <= k <= nz holds for every sample of the walk).
+  const bool more = k < g.nz;
+  const bool ux = more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
+  const bool uy = more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
+  const bool uz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
+  const SlabHits hit = slab_hits(ch, i, j, k);
+  float psi[3][2];
+  load_psi<LD>(ch, hit, psi);
+  const float ex = LD::field(Ex + o), ey = LD::field(Ey + o), ez = LD::field(Ez + o);
+  const float hx0 = LD::field(F.f[3] + o), hy0 = LD::field(F.f[4] + o), hz0 = LD::field(F.f[5] + o);
+  const float ez_y = ux ? LD::field(Ez + o + sy) : 0.0f, ey_z = ux ? LD::field(Ey + o + sz) : 0.0f;
+  const float ex_z = uy ? LD::field(Ex + o + sz) : 0.0f, ez_x = uy ? LD::field(Ez + o + 1) : 0.0f;
+  const float ey_x = uz ? LD::field(Ey + o + 1) : 0.0f, ex_y = uz ? LD::field(Ex + o + sy) : 0.0f;
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  float hx = ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0;
+  float hy = uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0;
+  float hz = uz ? coef.a(5, o, key) * hz0 - coef.b(5, o, key) * ((ey_x - ey) * idx - (ex_y - ex) * idy) : hz0;
+  // h_slab's corrections, slabs in axis order: x: Hy from d_x Ez, Hz from d_x Ey; y: Hz from
+  // d_y Ex, Hx from d_y Ez; z: Hx from d_z Ey, Hy from d_z Ex (cpml_component / cpml_source).
+  if (hit.p[0] >= 0) {
+    const Slab& s = ch.s[hit.p[0]];
+    if (uy) hoisted_correction<0, false, 0, T>(s, coef, o, key, i, hit.t[0], ez_x - ez, psi[0][0], hy);
+    if (uz) hoisted_correction<0, false, 1, T>(s, coef, o, key, i, hit.t[0], ey_x - ey, psi[0][1], hz);
+  }
+  if (hit.p[1] >= 0) {
+    const Slab& s = ch.s[hit.p[1]];
+    if (uz) hoisted_correction<1, false, 0, T>(s, coef, o, key, j, hit.t[1], ex_y - ex, psi[1][0], hz);
+    if (ux) hoisted_correction<1, false, 1, T>(s, coef, o, key, j, hit.t[1], ez_y - ez, psi[1][1], hx);
+  }
+  if (hit.p[2] >= 0) {
+    const Slab& s = ch.s[hit.p[2]];
+    if (ux) hoisted_correction<2, false, 0, T>(s, coef, o, key, k, hit.t[2], ey_z - ey, psi[2][0], hx);
+    if (uy) hoisted_correction<2, false, 1, T>(s, coef, o, key, k, hit.t[2], ex_z - ex, psi[2][1], hy);
+  }
+  st(F.f[3] + o, hx);
+  st(F.f[4] + o, hy);
+  st(F.f[5] + o, hz);
+}
+
+template <class Coef, class T>
+__device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
+                                          int i, int j, int k, long long o) {
+  using LD = CoherentLoad;
+  const T* __restrict__ Hx = F.f[3];
+  const T* __restrict__ Hy = F.f[4];
+  const T* __restrict__ Hz = F.f[5];
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const bool ux = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
+  const bool uy = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]);
+  const bool uz = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]);
+  const SlabHits hit = slab_hits(ce, i, j, k);
+  float psi[3][2];
+  load_psi<LD>(ce, hit, psi);
+  const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
+  const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
+  const float hx_m = LD::field(Hx + o - g.sz), hy_m = LD::field(Hy + o - g.sz);
+  const float hz_jm = LD::field(Hz + o - g.sy), hx_jm = LD::field(Hx + o - g.sy);
+  const float hz_im = LD::field(Hz + o - 1), hy_im = LD::field(Hy + o - 1);
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
+  float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
+  float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
+  // e_slab's corrections, slabs in axis order: x: Ez from d_x Hy, Ey from d_x Hz; y: Ex from
+  // d_y Hz, Ez from d_y Hx; z: Ey from d_z Hx, Ex from d_z Hy.
+  if (hit.p[0] >= 0) {
+    const Slab& s = ce.s[hit.p[0]];
+    if (uz) hoisted_correction<0, true, 0, T>(s, coef, o, key, i, hit.t[0], hy - hy_im, psi[0][0], nz);
+    if (uy) hoisted_correction<0, true, 1, T>(s, coef, o, key, i, hit.t[0], hz - hz_im, psi[0][1], ny);
+  }
+  if (hit.p[1] >= 0) {
+    const Slab& s = ce.s[hit.p[1]];
+    if (ux) hoisted_correction<1, true, 0, T>(s, coef, o, key, j, hit.t[1], hz - hz_jm, psi[1][0], nx);
+    if (uz) hoisted_correction<1, true, 1, T>(s, coef, o, key, j, hit.t[1], hx - hx_jm, psi[1][1], nz);
+  }
+  if (hit.p[2] >= 0) {
+    const Slab& s = ce.s[hit.p[2]];
+    if (uy) hoisted_correction<2, true, 0, T>(s, coef, o, key, k, hit.t[2], hx - hx_m, psi[2][0], ny);
+    if (ux) hoisted_correction<2, true, 1, T>(s, coef, o, key, k, hit.t[2], hy - hy_m, psi[2][1], nx);
+  }
+  st(F.f[0] + o, nx);
+  st(F.f[1] + o, ny);
+  st(F.f[2] + o, nz);
+}
+
 // Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
 // place (no second set of arrays). Each step is two phases over all samples, one sample per thread
 // and grid-stride: H^{n+1/2} with its CPML corrections (h_sample with the H slabs' psi read and
@@ -465,9 +615,10 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // sources, a grid barrier. The two-pass kernels' expressions in their order (H bulk, H slabs;
 // E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
-// the next H phase).
-template <int MINB, class Coef, class T>
-__global__ void __launch_bounds__(kPersistentThreads, MINB)
+// the next H phase). HOIST: h_hoisted / e_hoisted instead (above); THREADS x MINB: the block and
+// the resident blocks asked of the compiler.
+template <int THREADS, int MINB, bool HOIST, class Coef, class T>
+__global__ void __launch_bounds__(THREADS, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
                      int steps) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -482,6 +633,10 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     int i = i0, j = j0, k = k0;
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
+      if (HOIST) {
+        h_hoisted(F, g, coef, ch, i, j, k, o);
+        continue;
+      }
       float hx, hy, hz, ex, ey, ez;
       h_sample<kHx | kHy | kHz, LD, false, false>(F, g, coef, ch, 0u, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
       st(F.f[3] + o, hx);
@@ -493,13 +648,17 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     i = i0, j = j0, k = k0;
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
-      const T* Hx = F.f[3];
-      const T* Hy = F.f[4];
-      const T* Hz = F.f[5];
-      e_sample<false, false>(F, g, coef, ce, 0u, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o), LD::field(F.f[2] + o),
-               LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o), LD::field(Hx + o - g.sz),
-               LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy), LD::field(Hx + o - g.sy), LD::field(Hz + o - 1),
-               LD::field(Hy + o - 1));
+      if (HOIST) {
+        e_hoisted(F, g, coef, ce, i, j, k, o);
+      } else {
+        const T* Hx = F.f[3];
+        const T* Hy = F.f[4];
+        const T* Hz = F.f[5];
+        e_sample<false, false>(F, g, coef, ce, 0u, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o),
+                               LD::field(F.f[2] + o), LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o),
+                               LD::field(Hx + o - g.sz), LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy),
+                               LD::field(Hx + o - g.sy), LD::field(Hz + o - 1), LD::field(Hy + o - 1));
+      }
       for (int q = 0; q < src.count; ++q) {
         if (src.offset[q] != o) continue;
         T* f = (src.field[q] == 0 ? F.f[0] : (src.field[q] == 1 ? F.f[1] : F.f[2])) + o;
@@ -589,6 +748,19 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
+// At most one slab of each axis holds any sample (h_hoisted / e_hoisted): the slabs of one axis
+// do not overlap along it.
+bool hoistable(const CpmlSet& cs) {
+  for (int p = 0; p < cs.count; ++p)
+    for (int q = p + 1; q < cs.count; ++q) {
+      const Slab &s = cs.s[p], &t = cs.s[q];
+      if (s.axis != t.axis) continue;
+      const int a = s.axis;
+      if (s.o[a] < t.o[a] + t.d[a] && t.o[a] < s.o[a] + s.d[a]) return false;
+    }
+  return true;
+}
+
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
                        const SourceSet& src, const ProbeSet& probes, int steps, int device, cudaStream_t stream) {
@@ -597,18 +769,33 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
   // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
   // spilled bytes); 6 (40) lost at every size but the head's.
-  auto kernel = samples < kPersistentFiveBlocksFrom ? persistent_steps<4, Coef, T> : persistent_steps<5, Coef, T>;
+  using K = void (*)(Fields<T>, Grid, Coef, CpmlSet, CpmlSet, SourceSet, ProbeSet, int);
+  const bool hoist_ok = hoistable(ch) && hoistable(ce);
+  // Session 16 experiment: VEM_PERSISTENT_KERNEL = chained | hoisted, VEM_PERSISTENT_BLOCK =
+  // 256x4 | 256x5 | 288x4 | 1024x1 | 512x2.
+  const char* kv = std::getenv("VEM_PERSISTENT_KERNEL");
+  const bool hoist = hoist_ok && !(kv && std::string(kv) == "chained");
+  const char* bv = std::getenv("VEM_PERSISTENT_BLOCK");
+  std::string blk = bv ? bv : (samples < kPersistentFiveBlocksFrom ? "256x4" : "256x5");
+  K kernel = nullptr;
+  int threads = 256;
+  if (blk == "256x5") kernel = hoist ? persistent_steps<256, 5, true, Coef, T> : persistent_steps<256, 5, false, Coef, T>;
+  else if (blk == "288x4") threads = 288, kernel = persistent_steps<288, 4, true, Coef, T>;
+  else if (blk == "1024x1") threads = 1024, kernel = persistent_steps<1024, 1, true, Coef, T>;
+  else if (blk == "512x2") threads = 512, kernel = persistent_steps<512, 2, true, Coef, T>;
+  else kernel = hoist ? persistent_steps<256, 4, true, Coef, T> : persistent_steps<256, 4, false, Coef, T>;
+  if (!hoist_ok && threads != 256) fail("persistent stepping: block ", blk, " needs non-overlapping slabs");
   int per_sm = 0, sms = 0, coop = 0;
-  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
+  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
   if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
-  if (per_sm < 1) fail("persistent stepping: no block of ", kPersistentThreads, " threads fits on a multiprocessor");
-  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
+  if (per_sm < 1) fail("persistent stepping: no block of ", threads, " threads fits on a multiprocessor");
+  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + threads - 1) / threads);
   cudaLaunchConfig_t cfg = {};
   cfg.stream = stream;
   cfg.gridDim = dim3(unsigned(blocks));
-  cfg.blockDim = dim3(kPersistentThreads);
+  cfg.blockDim = dim3(threads);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeCooperative;
   attr[0].val.cooperative = 1;
