@@ -15,6 +15,9 @@
 //       onepass+graph  the same in graphs;
 //       persistent  the steps of a run() call in one cooperative kernel, two phases per step in
 //                   place (EngineTuning::Step::persistent);
+//       persistent_chained  the same with the chained samples (EngineTuning::PersistentSamples);
+//       persistent_global_table  persistent with the material table in global memory instead of
+//                   constant memory (EngineTuning::table);
 //       default     EngineTuning{} (what users get).
 //     (The graph8 / graph128 / L2-window variants of fdtd_small_grids_h100.md are left out since
 //     they were measured: no difference / slower.)
@@ -119,12 +122,21 @@ std::vector<Variant> variants() {
     t.step = EngineTuning::Step::persistent;
     return t;
   };
+  using TP = EngineTuning::TablePlacement;
+  auto persistent_with = [&](EngineTuning::PersistentSamples ps, TP table) {
+    EngineTuning t = persistent();
+    t.persistent_samples = ps;
+    t.table = table;
+    return t;
+  };
   return {{"stream", mk(GR::off, 0, LP::off)},
           {"graph", mk(GR::on, 0, LP::off)},
           {"onepass_slabs+graph", one(GR::on, OC::slab_kernels)},
           {"onepass", one(GR::off, OC::folded)},
           {"onepass+graph", one(GR::on, OC::folded)},
           {"persistent", persistent()},
+          {"persistent_chained", persistent_with(EngineTuning::PersistentSamples::chained, TP::automatic)},
+          {"persistent_global_table", persistent_with(EngineTuning::PersistentSamples::automatic, TP::global)},
           {"default", EngineTuning{}}};
 }
 

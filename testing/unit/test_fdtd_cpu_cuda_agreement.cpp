@@ -612,6 +612,75 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
     EXPECT_LE(rel_l2(eng->field(Component(ci)), ref->field(Component(ci))), 1e-6) << component_name(Component(ci));
 }
 
+// The persistent kernel's two ways of walking a sample (EngineTuning::PersistentSamples): hoisted
+// (every load first, the slabs' psi included) and chained (each slab's loads after the bulk
+// update). Both must give the two-pass fields bit for bit. On a grid whose two z slabs overlap
+// (14 cells, 8-cell CPML on both faces: the middle planes lie in both) a sample can lie in two
+// slabs of one axis, which the hoisted walk cannot take (fused_step.h hoistable): asked for it, the
+// engine must take the chained walk, and the fields must again be the two-pass ones (the hoisted
+// walk there would apply one of the two slabs only).
+TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  using PS = EngineTuning::PersistentSamples;
+  FdtdSetup overlapping;
+  {
+    FdtdSetup& s = overlapping;
+    s.grid = YeeGrid{24, 20, 14, 1.0e-3, 1.3e-3, 0.8e-3};
+    s.boundaries = BoundarySpec::all(BoundaryType::cpml, 8);
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    s.material_mode = MaterialMode::indexed;
+    for (int m = 0; m < 40; ++m) {
+      Material mat;
+      mat.name = "random " + std::to_string(m);
+      mat.eps_r = {1.0 + 20.0 * u(rng), 1.0 + 20.0 * u(rng), 1.0 + 20.0 * u(rng)};
+      mat.sigma_e = {0.5 * u(rng), 0.5 * u(rng), 0.5 * u(rng)};
+      s.materials.push_back(mat);
+    }
+    s.material_index.resize(std::size_t(s.grid.cell_count()));
+    std::uniform_int_distribution<int> pick(0, 39);
+    for (auto& v : s.material_index) v = std::uint16_t(pick(rng));
+    PointSource j1;
+    j1.i = 11; j1.j = 9; j1.k = 7;
+    j1.direction = {0.2, 0.3, 1.0};
+    j1.waveform = Waveform::differentiated_gaussian_for_bandwidth(40e9);
+    s.sources = {j1};
+    s.probes = {{"ez", Component::Ez, 12, 10, 3}, {"hx", Component::Hx, 5, 4, 11}};
+  }
+  struct M { FdtdSetup setup; const char* name; };
+  const M models[] = {{cpml_everywhere_setup(MaterialMode::indexed, 91), "indexed"},
+                      {cpml_everywhere_setup(MaterialMode::coefficient_array, 91), "arrays"},
+                      {overlapping, "overlapping z slabs"}};
+  for (const M& m : models) {
+    const FdtdOperator op(m.setup);
+    const MaterialMode mode = m.setup.material_mode;
+    const EngineTuning two = two_pass_stream_tuning(mode);
+    const int n = steps(300);
+    auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
+    ASSERT_EQ(ref->run(n), n);
+    for (PS ps : {PS::hoisted, PS::chained}) {
+      EngineTuning t = two;
+      t.step = EngineTuning::Step::persistent;
+      t.persistent_samples = ps;
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      ASSERT_EQ(eng->run(n), n);
+      const std::string name = std::string(m.name) + (ps == PS::hoisted ? ", hoisted" : ", chained");
+      EXPECT_EQ(eng->persistent_steps(), n) << name;
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+        const auto [differ, norm] = count_differences(fa, fb);
+        std::cout << name << " " << component_name(Component(ci)) << ": " << differ << " of " << fa.size()
+                  << " samples differ\n";
+        EXPECT_GT(norm, 0.0) << name;
+        EXPECT_EQ(differ, 0u) << name << " " << component_name(Component(ci));
+      }
+      const auto pa = eng->probes(), pb = ref->probes();
+      ASSERT_EQ(pa.values.size(), pb.values.size());
+      for (std::size_t p = 0; p < pa.values.size(); ++p) EXPECT_EQ(pa.values[p], pb.values[p]) << name << " probe " << p;
+    }
+  }
+}
+
 // Narrow field storage (FdtdSetup::field_storage, vem/core/field_storage.h): the CPU engine rounds
 // every stored value to float16 / bfloat16 in float arrays, the CUDA engine stores 2-byte elements.
 // First the rounding itself against the CUDA conversions for all 2^32 floats, then the fields of

@@ -1251,6 +1251,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool persistent_ = false;
   onepass::CpmlSet persistent_cpml_h_, persistent_cpml_e_;
   onepass::SourceSet persistent_src_{};
+  bool persistent_hoisted_ = true;  // EngineTuning::PersistentSamples (setup_persistent)
   DeviceArray<float> persistent_values_;
   DeviceArray<float*> persistent_table_;
   std::int64_t persistent_steps_ = 0;
@@ -1868,6 +1869,16 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   fill_cpml_set(persistent_cpml_h_, false, false);
   fill_cpml_set(persistent_cpml_e_, true, false);
   persistent_src_ = src;
+  // EngineTuning::PersistentSamples; VEM_PERSISTENT_KERNEL=hoisted|chained overrides it.
+  using PS = EngineTuning::PersistentSamples;
+  PS ps = tuning.persistent_samples;
+  if (const char* v = std::getenv("VEM_PERSISTENT_KERNEL")) {
+    const std::string e = v;
+    if (e == "hoisted") ps = PS::hoisted;
+    else if (e == "chained") ps = PS::chained;
+    else if (!e.empty()) fail("VEM_PERSISTENT_KERNEL=", e, ": expected hoisted or chained");
+  }
+  persistent_hoisted_ = ps != PS::chained;
   float* t[6];
   for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;
   persistent_table_.allocate(6, "persistent probe table");
@@ -2258,7 +2269,7 @@ void FdtdEngineCuda::run_persistent(int n) {
     float* now[6];
     for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
     onepass::launch_persistent(onepass_grid_, onepass_coefs_, storage_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
-                               m, device_, stream_);
+                               m, persistent_hoisted_, device_, stream_);
     persistent_steps_ += m;
     done += m;
   }

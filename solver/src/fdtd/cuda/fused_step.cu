@@ -28,8 +28,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -302,8 +300,8 @@ __device__ __forceinline__ void e_sample(const Fields<T>& B, const Grid& g, cons
 // (3 blocks would spill; 2 changes nothing).
 template <int TY>
 constexpr int kMinBlocks = TY == 8 ? 5 : (TY == 4 ? 8 : 1);
-// The persistent kernel's blocks: 256 threads, 4 or (from 2 M samples) 5 resident per multiprocessor
-// (persistent_launch).
+// The persistent kernel's blocks: 256 threads, 4 resident per multiprocessor (hoisted samples; the
+// chained ones 5 from 2 M samples; persistent_launch).
 constexpr int kPersistentThreads = 256;
 constexpr long long kPersistentFiveBlocksFrom = 2000000;
 
@@ -615,10 +613,10 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // sources, a grid barrier. The two-pass kernels' expressions in their order (H bulk, H slabs;
 // E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
-// the next H phase). HOIST: h_hoisted / e_hoisted instead (above); THREADS x MINB: the block and
-// the resident blocks asked of the compiler.
-template <int THREADS, int MINB, bool HOIST, class Coef, class T>
-__global__ void __launch_bounds__(THREADS, MINB)
+// the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
+// asked of the compiler.
+template <bool HOIST, int MINB, class Coef, class T>
+__global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
                      int steps) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -748,54 +746,37 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
-// At most one slab of each axis holds any sample (h_hoisted / e_hoisted): the slabs of one axis
-// do not overlap along it.
-bool hoistable(const CpmlSet& cs) {
-  for (int p = 0; p < cs.count; ++p)
-    for (int q = p + 1; q < cs.count; ++q) {
-      const Slab &s = cs.s[p], &t = cs.s[q];
-      if (s.axis != t.axis) continue;
-      const int a = s.axis;
-      if (s.o[a] < t.o[a] + t.d[a] && t.o[a] < s.o[a] + s.d[a]) return false;
-    }
-  return true;
-}
-
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
-                       const SourceSet& src, const ProbeSet& probes, int steps, int device, cudaStream_t stream) {
+                       const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, int device,
+                       cudaStream_t stream) {
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
-  // Resident blocks asked of the compiler, measured (fdtd_small_grids_h100.md, one H100, same run,
+  // The chained samples' resident blocks, measured (fdtd_small_grids_h100.md, one H100, same run,
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
   // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
   // spilled bytes); 6 (40) lost at every size but the head's.
-  using K = void (*)(Fields<T>, Grid, Coef, CpmlSet, CpmlSet, SourceSet, ProbeSet, int);
-  const bool hoist_ok = hoistable(ch) && hoistable(ce);
-  // Session 16 experiment: VEM_PERSISTENT_KERNEL = chained | hoisted, VEM_PERSISTENT_BLOCK =
-  // 256x4 | 256x5 | 288x4 | 1024x1 | 512x2.
-  const char* kv = std::getenv("VEM_PERSISTENT_KERNEL");
-  const bool hoist = hoist_ok && !(kv && std::string(kv) == "chained");
-  const char* bv = std::getenv("VEM_PERSISTENT_BLOCK");
-  std::string blk = bv ? bv : (samples < kPersistentFiveBlocksFrom ? "256x4" : "256x5");
-  K kernel = nullptr;
-  int threads = 256;
-  if (blk == "256x5") kernel = hoist ? persistent_steps<256, 5, true, Coef, T> : persistent_steps<256, 5, false, Coef, T>;
-  else if (blk == "288x4") threads = 288, kernel = persistent_steps<288, 4, true, Coef, T>;
-  else if (blk == "1024x1") threads = 1024, kernel = persistent_steps<1024, 1, true, Coef, T>;
-  else if (blk == "512x2") threads = 512, kernel = persistent_steps<512, 2, true, Coef, T>;
-  else kernel = hoist ? persistent_steps<256, 4, true, Coef, T> : persistent_steps<256, 4, false, Coef, T>;
-  if (!hoist_ok && threads != 256) fail("persistent stepping: block ", blk, " needs non-overlapping slabs");
+  // The hoisted samples where the slabs allow them (hoistable), 4 blocks of 256 threads at every
+  // size: measured against the chained samples in one call (fdtd_small_grids_h100.md, session 16),
+  // Mcells/s 64^3 11,616 -> 13,664, 96^3 13,504 -> 16,826, 128^3 14,235 -> 15,647,
+  // 160 x 160 x 93 15,358 -> 16,409, 192^3 17,997 -> 18,015, 256^3 18,871 -> 18,707. Hoisted with
+  // 5 blocks spills (48 registers) and lost at every size; 2 x 512 and 1 x 1024 threads were within
+  // 3 % either way; 4 x 288 (two rounds at 64^3 instead of three, 56 registers, spills) +0.9 % at
+  // 64^3 and lost elsewhere.
+  const bool hoist = hoisted && hoistable(ch) && hoistable(ce);
+  auto kernel = hoist ? persistent_steps<true, 4, Coef, T>
+                      : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
+                                                              : persistent_steps<false, 5, Coef, T>);
   int per_sm = 0, sms = 0, coop = 0;
-  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, 0));
+  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
   if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
-  if (per_sm < 1) fail("persistent stepping: no block of ", threads, " threads fits on a multiprocessor");
-  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + threads - 1) / threads);
+  if (per_sm < 1) fail("persistent stepping: no block of ", kPersistentThreads, " threads fits on a multiprocessor");
+  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
   cudaLaunchConfig_t cfg = {};
   cfg.stream = stream;
   cfg.gridDim = dim3(unsigned(blocks));
-  cfg.blockDim = dim3(threads);
+  cfg.blockDim = dim3(kPersistentThreads);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeCooperative;
   attr[0].val.cooperative = 1;
@@ -806,6 +787,17 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
 }
 
 }  // namespace
+
+bool hoistable(const CpmlSet& cs) {
+  for (int p = 0; p < cs.count; ++p)
+    for (int q = p + 1; q < cs.count; ++q) {
+      const Slab &s = cs.s[p], &t = cs.s[q];
+      if (s.axis != t.axis) continue;
+      const int a = s.axis;
+      if (s.o[a] < t.o[a] + t.d[a] && t.o[a] < s.o[a] + s.d[a]) return false;
+    }
+  return true;
+}
 
 bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries) {
   if (entries > std::size_t(kConstantTableCapacity)) return false;
@@ -953,15 +945,15 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
 
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
-                       const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
-                       cudaStream_t stream) {
+                       const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
+                       int device, cudaStream_t stream) {
   if (src.count < 0 || src.count > kMaxPersistentSources)
     fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
   if (steps <= 0) return;
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, device, stream); });
+    with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
   });
 }
 

@@ -112,7 +112,9 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // corrections are folded into both phases (cpml_h and cpml_e with psi_in == psi_out: each psi is
 // read and written by its own sample's thread), the E point sources applied and the probes
 // recorded by the kernel itself; so only runs that need nothing else between the steps (no
-// extensions, no PMC / periodic / subdomain faces, no H point sources).
+// extensions, no PMC / periodic / subdomain faces, no H point sources). hoisted: the hoisted
+// samples (EngineTuning::PersistentSamples) where hoistable(cpml_h) and hoistable(cpml_e), the
+// chained ones otherwise.
 constexpr int kMaxPersistentSources = 8;
 // E point sources: field 0-2, layout offset, 1 overwrite (hard) / 0 add, value[step][count] on the device.
 struct SourceSet {
@@ -133,7 +135,10 @@ struct ProbeSet {
 };
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
-                       const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, int device,
-                       cudaStream_t stream);
+                       const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
+                       int device, cudaStream_t stream);
+// True when at most one slab of each axis in `cs` holds any sample (the hoisted samples of
+// persistent_steps need it): the slabs of one axis do not overlap along it.
+bool hoistable(const CpmlSet& cs);
 
 }  // namespace vem::onepass
