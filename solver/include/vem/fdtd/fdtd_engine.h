@@ -213,11 +213,10 @@ struct EngineTuning {
   // fields bit for bit. VEM_FDTD_STEP=persistent asks for it.
   enum class Step { automatic, two_pass, one_pass, persistent } step = Step::automatic;
   // How the persistent kernel walks a sample: hoisted (every load of the sample, the CPML psi
-  // included, issued before its arithmetic; needs at most one CPML slab of each axis to hold any
-  // sample, i.e. the two slabs of an axis do not overlap) or chained (each slab's loads after the
-  // bulk update, one round trip per slab). automatic: hoisted where the slabs allow it (measured,
-  // fdtd_small_grids_h100.md, session 16), chained otherwise; hoisted asked of overlapping slabs
-  // takes chained too. VEM_PERSISTENT_KERNEL=hoisted|chained overrides it. Same fields bit for bit.
+  // included, issued before its arithmetic) or chained (each CPML slab's loads after the bulk
+  // update, one round trip per slab). automatic: hoisted (measured, fdtd_small_grids_h100.md,
+  // session 16: +7 to +25 % from 64^3 to the head size). VEM_PERSISTENT_KERNEL=hoisted|chained
+  // overrides it. Same fields bit for bit.
   enum class PersistentSamples { automatic, hoisted, chained } persistent_samples = PersistentSamples::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;

@@ -462,8 +462,10 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // included, is issued before its arithmetic and its stores, and the H slabs take their
 // differences from the bulk update's operands instead of loading them again. The chained path
 // waits for one load round trip per slab after the bulk update (a corner sample lies in three);
-// this one waits for one in all. It needs at most one slab of each axis to hold any sample
-// (hoistable; the slabs of one axis do not overlap), which the host checks.
+// this one waits for one in all. It needs at most one slab of each axis to hold any sample:
+// the operator leaves at least one non-PML cell along every axis, so the low slab's E and H nodes
+// end before the high slab's begin (FdtdOperator's CPML slabs); persistent_launch checks it
+// (hoistable).
 // The slab of each axis holding (i, j, k), -1 where none, and its psi index.
 struct SlabHits {
   int p[3] = {-1, -1, -1};
@@ -755,14 +757,16 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
   // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
   // spilled bytes); 6 (40) lost at every size but the head's.
-  // The hoisted samples where the slabs allow them (hoistable), 4 blocks of 256 threads at every
-  // size: measured against the chained samples in one call (fdtd_small_grids_h100.md, session 16),
+  // The hoisted samples (EngineTuning::PersistentSamples), 4 blocks of 256 threads at every size: measured against the chained samples in one call (fdtd_small_grids_h100.md, session 16),
   // Mcells/s 64^3 11,616 -> 13,664, 96^3 13,504 -> 16,826, 128^3 14,235 -> 15,647,
   // 160 x 160 x 93 15,358 -> 16,409, 192^3 17,997 -> 18,015, 256^3 18,871 -> 18,707. Hoisted with
   // 5 blocks spills (48 registers) and lost at every size; 2 x 512 and 1 x 1024 threads were within
   // 3 % either way; 4 x 288 (two rounds at 64^3 instead of three, 56 registers, spills) +0.9 % at
   // 64^3 and lost elsewhere.
-  const bool hoist = hoisted && hoistable(ch) && hoistable(ce);
+  if (hoisted && !(hoistable(ch) && hoistable(ce)))
+    fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
+         "(the operator should have refused a CPML as thick as the domain)");
+  const bool hoist = hoisted;
   auto kernel = hoist ? persistent_steps<true, 4, Coef, T>
                       : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
                                                               : persistent_steps<false, 5, Coef, T>);

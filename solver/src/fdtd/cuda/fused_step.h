@@ -113,8 +113,7 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // read and written by its own sample's thread), the E point sources applied and the probes
 // recorded by the kernel itself; so only runs that need nothing else between the steps (no
 // extensions, no PMC / periodic / subdomain faces, no H point sources). hoisted: the hoisted
-// samples (EngineTuning::PersistentSamples) where hoistable(cpml_h) and hoistable(cpml_e), the
-// chained ones otherwise.
+// samples (EngineTuning::PersistentSamples; both CPML sets must be hoistable), else the chained ones.
 constexpr int kMaxPersistentSources = 8;
 // E point sources: field 0-2, layout offset, 1 overwrite (hard) / 0 add, value[step][count] on the device.
 struct SourceSet {
