@@ -1878,7 +1878,12 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
     else if (e == "chained") ps = PS::chained;
     else if (!e.empty()) fail("VEM_PERSISTENT_KERNEL=", e, ": expected hoisted or chained");
   }
-  persistent_hoisted_ = ps != PS::chained;
+  // automatic: hoisted below 4 M samples, chained from there (measured in one call, Mcells/s
+  // chained -> hoisted: 64^3 11,488 -> 13,606, 96^3 13,375 -> 16,734, 128^3 15,263 -> 15,731,
+  // 160 x 160 x 93 15,223 -> 16,465, 192^3 18,325 -> 18,088; fdtd_small_grids_h100.md, session 16).
+  const YeeGrid& gr = op_.grid();
+  const double samples = double(gr.nx + 1) * double(gr.ny + 1) * double(gr.nz + 1);
+  persistent_hoisted_ = ps == PS::hoisted || (ps == PS::automatic && samples < 4e6);
   float* t[6];
   for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;
   persistent_table_.allocate(6, "persistent probe table");

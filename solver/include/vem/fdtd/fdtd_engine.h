@@ -214,9 +214,10 @@ struct EngineTuning {
   enum class Step { automatic, two_pass, one_pass, persistent } step = Step::automatic;
   // How the persistent kernel walks a sample: hoisted (every load of the sample, the CPML psi
   // included, issued before its arithmetic) or chained (each CPML slab's loads after the bulk
-  // update, one round trip per slab). automatic: hoisted (measured, fdtd_small_grids_h100.md,
-  // session 16: +7 to +25 % from 64^3 to the head size). VEM_PERSISTENT_KERNEL=hoisted|chained
-  // overrides it. Same fields bit for bit.
+  // update, one round trip per slab). automatic: hoisted below 4 M samples, chained from there
+  // (measured, fdtd_small_grids_h100.md, session 16: hoisted +3 to +25 % from 64^3 to the head
+  // size, -1.3 % at 192^3). VEM_PERSISTENT_KERNEL=hoisted|chained overrides it. Same fields bit
+  // for bit.
   enum class PersistentSamples { automatic, hoisted, chained } persistent_samples = PersistentSamples::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;

@@ -757,12 +757,13 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
   // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
   // spilled bytes); 6 (40) lost at every size but the head's.
-  // The hoisted samples (EngineTuning::PersistentSamples), 4 blocks of 256 threads at every size: measured against the chained samples in one call (fdtd_small_grids_h100.md, session 16),
-  // Mcells/s 64^3 11,616 -> 13,664, 96^3 13,504 -> 16,826, 128^3 14,235 -> 15,647,
-  // 160 x 160 x 93 15,358 -> 16,409, 192^3 17,997 -> 18,015, 256^3 18,871 -> 18,707. Hoisted with
+  // The hoisted samples (EngineTuning::PersistentSamples; the engine picks them below 4 M samples),
+  // 4 blocks of 256 threads at every size. Against the chained samples at 4 blocks in one call
+  // (fdtd_small_grids_h100.md, session 16), Mcells/s: 64^3 11,440 -> 13,664, 96^3 13,463 -> 16,826,
+  // 128^3 14,223 -> 15,647, 160 x 160 x 93 15,355 -> 16,409, 192^3 18,037 -> 18,015. Hoisted at
   // 5 blocks spills (48 registers) and lost at every size; 2 x 512 and 1 x 1024 threads were within
-  // 3 % either way; 4 x 288 (two rounds at 64^3 instead of three, 56 registers, spills) +0.9 % at
-  // 64^3 and lost elsewhere.
+  // 3 % either way (1 x 1024: +3.4 % at 96^3, -6 % at 64^3); 4 x 288 (two rounds at 64^3 instead
+  // of three, 56 registers, spills) +0.9 % at 64^3 and lost elsewhere.
   if (hoisted && !(hoistable(ch) && hoistable(ce)))
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
