@@ -826,10 +826,11 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
          "(the operator should have refused a CPML as thick as the domain)");
   const bool hoist = hoisted;
   const char* sv = std::getenv("VEM_PERSISTENT_SYNC");
-  const bool local = hoist && sv && std::string(sv) == "neighbours";  // hoisted samples only (experiment)
+  const bool local = sv && std::string(sv) == "neighbours";
   auto kernel = hoist ? (local ? persistent_steps<true, 4, true, Coef, T> : persistent_steps<true, 4, false, Coef, T>)
                       : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, false, Coef, T>
                                                               : persistent_steps<false, 5, false, Coef, T>);
+  if (local && !hoist) fail("VEM_PERSISTENT_SYNC=neighbours: hoisted samples only (experiment)");
   int per_sm = 0, sms = 0, coop = 0;
   VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
