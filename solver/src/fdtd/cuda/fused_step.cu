@@ -28,8 +28,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -459,51 +457,6 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
   }
 }
 
-// Neighbour-only synchronisation (persistent_steps with LOCAL; session 16 experiment): instead of
-// a grid barrier after each phase, block b publishes the number of phases it has completed in
-// flags[b] (release), and before a phase waits only until the blocks whose samples its own
-// samples read, or which read its samples, have completed the previous phase (acquire). Sample u
-// belongs to block (u mod stride) / blockDim; a phase reaches +-(nx+1)(ny+1) samples, so the
-// blocks within +-reach of b, cyclically (reach >= gridDim / 2: all of them). Each block records
-// the probes on its own samples before publishing.
-__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void st_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-template <class T>
-__device__ __forceinline__ void local_phase_end(unsigned* flags, unsigned done, const ProbeSet& pr, int step,
-                                                bool electric, const Grid& g, long long stride) {
-  __syncthreads();
-  for (int q = int(threadIdx.x); q < pr.count; q += int(blockDim.x)) {
-    const int c = pr.field[q];
-    if ((c < 3) != electric) continue;
-    const long long rel = pr.offset[q] - g.origin;
-    const long long k = rel / g.sz, rem = rel - k * g.sz, j = rem / g.sy, i = rem - j * g.sy;
-    const long long u = i + (long long)(g.nx + 1) * (j + (long long)(g.ny + 1) * k);
-    if ((u % stride) / blockDim.x != blockIdx.x) continue;
-    pr.out[(long long)step * pr.count + q] = cuda_kernels::ldcg(reinterpret_cast<const T*>(pr.fields[c]) + pr.offset[q]);
-  }
-  if (threadIdx.x == 0) {
-    __threadfence();
-    st_release(flags + blockIdx.x, done);
-  }
-}
-__device__ __forceinline__ void local_phase_wait(const unsigned* flags, unsigned done, int reach) {
-  const int nb = int(gridDim.x);
-  const int count = 2 * reach + 1 >= nb ? nb : 2 * reach + 1;
-  for (int t = int(threadIdx.x); t < count; t += int(blockDim.x)) {
-    int c = count == nb ? t : int(blockIdx.x) - reach + t;
-    c = c < 0 ? c + nb : (c >= nb ? c - nb : c);
-    while (ld_acquire(flags + c) < done) {
-    }
-  }
-  __syncthreads();
-}
-
 // Hoisted samples (persistent_steps with HOIST): the same expressions in the same order as
 // h_sample / e_sample with their slabs, but every load of a sample, each CPML slab's psi pair
 // included, is issued before its arithmetic and its stores, and the H slabs take their
@@ -664,10 +617,10 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
 // the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
 // asked of the compiler.
-template <bool HOIST, int MINB, bool LOCAL, class Coef, class T>
+template <bool HOIST, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
-                     int steps, unsigned* flags, int reach) {
+                     int steps) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   const long long stride = (long long)gridDim.x * blockDim.x;
@@ -690,13 +643,8 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       st(F.f[4] + o, hy);
       st(F.f[5] + o, hz);
     }
-    if (LOCAL) {
-      local_phase_end<T>(flags, 2u * s + 1u, probes, s, false, g, stride);
-      local_phase_wait(flags, 2u * s + 1u, reach);
-    } else {
-      grid.sync();
-      if (blockIdx.x == 0) record_probes<T>(probes, s, false);
-    }
+    grid.sync();
+    if (blockIdx.x == 0) record_probes<T>(probes, s, false);
     i = i0, j = j0, k = k0;
     for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
@@ -718,13 +666,8 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
         st(f, src.set[q] ? v : ld(f) + v);
       }
     }
-    if (LOCAL) {
-      local_phase_end<T>(flags, 2u * s + 2u, probes, s, true, g, stride);
-      if (s + 1 < steps) local_phase_wait(flags, 2u * s + 2u, reach);
-    } else {
-      grid.sync();
-      if (blockIdx.x == 0) record_probes<T>(probes, s, true);
-    }
+    grid.sync();
+    if (blockIdx.x == 0) record_probes<T>(probes, s, true);
   }
 }
 
@@ -825,12 +768,9 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
   const bool hoist = hoisted;
-  const char* sv = std::getenv("VEM_PERSISTENT_SYNC");
-  const bool local = sv && std::string(sv) == "neighbours";
-  auto kernel = hoist ? (local ? persistent_steps<true, 4, true, Coef, T> : persistent_steps<true, 4, false, Coef, T>)
-                      : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, false, Coef, T>
-                                                              : persistent_steps<false, 5, false, Coef, T>);
-  if (local && !hoist) fail("VEM_PERSISTENT_SYNC=neighbours: hoisted samples only (experiment)");
+  auto kernel = hoist ? persistent_steps<true, 4, Coef, T>
+                      : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
+                                                              : persistent_steps<false, 5, Coef, T>);
   int per_sm = 0, sms = 0, coop = 0;
   VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -847,23 +787,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  unsigned* flags = nullptr;
-  int reach = 0;
-  if (local) {
-    static unsigned* buffer[64] = {};
-    static long long capacity[64] = {};
-    if (device < 0 || device >= 64) fail("persistent stepping: device ", device);
-    if (capacity[device] < blocks) {
-      if (buffer[device]) VEM_CUDA_CHECK(cudaFree(buffer[device]));
-      VEM_CUDA_CHECK(cudaMalloc(&buffer[device], std::size_t(blocks) * sizeof(unsigned)));
-      capacity[device] = blocks;
-    }
-    flags = buffer[device];
-    VEM_CUDA_CHECK(cudaMemsetAsync(flags, 0, std::size_t(blocks) * sizeof(unsigned), stream));
-    const long long plane = (long long)(g.nx + 1) * (g.ny + 1);
-    reach = int(std::min<long long>(blocks, plane / kPersistentThreads + 2));
-  }
-  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps, flags, reach));
+  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps));
   VEM_CUDA_CHECK_LAUNCH("persistent_steps");
 }
 
