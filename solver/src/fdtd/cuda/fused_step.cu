@@ -501,17 +501,30 @@ __device__ __forceinline__ void load_psi(const CpmlSet& cs, const SlabHits& h, f
     psi[a][1] = LD::psi(s.psi_in[1] + h.t[a]);
   }
 }
-// One correction (h_slab's / e_slab's): comp's value v gets the increment from the difference
-// d (times the slab's 1 / cell size) and the preloaded psi; psi_out[q] gets the new psi.
-template <int A, bool ELECTRIC, int Q, class T, class Coef>
-__device__ __forceinline__ void hoisted_correction(const Slab& s, const Coef& coef, long long o, int key, int x,
-                                                   int t, float d, float old, float& v) {
-  const int comp = cuda_kernels::cpml_component(A, ELECTRIC, Q);
-  const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
-  float p;
-  v = rnd<T>(v) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), Q == 0 ? 1.0f : -1.0f, d * s.inv_d,
-                                               old, s.lagged, &p);
-  s.psi_out[Q][t] = p;
+// The corrections of the hit slabs in axis order, each slab's two in cpml_component's order
+// (h_slab's / e_slab's expressions): component c = cpml_component(A, ELECTRIC, Q) % 3 of v, where
+// it is updated (u[c]), gets the increment from the difference d[A][Q] (times the slab's
+// 1 / cell size) and the preloaded psi[A][Q]; the slab's psi_out[Q] gets the new psi.
+template <bool ELECTRIC, class T, class Coef>
+__device__ __forceinline__ void hoisted_corrections(const CpmlSet& cs, const SlabHits& hit, const float (&psi)[3][2],
+                                                    const float (&d)[3][2], const Coef& coef, long long o, int key,
+                                                    int i, int j, int k, const bool (&u)[3], float (&v)[3]) {
+#pragma unroll
+  for (int A = 0; A < 3; ++A) {
+    if (hit.p[A] < 0) continue;
+    const Slab& s = cs.s[hit.p[A]];
+    const int x = A == 0 ? i : (A == 1 ? j : k);
+#pragma unroll
+    for (int Q = 0; Q < 2; ++Q) {
+      const int comp = cuda_kernels::cpml_component(A, ELECTRIC, Q);
+      if (!u[comp % 3]) continue;
+      const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+      float p;
+      v[comp % 3] = rnd<T>(v[comp % 3]) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), Q == 0 ? 1.0f : -1.0f,
+                                                                       d[A][Q] * s.inv_d, psi[A][Q], s.lagged, &p);
+      s.psi_out[Q][hit.t[A]] = p;
+    }
+  }
 }
 
 template <class Coef, class T>
@@ -537,29 +550,17 @@ __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, con
   const float ex_z = uy ? LD::field(Ex + o + sz) : 0.0f, ez_x = uy ? LD::field(Ez + o + 1) : 0.0f;
   const float ey_x = uz ? LD::field(Ey + o + 1) : 0.0f, ex_y = uz ? LD::field(Ex + o + sy) : 0.0f;
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  float hx = ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0;
-  float hy = uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0;
-  float hz = uz ? coef.a(5, o, key) * hz0 - coef.b(5, o, key) * ((ey_x - ey) * idx - (ex_y - ex) * idy) : hz0;
-  // h_slab's corrections, slabs in axis order: x: Hy from d_x Ez, Hz from d_x Ey; y: Hz from
-  // d_y Ex, Hx from d_y Ez; z: Hx from d_z Ey, Hy from d_z Ex (cpml_component / cpml_source).
-  if (hit.p[0] >= 0) {
-    const Slab& s = ch.s[hit.p[0]];
-    if (uy) hoisted_correction<0, false, 0, T>(s, coef, o, key, i, hit.t[0], ez_x - ez, psi[0][0], hy);
-    if (uz) hoisted_correction<0, false, 1, T>(s, coef, o, key, i, hit.t[0], ey_x - ey, psi[0][1], hz);
-  }
-  if (hit.p[1] >= 0) {
-    const Slab& s = ch.s[hit.p[1]];
-    if (uz) hoisted_correction<1, false, 0, T>(s, coef, o, key, j, hit.t[1], ex_y - ex, psi[1][0], hz);
-    if (ux) hoisted_correction<1, false, 1, T>(s, coef, o, key, j, hit.t[1], ez_y - ez, psi[1][1], hx);
-  }
-  if (hit.p[2] >= 0) {
-    const Slab& s = ch.s[hit.p[2]];
-    if (ux) hoisted_correction<2, false, 0, T>(s, coef, o, key, k, hit.t[2], ey_z - ey, psi[2][0], hx);
-    if (uy) hoisted_correction<2, false, 1, T>(s, coef, o, key, k, hit.t[2], ex_z - ex, psi[2][1], hy);
-  }
-  st(F.f[3] + o, hx);
-  st(F.f[4] + o, hy);
-  st(F.f[5] + o, hz);
+  float h[3] = {ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0,
+                uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0,
+                uz ? coef.a(5, o, key) * hz0 - coef.b(5, o, key) * ((ey_x - ey) * idx - (ex_y - ex) * idy) : hz0};
+  // h_slab's differences (cpml_source): x: d_x Ez for Hy, d_x Ey for Hz; y: d_y Ex for Hz, d_y Ez
+  // for Hx; z: d_z Ey for Hx, d_z Ex for Hy.
+  const float d[3][2] = {{ez_x - ez, ey_x - ey}, {ex_y - ex, ez_y - ez}, {ey_z - ey, ex_z - ex}};
+  const bool upd[3] = {ux, uy, uz};
+  hoisted_corrections<false, T>(ch, hit, psi, d, coef, o, key, i, j, k, upd, h);
+  st(F.f[3] + o, h[0]);
+  st(F.f[4] + o, h[1]);
+  st(F.f[5] + o, h[2]);
 }
 
 template <class Coef, class T>
@@ -582,29 +583,17 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   const float hz_jm = LD::field(Hz + o - g.sy), hx_jm = LD::field(Hx + o - g.sy);
   const float hz_im = LD::field(Hz + o - 1), hy_im = LD::field(Hy + o - 1);
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  float nx = ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex;
-  float ny = uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey;
-  float nz = uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez;
-  // e_slab's corrections, slabs in axis order: x: Ez from d_x Hy, Ey from d_x Hz; y: Ex from
-  // d_y Hz, Ez from d_y Hx; z: Ey from d_z Hx, Ex from d_z Hy.
-  if (hit.p[0] >= 0) {
-    const Slab& s = ce.s[hit.p[0]];
-    if (uz) hoisted_correction<0, true, 0, T>(s, coef, o, key, i, hit.t[0], hy - hy_im, psi[0][0], nz);
-    if (uy) hoisted_correction<0, true, 1, T>(s, coef, o, key, i, hit.t[0], hz - hz_im, psi[0][1], ny);
-  }
-  if (hit.p[1] >= 0) {
-    const Slab& s = ce.s[hit.p[1]];
-    if (ux) hoisted_correction<1, true, 0, T>(s, coef, o, key, j, hit.t[1], hz - hz_jm, psi[1][0], nx);
-    if (uz) hoisted_correction<1, true, 1, T>(s, coef, o, key, j, hit.t[1], hx - hx_jm, psi[1][1], nz);
-  }
-  if (hit.p[2] >= 0) {
-    const Slab& s = ce.s[hit.p[2]];
-    if (uy) hoisted_correction<2, true, 0, T>(s, coef, o, key, k, hit.t[2], hx - hx_m, psi[2][0], ny);
-    if (ux) hoisted_correction<2, true, 1, T>(s, coef, o, key, k, hit.t[2], hy - hy_m, psi[2][1], nx);
-  }
-  st(F.f[0] + o, nx);
-  st(F.f[1] + o, ny);
-  st(F.f[2] + o, nz);
+  float e[3] = {ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex,
+                uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey,
+                uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez};
+  // e_slab's differences (cpml_source): x: d_x Hy for Ez, d_x Hz for Ey; y: d_y Hz for Ex, d_y Hx
+  // for Ez; z: d_z Hx for Ey, d_z Hy for Ex.
+  const float d[3][2] = {{hy - hy_im, hz - hz_im}, {hz - hz_jm, hx - hx_jm}, {hx - hx_m, hy - hy_m}};
+  const bool upd[3] = {ux, uy, uz};
+  hoisted_corrections<true, T>(ce, hit, psi, d, coef, o, key, i, j, k, upd, e);
+  st(F.f[0] + o, e[0]);
+  st(F.f[1] + o, e[1]);
+  st(F.f[2] + o, e[2]);
 }
 
 // Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
