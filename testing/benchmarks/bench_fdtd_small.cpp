@@ -14,7 +14,8 @@
 //       onepass     one pass with the CPML folded in (EngineTuning::onepass_cpml), stream launches;
 //       onepass+graph  the same in graphs;
 //       persistent  the steps of a run() call in one cooperative kernel, two phases per step in
-//                   place (EngineTuning::Step::persistent);
+//                   place (EngineTuning::Step::persistent), the automatic sample walk (hoisted
+//                   below 4 M samples, EngineTuning::PersistentSamples);
 //       persistent_chained  the same with the chained samples (EngineTuning::PersistentSamples);
 //       persistent_global_table  persistent with the material table in global memory instead of
 //                   constant memory (EngineTuning::table);

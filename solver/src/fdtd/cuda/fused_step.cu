@@ -756,10 +756,9 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   if (hoisted && !(hoistable(ch) && hoistable(ce)))
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
-  const bool hoist = hoisted;
-  auto kernel = hoist ? persistent_steps<true, 4, Coef, T>
-                      : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
-                                                              : persistent_steps<false, 5, Coef, T>);
+  auto kernel = hoisted ? persistent_steps<true, 4, Coef, T>
+                         : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
+                                                                 : persistent_steps<false, 5, Coef, T>);
   int per_sm = 0, sms = 0, coop = 0;
   VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
