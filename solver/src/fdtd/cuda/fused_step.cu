@@ -737,6 +737,19 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
+// True when at most one slab of each axis in `cs` holds any sample (the hoisted samples need it):
+// the slabs of one axis do not overlap along it.
+bool hoistable(const CpmlSet& cs) {
+  for (int p = 0; p < cs.count; ++p)
+    for (int q = p + 1; q < cs.count; ++q) {
+      const Slab &s = cs.s[p], &t = cs.s[q];
+      if (s.axis != t.axis) continue;
+      const int a = s.axis;
+      if (s.o[a] < t.o[a] + t.d[a] && t.o[a] < s.o[a] + s.d[a]) return false;
+    }
+  return true;
+}
+
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
                        const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, int device,
@@ -780,17 +793,6 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
 }
 
 }  // namespace
-
-bool hoistable(const CpmlSet& cs) {
-  for (int p = 0; p < cs.count; ++p)
-    for (int q = p + 1; q < cs.count; ++q) {
-      const Slab &s = cs.s[p], &t = cs.s[q];
-      if (s.axis != t.axis) continue;
-      const int a = s.axis;
-      if (s.o[a] < t.o[a] + t.d[a] && t.o[a] < s.o[a] + s.d[a]) return false;
-    }
-  return true;
-}
 
 bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries) {
   if (entries > std::size_t(kConstantTableCapacity)) return false;

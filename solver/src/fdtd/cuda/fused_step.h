@@ -113,7 +113,7 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // read and written by its own sample's thread), the E point sources applied and the probes
 // recorded by the kernel itself; so only runs that need nothing else between the steps (no
 // extensions, no PMC / periodic / subdomain faces, no H point sources). hoisted: the hoisted
-// samples (EngineTuning::PersistentSamples; both CPML sets must be hoistable), else the chained ones.
+// samples (EngineTuning::PersistentSamples), else the chained ones.
 constexpr int kMaxPersistentSources = 8;
 // E point sources: field 0-2, layout offset, 1 overwrite (hard) / 0 add, value[step][count] on the device.
 struct SourceSet {
@@ -136,8 +136,5 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
                        int device, cudaStream_t stream);
-// True when at most one slab of each axis in `cs` holds any sample (the hoisted samples of
-// persistent_steps need it): the slabs of one axis do not overlap along it.
-bool hoistable(const CpmlSet& cs);
 
 }  // namespace vem::onepass
