@@ -820,10 +820,25 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       const int gi = i0 + LO + lx, gj = j0 + LO + ly;
       r[q][0] = r[q][1] = r[q][2] = 0.0f;
       if (t < PL && gi <= ilast && gj <= jlast) {
-        const int o = g.origin + gi + gj * g.sy + kz * g.sz;
-        r[q][0] = __ldg(S0 + o);
-        r[q][1] = __ldg(S1 + o);
-        r[q][2] = __ldg(S2 + o);
+        if (FOLD && (gi < 2 || gi > g.nx - 3)) {
+          // A column within 2 of an x face (the band instance's box spans x = 0..n-1): the x
+          // tables' image or wrap and sign, AxisTableAcc<0>'s value (the y and z rows of a band
+          // are within 2..n-3, where the tables are the identity).
+          constexpr int R = HighOrderStencil::kReach;
+          const int row = g.origin + gj * g.sy + kz * g.sz;
+          const float* S[3] = {S0, S1, S2};
+#pragma unroll
+          for (int c = 0; c < 3; ++c) {
+            const int e = p.base[OTHER + c][0] + R + gi;
+            const float sg = __ldg(p.sign + e);
+            r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + __ldg(p.off + e)) : 0.0f;
+          }
+        } else {
+          const int o = g.origin + gi + gj * g.sy + kz * g.sz;
+          r[q][0] = __ldg(S0 + o);
+          r[q][1] = __ldg(S1 + o);
+          r[q][2] = __ldg(S2 + o);
+        }
       }
     }
   };
@@ -877,9 +892,15 @@ __global__ void __launch_bounds__(kTileX * kTileY)
         for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
       if (own_ahead) {
-        F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
-        F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
-        F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
+        // The band instance's box is the union of the components' x ranges: a component keeps its
+        // value outside its own (the y and z ranges hold for the whole box).
+        auto upd = [&](int c) { return !FOLD || in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]); };
+        if (upd(0))
+          F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
+        if (upd(1))
+          F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
+        if (upd(2))
+          F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
       } else {
         ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
         ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
@@ -1194,6 +1215,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell<..., A>)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
+  // The x faces of the shell computed by the folded tiled kernel (ho_x_tiles below); VEM_HO_X_FACES=shell
+  // leaves them to ho_shell (measurement).
+  bool ho_x_tiles_ = true;
   int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
@@ -1504,6 +1528,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
+    if (const char* v = std::getenv("VEM_HO_X_FACES")) {
+      if (std::string(v) == "shell") ho_x_tiles_ = false;
+      else if (std::string(v) == "tiles") ho_x_tiles_ = true;
+      else fail("VEM_HO_X_FACES=", v, ": use tiles or shell");
+    }
     {
       using HC = EngineTuning::HighOrderCpml;
       HC mode = tuning.ho_cpml;
@@ -1525,18 +1554,26 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
     // shell: the samples 0..n outside it, as up to six boxes.
+    // With the CPML folded (the tiled kernel's band instance, ho_interior_tiled<..., FOLD>) the box
+    // spans x = 0..n-1 instead, the union of the components' x ranges: the band instance reads the
+    // x tables into its ring where a column is within 2 of an x face and tests each component's x
+    // range, so the x faces of the shell (2-3-sample rows, the shell's slowest part) become whole
+    // tiles. Only the column x = n stays in the shell (a 33rd column would cost a tile column).
+    ho_x_tiles_ = ho_x_tiles_ && ho_fold_;
     const int nn[3] = {g_.nx, g_.ny, g_.nz};
     for (int e = 0; e < 2; ++e) {
       HoBox& bx = ho_box_[e];
       bool empty = false;
       for (int a = 0; a < 3; ++a) {
-        bx.lo[a] = 2;
-        bx.hi[a] = nn[a] - 3;
+        const bool union_x = a == 0 && ho_x_tiles_;
+        bx.lo[a] = union_x ? nn[a] : 2;
+        bx.hi[a] = union_x ? 0 : nn[a] - 3;
         for (int c = 0; c < 3; ++c) {
           const int comp = e ? c : 3 + c;
-          bx.lo[a] = std::max(bx.lo[a], g_.lo[comp][a]);
-          bx.hi[a] = std::min(bx.hi[a], g_.hi[comp][a]);
+          bx.lo[a] = union_x ? std::min(bx.lo[a], g_.lo[comp][a]) : std::max(bx.lo[a], g_.lo[comp][a]);
+          bx.hi[a] = union_x ? std::max(bx.hi[a], g_.hi[comp][a]) : std::min(bx.hi[a], g_.hi[comp][a]);
         }
+        if (union_x) bx.hi[a] = std::min(bx.hi[a], nn[a] - 1);
         empty = empty || bx.lo[a] > bx.hi[a];
       }
       HoShell& sh = ho_shell_[e];
@@ -1626,6 +1663,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         const int a = st->axis;
         if (st->face % 2 == 0) c.lo[a] = std::max(c.lo[a], sp.o[a] + sp.d[a]);
         else c.hi[a] = std::min(c.hi[a], sp.o[a] - 1);
+      }
+      // The core instance reads no tables: its ring (2 columns either side) stays within 2..n-3.
+      if (ho_x_tiles_) {
+        c.lo[0] = std::max(c.lo[0], 4);
+        c.hi[0] = std::min(c.hi[0], nn[0] - 5);
       }
       const int tile[3] = {kTileX, kTileY, 1};
       bool core = true;
