@@ -820,24 +820,36 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       const int gi = i0 + LO + lx, gj = j0 + LO + ly;
       r[q][0] = r[q][1] = r[q][2] = 0.0f;
       if (t < PL && gi <= ilast && gj <= jlast) {
-        if (FOLD && (gi < 2 || gi > g.nx - 3)) {
-          // A column within 2 of an x face (the band instance's box spans x = 0..n-1): the x
-          // tables' image or wrap and sign, AxisTableAcc<0>'s value (the y and z rows of a band
-          // are within 2..n-3, where the tables are the identity).
-          constexpr int R = HighOrderStencil::kReach;
-          const int row = g.origin + gj * g.sy + kz * g.sz;
-          const float* S[3] = {S0, S1, S2};
+        const int o = g.origin + gi + gj * g.sy + kz * g.sz;
+        r[q][0] = __ldg(S0 + o);
+        r[q][1] = __ldg(S1 + o);
+        r[q][2] = __ldg(S2 + o);
+      }
+    }
+  };
+  // The band instance's box spans x = 0..n-1 (ho_x_tiles_): a tile whose ring reaches within 2 of
+  // an x face (block-uniform) fetches those columns through the x tables, their image or wrap and
+  // sign, AxisTableAcc<0>'s value (a band's y and z rows are within 2..n-3, where the tables are
+  // the identity).
+  const bool xface = FOLD && (i0 + LO < 2 || i0 + LO + WX - 1 > g.nx - 3);
+  auto fetch_x = [&](int kz) {
+    constexpr int R = HighOrderStencil::kReach;
 #pragma unroll
-          for (int c = 0; c < 3; ++c) {
-            const int e = p.base[OTHER + c][0] + R + gi;
-            const float sg = __ldg(p.sign + e);
-            r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + __ldg(p.off + e)) : 0.0f;
-          }
-        } else {
-          const int o = g.origin + gi + gj * g.sy + kz * g.sz;
-          r[q][0] = __ldg(S0 + o);
-          r[q][1] = __ldg(S1 + o);
-          r[q][2] = __ldg(S2 + o);
+    for (int q = 0; q < kPerThread; ++q) {
+      const int t = tid + q * kThreads;
+      const int ly = t / WX, lx = t - ly * WX;
+      const int gi = i0 + LO + lx, gj = j0 + LO + ly;
+      r[q][0] = r[q][1] = r[q][2] = 0.0f;
+      if (t < PL && gi <= ilast && gj <= jlast) {
+        const int row = g.origin + gj * g.sy + kz * g.sz;
+        const bool table = gi < 2 || gi > g.nx - 3;
+        const float* S[3] = {S0, S1, S2};
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+          const int e = p.base[OTHER + c][0] + R + gi;
+          const float sg = table ? __ldg(p.sign + e) : 1.0f;
+          const int off = table ? __ldg(p.off + e) : gi;
+          r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off) : 0.0f;
         }
       }
     }
@@ -855,7 +867,8 @@ __global__ void __launch_bounds__(kTileX * kTileY)
     }
   };
   for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
-    fetch(kz);
+    if (xface) fetch_x(kz);
+    else fetch(kz);
     put(kz);
   }
   __syncthreads();
@@ -882,7 +895,10 @@ __global__ void __launch_bounds__(kTileX * kTileY)
     const bool more = k < k1;
     const int key = key_n;
     const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
-    if (more) fetch(k + LO + 4);
+    if (more) {
+      if (xface) fetch_x(k + LO + 4);
+      else fetch(k + LO + 4);
+    }
     if (own_ahead && more) load_own(k + 1);
     if (active) {
       TileAcc<WX, LO> a[3];
@@ -894,7 +910,7 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       if (own_ahead) {
         // The band instance's box is the union of the components' x ranges: a component keeps its
         // value outside its own (the y and z ranges hold for the whole box).
-        auto upd = [&](int c) { return !FOLD || in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]); };
+        auto upd = [&](int c) { return !xface || in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]); };
         if (upd(0))
           F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
         if (upd(1))
@@ -1223,6 +1239,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
   std::vector<HoBox> ho_bands_[2];  // [electric]
+  std::vector<int> ho_band_chunks_[2];  // [electric]: z planes per block of each band (0: ho_band_chunk_)
+  int ho_band_chunk_axis_[3] = {0, 0, 0};  // VEM_HO_BAND_CHUNK_X / _Y / _Z: per band axis (0: ho_band_chunk_)
   HoBox ho_core_[2] = {};
   HoFold make_ho_fold(bool electric) const;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
@@ -1528,6 +1546,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
+    for (int a = 0; a < 3; ++a)
+      if (const char* v = std::getenv(a == 0 ? "VEM_HO_BAND_CHUNK_X" : a == 1 ? "VEM_HO_BAND_CHUNK_Y" : "VEM_HO_BAND_CHUNK_Z"))
+        ho_band_chunk_axis_[a] = std::max(0, std::atoi(v));
     if (const char* v = std::getenv("VEM_HO_X_FACES")) {
       if (std::string(v) == "shell") ho_x_tiles_ = false;
       else if (std::string(v) == "tiles") ho_x_tiles_ = true;
@@ -1654,6 +1675,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     for (int e = 0; e < 2 && ho_fold_; ++e) {
       const HoBox& bx = ho_box_[e];
       ho_bands_[e].clear();
+      ho_band_chunks_[e].clear();
       ho_core_[e] = HoBox{{0, 0, 0}, {-1, -1, -1}};
       if (bx.lo[0] > bx.hi[0] || bx.lo[1] > bx.hi[1] || bx.lo[2] > bx.hi[2]) continue;
       HoBox c = bx;
@@ -1679,13 +1701,17 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
       if (!core) {
         ho_bands_[e].push_back(bx);
+        ho_band_chunks_[e].push_back(0);
         continue;
       }
       auto band = [&](int a, bool high, const int (&lo)[3], const int (&hi)[3]) {
         HoBox b{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
         if (high) b.lo[a] = c.hi[a] + 1, b.hi[a] = bx.hi[a];
         else b.lo[a] = bx.lo[a], b.hi[a] = c.lo[a] - 1;
-        if (b.lo[a] <= b.hi[a]) ho_bands_[e].push_back(b);
+        if (b.lo[a] <= b.hi[a]) {
+          ho_bands_[e].push_back(b);
+          ho_band_chunks_[e].push_back(ho_band_chunk_axis_[a]);
+        }
       };
       for (int high = 0; high < 2; ++high) band(2, high, bx.lo, bx.hi);
       const int lz[3] = {bx.lo[0], bx.lo[1], c.lo[2]}, hz[3] = {bx.hi[0], bx.hi[1], c.hi[2]};
@@ -2053,11 +2079,11 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
     if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
       if (ho_kernel_ == HK::tiled) {
-        auto tiled = [&](auto fold_tag, const HoBox& b) {
+        auto tiled = [&](auto fold_tag, const HoBox& b, int band_chunk = 0) {
           constexpr bool FOLD = decltype(fold_tag)::value;
           const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
-          const int chunk = FOLD && ho_band_chunk_ > 0 ? ho_band_chunk_ : ho_chunk_;
+          const int chunk = FOLD && band_chunk > 0 ? band_chunk : FOLD && ho_band_chunk_ > 0 ? ho_band_chunk_ : ho_chunk_;
           const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY, (x[2] + chunk - 1) / chunk);
           launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
                       g_, ho_, b, coef, fused_, chunk, fold);
@@ -2065,7 +2091,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         };
         if constexpr (ho_foldable(SHAPE)) {
           if (ho_fold_) {
-            for (const HoBox& b : ho_bands_[e]) tiled(std::true_type{}, b);
+            for (std::size_t q = 0; q < ho_bands_[e].size(); ++q)
+              tiled(std::true_type{}, ho_bands_[e][q], ho_band_chunks_[e][q]);
             tiled(std::false_type{}, ho_core_[e]);
           } else {
             tiled(std::false_type{}, bx);
