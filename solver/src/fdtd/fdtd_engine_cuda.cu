@@ -789,7 +789,7 @@ constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(
 
 // FOLD: the CPML corrections folded in (ho_cpml_fold; launched on the boxes that meet a slab, the
 // leap-frog schemes only), an instance of its own so the kernel without them keeps its registers.
-template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef, int XV = 1>
+template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk,
                       HoFold fold) {
@@ -908,184 +908,15 @@ __global__ void __launch_bounds__(kTileX * kTileY)
         for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
       if (own_ahead) {
-        // The band instance's box is the union of the components' x ranges: in a tile at an x face
-        // a component keeps its value outside its own (the y and z ranges hold for the whole box).
-        // The update is computed there all the same and its value dropped, so the three
-        // components' arithmetic stays one straight block (storing conditionally cost the band
-        // instance ~5 % of the step); its folded corrections then write psi samples that belong
-        // to that component at that sample alone, which nothing reads.
+        // The band instance's box is the union of the components' x ranges: a component keeps its
+        // value outside its own (the y and z ranges hold for the whole box).
         auto upd = [&](int c) { return !xface || in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]); };
-        if (XV % 2 == 1) {
-          if (upd(0))
-            F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
-          if (upd(1))
-            F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
-          if (upd(2))
-            F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
-        } else {
-        const float v0 = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
-        F.f[SELF0][o] = upd(0) ? v0 : u0;
-        const float v1 = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
-        F.f[SELF0 + 1][o] = upd(1) ? v1 : u1;
-        const float v2 = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
-        F.f[SELF0 + 2][o] = upd(2) ? v2 : u2;
-        }
-      } else {
-        ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
-        ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
-        ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
-      }
-    }
-    if (more) {
-      __syncthreads();
-      put(k + LO + 4);
-      __syncthreads();
-    }
-  }
-}
-
-// EXPERIMENT (session 17): the same kernel with 4 resident blocks asked of the compiler.
-template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef, int XV = 1>
-__global__ void __launch_bounds__(kTileX * kTileY, 4)
-    ho_interior_tiled4(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk,
-                      HoFold fold) {
-  pdl_begin();
-  constexpr int LO = ELECTRIC ? -2 : -1;  // the stencil's lowest offset on any axis; it reaches LO..LO+3
-  constexpr int OTHER = ELECTRIC ? 3 : 0;
-  constexpr int PL = kTilePlane, WX = kTileWX;
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kTileX * ty;
-  const int i0 = box.lo[0] + int(blockIdx.x) * kTileX, j0 = box.lo[1] + int(blockIdx.y) * kTileY;
-  const int k0 = box.lo[2] + int(blockIdx.z) * chunk;
-  const int k1 = min(box.hi[2], k0 + chunk - 1);
-  const int i = i0 + tx, j = j0 + ty;
-  const bool active = i <= box.hi[0] && j <= box.hi[1];
-  const int ilast = box.hi[0] + LO + 3, jlast = box.hi[1] + LO + 3;  // the last column a tile reads
-  const float* __restrict__ S0 = F.f[OTHER];
-  const float* __restrict__ S1 = F.f[OTHER + 1];
-  const float* __restrict__ S2 = F.f[OTHER + 2];
-  // Plane kz of the three source components (with the halo): each thread holds kPerThread
-  // positions of it in registers (fetch), then writes them into ring slot kz & 3 (put). The next
-  // plane is fetched before the current one is computed, so its loads overlap the arithmetic.
-  constexpr int kThreads = kTileX * kTileY, kPerThread = (PL + kThreads - 1) / kThreads;
-  float r[kPerThread][3];
-  auto fetch = [&](int kz) {
-#pragma unroll
-    for (int q = 0; q < kPerThread; ++q) {
-      const int t = tid + q * kThreads;
-      const int ly = t / WX, lx = t - ly * WX;
-      const int gi = i0 + LO + lx, gj = j0 + LO + ly;
-      r[q][0] = r[q][1] = r[q][2] = 0.0f;
-      if (t < PL && gi <= ilast && gj <= jlast) {
-        const int o = g.origin + gi + gj * g.sy + kz * g.sz;
-        r[q][0] = __ldg(S0 + o);
-        r[q][1] = __ldg(S1 + o);
-        r[q][2] = __ldg(S2 + o);
-      }
-    }
-  };
-  // The band instance's box spans x = 0..n-1 (ho_x_tiles_): a tile whose ring reaches within 2 of
-  // an x face (block-uniform) fetches those columns through the x tables, their image or wrap and
-  // sign, AxisTableAcc<0>'s value (a band's y and z rows are within 2..n-3, where the tables are
-  // the identity).
-  const bool xface = FOLD && (i0 + LO < 2 || i0 + LO + WX - 1 > g.nx - 3);
-  auto fetch_x = [&](int kz) {
-    constexpr int R = HighOrderStencil::kReach;
-#pragma unroll
-    for (int q = 0; q < kPerThread; ++q) {
-      const int t = tid + q * kThreads;
-      const int ly = t / WX, lx = t - ly * WX;
-      const int gi = i0 + LO + lx, gj = j0 + LO + ly;
-      r[q][0] = r[q][1] = r[q][2] = 0.0f;
-      if (t < PL && gi <= ilast && gj <= jlast) {
-        const int row = g.origin + gj * g.sy + kz * g.sz;
-        const bool table = gi < 2 || gi > g.nx - 3;
-        const float* S[3] = {S0, S1, S2};
-#pragma unroll
-        for (int c = 0; c < 3; ++c) {
-          const int e = p.base[OTHER + c][0] + R + gi;
-          const float sg = table ? __ldg(p.sign + e) : 1.0f;
-          const int off = table ? __ldg(p.off + e) : gi;
-          r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off) : 0.0f;
-        }
-      }
-    }
-  };
-  auto put = [&](int kz) {
-    const int slot = (kz & 3) * PL;
-#pragma unroll
-    for (int q = 0; q < kPerThread; ++q) {
-      const int t = tid + q * kThreads;
-      if (t < PL) {
-        ho_smem[slot + t] = r[q][0];
-        ho_smem[4 * PL + slot + t] = r[q][1];
-        ho_smem[8 * PL + slot + t] = r[q][2];
-      }
-    }
-  };
-  for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
-    if (xface) fetch_x(kz);
-    else fetch(kz);
-    put(kz);
-  }
-  __syncthreads();
-  const int lbase = (ty - LO) * WX + (tx - LO);
-  // The own sample's material key and three updated components (leap-frog schemes) are loaded a
-  // plane ahead, with the ring's next plane, instead of after the curls: those loads were the
-  // kernel's main stall (Nsight Compute; loading them at the start of the plane instead gained
-  // less: testing/benchmarks/results/highorder.md). Same values and arithmetic as ho_store's
-  // (ho_leapfrog); s44 reads its time levels in ho_store.
-  constexpr int SELF0 = ELECTRIC ? 0 : 3;
-  const bool own_ahead = !p.s44;
-  int key_n = 0;
-  float u_n[3] = {0.0f, 0.0f, 0.0f};
-  auto load_own = [&](int kz) {
-    if (!active) return;
-    const int o = g.origin + i + j * g.sy + kz * g.sz;
-    key_n = coef.key(o);
-#pragma unroll
-    for (int c = 0; c < 3; ++c) u_n[c] = F.f[SELF0 + c][o];
-  };
-  if (own_ahead) load_own(k0);
-  for (int k = k0; k <= k1; ++k) {
-    // Window k+LO .. k+LO+3 is in the ring; plane k+LO+4 goes into the slot of k+LO after use.
-    const bool more = k < k1;
-    const int key = key_n;
-    const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
-    if (more) {
-      if (xface) fetch_x(k + LO + 4);
-      else fetch(k + LO + 4);
-    }
-    if (own_ahead && more) load_own(k + 1);
-    if (active) {
-      TileAcc<WX, LO> a[3];
-#pragma unroll
-      for (int c = 0; c < 3; ++c)
-#pragma unroll
-        for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
-      const int o = g.origin + i + j * g.sy + k * g.sz;
-      if (own_ahead) {
-        // The band instance's box is the union of the components' x ranges: in a tile at an x face
-        // a component keeps its value outside its own (the y and z ranges hold for the whole box).
-        // The update is computed there all the same and its value dropped, so the three
-        // components' arithmetic stays one straight block (storing conditionally cost the band
-        // instance ~5 % of the step); its folded corrections then write psi samples that belong
-        // to that component at that sample alone, which nothing reads.
-        auto upd = [&](int c) { return !xface || in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]); };
-        if (XV % 2 == 1) {
-          if (upd(0))
-            F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
-          if (upd(1))
-            F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
-          if (upd(2))
-            F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
-        } else {
-        const float v0 = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
-        F.f[SELF0][o] = upd(0) ? v0 : u0;
-        const float v1 = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
-        F.f[SELF0 + 1][o] = upd(1) ? v1 : u1;
-        const float v2 = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
-        F.f[SELF0 + 2][o] = upd(2) ? v2 : u2;
-        }
+        if (upd(0))
+          F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
+        if (upd(1))
+          F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
+        if (upd(2))
+          F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
       } else {
         ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
         ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
@@ -2254,19 +2085,6 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
           const int chunk = FOLD && band_chunk > 0 ? band_chunk : FOLD && ho_band_chunk_ > 0 ? ho_band_chunk_ : ho_chunk_;
           const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY, (x[2] + chunk - 1) / chunk);
-          static const int xv = [] { const char* v = std::getenv("VEM_HO_BAND_VARIANT"); return v ? std::atoi(v) : 1; }();
-          if constexpr (FOLD) {
-            if (xv == 0)
-              launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef, 0>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
-                          g_, ho_, b, coef, fused_, chunk, fold);
-            else if (xv == 2)
-              launch_smem(ho_interior_tiled4<ELECTRIC, SHAPE, FOLD, Coef, 0>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
-                          g_, ho_, b, coef, fused_, chunk, fold);
-            else if (xv == 3)
-              launch_smem(ho_interior_tiled4<ELECTRIC, SHAPE, FOLD, Coef, 1>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
-                          g_, ho_, b, coef, fused_, chunk, fold);
-          }
-          if (!FOLD || xv < 0 || xv > 3 || xv == 1)
           launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
                       g_, ho_, b, coef, fused_, chunk, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
