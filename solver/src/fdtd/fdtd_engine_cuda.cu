@@ -827,13 +827,25 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       }
     }
   };
-  // The band instance's box spans x = 0..n-1 (ho_x_tiles_): a tile whose ring reaches within 2 of
-  // an x face (block-uniform) fetches those columns through the x tables, their image or wrap and
-  // sign, AxisTableAcc<0>'s value (a band's y and z rows are within 2..n-3, where the tables are
-  // the identity).
+  // The band instance's box spans x = 0..n-1 and z = 0..n-1 (ho_face_tiles_): a tile whose ring
+  // reaches within 2 of an x face (block-uniform), or a plane within 2 of a z face, is fetched
+  // through those axes' tables, the image or wrap and the sign product, TableAcc's value (a band's
+  // rows are within 2..n-3 along y, where the tables are the identity).
   const bool xface = FOLD && (i0 + LO < 2 || i0 + LO + WX - 1 > g.nx - 3);
-  auto fetch_x = [&](int kz) {
+  const bool zface = FOLD && (k0 + LO < 2 || k1 + LO + 4 > g.nz - 3);  // some plane of the chunk's ring
+  auto table_plane = [&](int kz) { return FOLD && (kz < 2 || kz > g.nz - 3); };
+  auto fetch_tables = [&](int kz) {
     constexpr int R = HighOrderStencil::kReach;
+    const bool zt = table_plane(kz);
+    const float* S[3] = {S0, S1, S2};
+    int zoff[3];
+    float zsg[3];
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+      const int e = p.base[OTHER + c][2] + R + kz;
+      zoff[c] = zt ? __ldg(p.off + e) : kz * g.sz;
+      zsg[c] = zt ? __ldg(p.sign + e) : 1.0f;
+    }
 #pragma unroll
     for (int q = 0; q < kPerThread; ++q) {
       const int t = tid + q * kThreads;
@@ -841,15 +853,14 @@ __global__ void __launch_bounds__(kTileX * kTileY)
       const int gi = i0 + LO + lx, gj = j0 + LO + ly;
       r[q][0] = r[q][1] = r[q][2] = 0.0f;
       if (t < PL && gi <= ilast && gj <= jlast) {
-        const int row = g.origin + gj * g.sy + kz * g.sz;
-        const bool table = gi < 2 || gi > g.nx - 3;
-        const float* S[3] = {S0, S1, S2};
+        const int row = g.origin + gj * g.sy;
+        const bool xt = gi < 2 || gi > g.nx - 3;
 #pragma unroll
         for (int c = 0; c < 3; ++c) {
           const int e = p.base[OTHER + c][0] + R + gi;
-          const float sg = table ? __ldg(p.sign + e) : 1.0f;
-          const int off = table ? __ldg(p.off + e) : gi;
-          r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off) : 0.0f;
+          const float sg = (xt ? __ldg(p.sign + e) : 1.0f) * zsg[c];
+          const int off = xt ? __ldg(p.off + e) : gi;
+          r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off + zoff[c]) : 0.0f;
         }
       }
     }
@@ -867,7 +878,7 @@ __global__ void __launch_bounds__(kTileX * kTileY)
     }
   };
   for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
-    if (xface) fetch_x(kz);
+    if (xface || table_plane(kz)) fetch_tables(kz);
     else fetch(kz);
     put(kz);
   }
@@ -896,7 +907,7 @@ __global__ void __launch_bounds__(kTileX * kTileY)
     const int key = key_n;
     const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
     if (more) {
-      if (xface) fetch_x(k + LO + 4);
+      if (xface || table_plane(k + LO + 4)) fetch_tables(k + LO + 4);
       else fetch(k + LO + 4);
     }
     if (own_ahead && more) load_own(k + 1);
@@ -908,9 +919,12 @@ __global__ void __launch_bounds__(kTileX * kTileY)
         for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
       const int o = g.origin + i + j * g.sy + k * g.sz;
       if (own_ahead) {
-        // The band instance's box is the union of the components' x ranges: a component keeps its
-        // value outside its own (the y and z ranges hold for the whole box).
-        auto upd = [&](int c) { return !xface || in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]); };
+        // The band instance's box is the union of the components' x and z ranges: in a tile at an
+        // x or z face a component keeps its value outside its own (the y ranges hold for the box).
+        auto upd = [&](int c) {
+          return !(xface || zface) ||
+                 (in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]) && in(k, g.lo[SELF0 + c][2], g.hi[SELF0 + c][2]));
+        };
         if (upd(0))
           F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
         if (upd(1))
@@ -1231,16 +1245,19 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell<..., A>)
   bool ho_shell_faces_ = true;     // VEM_HO_SHELL_FACES=0: the whole shell in ho_shell (measurement)
-  // The x faces of the shell computed by the folded tiled kernel (ho_x_tiles below); VEM_HO_X_FACES=shell
-  // leaves them to ho_shell (measurement).
-  bool ho_x_tiles_ = true;
+  // The x and z faces of the shell computed by the folded tiled kernel (the interior box's setup
+  // below); VEM_HO_X_FACES=shell / VEM_HO_Z_FACES=shell leave them to ho_shell (measurement).
+  bool ho_face_tiles_[3] = {true, false, true};
   int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
   std::vector<HoBox> ho_bands_[2];  // [electric]
   std::vector<int> ho_band_chunks_[2];  // [electric]: z planes per block of each band (0: ho_band_chunk_)
-  int ho_band_chunk_axis_[3] = {0, 0, 0};  // VEM_HO_BAND_CHUNK_X / _Y / _Z: per band axis (0: ho_band_chunk_)
+  // z planes per block of the x, y and z bands (0: ho_band_chunk_); VEM_HO_BAND_CHUNK_X / _Y / _Z.
+  // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3,
+  // 32 lost (results/highorder.md, session 17).
+  int ho_band_chunk_axis_[3] = {16, 0, 0};
   HoBox ho_core_[2] = {};
   HoFold make_ho_fold(bool electric) const;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
@@ -1549,11 +1566,12 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     for (int a = 0; a < 3; ++a)
       if (const char* v = std::getenv(a == 0 ? "VEM_HO_BAND_CHUNK_X" : a == 1 ? "VEM_HO_BAND_CHUNK_Y" : "VEM_HO_BAND_CHUNK_Z"))
         ho_band_chunk_axis_[a] = std::max(0, std::atoi(v));
-    if (const char* v = std::getenv("VEM_HO_X_FACES")) {
-      if (std::string(v) == "shell") ho_x_tiles_ = false;
-      else if (std::string(v) == "tiles") ho_x_tiles_ = true;
-      else fail("VEM_HO_X_FACES=", v, ": use tiles or shell");
-    }
+    for (int a : {0, 2})
+      if (const char* v = std::getenv(a == 0 ? "VEM_HO_X_FACES" : "VEM_HO_Z_FACES")) {
+        if (std::string(v) == "shell") ho_face_tiles_[a] = false;
+        else if (std::string(v) == "tiles") ho_face_tiles_[a] = true;
+        else fail(a == 0 ? "VEM_HO_X_FACES=" : "VEM_HO_Z_FACES=", v, ": use tiles or shell");
+      }
     {
       using HC = EngineTuning::HighOrderCpml;
       HC mode = tuning.ho_cpml;
@@ -1576,31 +1594,43 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
     // shell: the samples 0..n outside it, as up to six boxes.
     // With the CPML folded (the tiled kernel's band instance, ho_interior_tiled<..., FOLD>) the box
-    // spans x = 0..n-1 instead, the union of the components' x ranges: the band instance reads the
-    // x tables into its ring where a column is within 2 of an x face and tests each component's x
-    // range, so the x faces of the shell (2-3-sample rows, the shell's slowest part) become whole
-    // tiles. Only the column x = n stays in the shell (a 33rd column would cost a tile column).
-    ho_x_tiles_ = ho_x_tiles_ && ho_fold_;
+    // spans x = 0..n-1 and z = 0..n-1 instead, the union of the components' ranges along those
+    // axes: the band instance reads the x and z tables into its ring where a column or plane is
+    // within 2 of a face and tests each component's x and z ranges, so the x and z faces of the
+    // shell (the x faces 2-3-sample rows, the shell's slowest part) become whole tiles. Only the
+    // column x = n and the plane z = n stay in the shell (a 33rd column would cost a tile column).
+    for (bool& t : ho_face_tiles_) t = t && ho_fold_;
     const int nn[3] = {g_.nx, g_.ny, g_.nz};
     for (int e = 0; e < 2; ++e) {
       HoBox& bx = ho_box_[e];
       bool empty = false;
       for (int a = 0; a < 3; ++a) {
-        const bool union_x = a == 0 && ho_x_tiles_;
-        bx.lo[a] = union_x ? nn[a] : 2;
-        bx.hi[a] = union_x ? 0 : nn[a] - 3;
+        const bool join = ho_face_tiles_[a];
+        bx.lo[a] = join ? nn[a] : 2;
+        bx.hi[a] = join ? 0 : nn[a] - 3;
         for (int c = 0; c < 3; ++c) {
           const int comp = e ? c : 3 + c;
-          bx.lo[a] = union_x ? std::min(bx.lo[a], g_.lo[comp][a]) : std::max(bx.lo[a], g_.lo[comp][a]);
-          bx.hi[a] = union_x ? std::max(bx.hi[a], g_.hi[comp][a]) : std::min(bx.hi[a], g_.hi[comp][a]);
+          bx.lo[a] = join ? std::min(bx.lo[a], g_.lo[comp][a]) : std::max(bx.lo[a], g_.lo[comp][a]);
+          bx.hi[a] = join ? std::max(bx.hi[a], g_.hi[comp][a]) : std::min(bx.hi[a], g_.hi[comp][a]);
         }
-        if (union_x) bx.hi[a] = std::min(bx.hi[a], nn[a] - 1);
+        if (join) bx.hi[a] = std::min(bx.hi[a], nn[a] - 1);
         empty = empty || bx.lo[a] > bx.hi[a];
       }
       HoShell& sh = ho_shell_[e];
       sh = HoShell{};
-      auto add_box = [&sh](int o0, int o1, int o2, int d0, int d1, int d2) {
+      auto add_box = [&](int o0, int o1, int o2, int d0, int d1, int d2) {
         if (d0 <= 0 || d1 <= 0 || d2 <= 0) return;
+        // A box where none of the field's components is updated (e.g. E on x = n next to PEC) is
+        // left out, but not with s44, whose kernels copy the samples they keep (ho_keep).
+        bool any = ho_.s44 != 0;
+        for (int c = 0; c < 3 && !any; ++c) {
+          const int comp = e ? c : 3 + c;
+          const int o[3] = {o0, o1, o2}, d[3] = {d0, d1, d2};
+          bool meets = true;
+          for (int a = 0; a < 3; ++a) meets = meets && o[a] <= g_.hi[comp][a] && o[a] + d[a] - 1 >= g_.lo[comp][a];
+          any = meets;
+        }
+        if (!any) return;
         const int q = sh.count++;
         sh.o[q][0] = o0; sh.o[q][1] = o1; sh.o[q][2] = o2;
         sh.d[q][0] = d0; sh.d[q][1] = d1; sh.d[q][2] = d2;
@@ -1686,11 +1716,12 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         if (st->face % 2 == 0) c.lo[a] = std::max(c.lo[a], sp.o[a] + sp.d[a]);
         else c.hi[a] = std::min(c.hi[a], sp.o[a] - 1);
       }
-      // The core instance reads no tables: its ring (2 columns either side) stays within 2..n-3.
-      if (ho_x_tiles_) {
-        c.lo[0] = std::max(c.lo[0], 4);
-        c.hi[0] = std::min(c.hi[0], nn[0] - 5);
-      }
+      // The core instance reads no tables: its ring (2 samples either side) stays within 2..n-3.
+      for (int a = 0; a < 3; ++a)
+        if (ho_face_tiles_[a]) {
+          c.lo[a] = std::max(c.lo[a], 4);
+          c.hi[a] = std::min(c.hi[a], nn[a] - 5);
+        }
       const int tile[3] = {kTileX, kTileY, 1};
       bool core = true;
       for (int a = 0; a < 3; ++a) {
