@@ -239,12 +239,13 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaCpmlFold,
                                          Case{Scheme::s44, MaterialMode::indexed, "s44_indexed"}),
                          [](const testing::TestParamInfo<Case>& i) { return std::string(i.param.name); });
 
-// The folded tiled kernel computes the x faces of the shell itself (its band instance reads the x
-// tables into its ring and tests each component's x range; VEM_HO_X_FACES=shell leaves them to the
-// shell kernels): every x boundary rule of the wide stencil, bit for bit against the tables kernel.
-// CPML on the y faces so the bands are folded, PEC / CPML along z; x periodic, or PEC and PMC.
+// The folded tiled kernel computes the x and z faces of the shell itself (its band instance reads
+// the x and z tables into its ring and tests each component's x and z ranges; VEM_HO_X_FACES=shell
+// and VEM_HO_Z_FACES=shell leave them to the shell kernels): every boundary rule of the wide
+// stencil on those faces, bit for bit against the tables kernel. CPML on the y faces so the bands
+// are folded; x and z periodic, PEC, PMC or CPML.
 struct XFaces {
-  BoundaryType lo, hi;
+  BoundaryType lo, hi, zlo, zhi;
   const char* name;
 };
 class SchemeCudaXFaces : public testing::TestWithParam<XFaces> {};
@@ -254,7 +255,7 @@ TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
   const XFaces x = GetParam();
   for (Scheme scheme : {Scheme::fv24, Scheme::fv24_wb, Scheme::s22}) {
     FdtdSetup s = make_cpml_box(scheme, MaterialMode::indexed);
-    s.boundaries.face = {x.lo, x.hi, BoundaryType::cpml, BoundaryType::cpml, BoundaryType::pec, BoundaryType::cpml};
+    s.boundaries.face = {x.lo, x.hi, BoundaryType::cpml, BoundaryType::cpml, x.zlo, x.zhi};
     s.sources[1].i = 1;  // the magnetic current next to the x-low face
     s.probes = {{"ez", Component::Ez, 79, 5, 30}, {"hy", Component::Hy, 0, 30, 20}, {"hx", Component::Hx, 78, 20, 20}};
     const FdtdOperator op(s);
@@ -268,14 +269,16 @@ TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
     ASSERT_EQ(e0->run(n), n);
     for (const char* mode : {"tiles", "shell"}) {
       ::setenv("VEM_HO_X_FACES", mode, 1);
+      ::setenv("VEM_HO_Z_FACES", mode, 1);
       auto e = make_engine(op, Backend::cuda, 0, nullptr, tiled);
       ::unsetenv("VEM_HO_X_FACES");
+      ::unsetenv("VEM_HO_Z_FACES");
       ASSERT_EQ(e->run(n), n);
       for (int ci = 0; ci < 6; ++ci) {
         const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
         std::size_t differ = 0;
         for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
-        EXPECT_EQ(differ, 0u) << scheme_name(scheme) << " x faces " << x.name << ", " << mode << " "
+        EXPECT_EQ(differ, 0u) << scheme_name(scheme) << " x and z faces " << x.name << ", " << mode << " "
                               << component_name(Component(ci));
         EXPECT_GT(max_abs(a), 0.0) << scheme_name(scheme) << " " << component_name(Component(ci));
       }
@@ -290,9 +293,12 @@ TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Boundaries, SchemeCudaXFaces,
-                         testing::Values(XFaces{BoundaryType::periodic, BoundaryType::periodic, "periodic"},
-                                         XFaces{BoundaryType::pec, BoundaryType::pmc, "pec_pmc"},
-                                         XFaces{BoundaryType::cpml, BoundaryType::pec, "cpml_pec"}),
+                         testing::Values(XFaces{BoundaryType::periodic, BoundaryType::periodic, BoundaryType::periodic,
+                                                BoundaryType::periodic, "periodic"},
+                                         XFaces{BoundaryType::pec, BoundaryType::pmc, BoundaryType::pmc, BoundaryType::cpml,
+                                                "pec_pmc"},
+                                         XFaces{BoundaryType::cpml, BoundaryType::pec, BoundaryType::pec, BoundaryType::cpml,
+                                                "cpml_pec"}),
                          [](const testing::TestParamInfo<XFaces>& i) { return std::string(i.param.name); });
 
 TEST(SchemeCudaBlock, BadBlockShapeIsRefusedWithItsValue) {
