@@ -789,8 +789,12 @@ constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(
 
 // FOLD: the CPML corrections folded in (ho_cpml_fold; launched on the boxes that meet a slab, the
 // leap-frog schemes only), an instance of its own so the kernel without them keeps its registers.
+// Its resident blocks are asked of the compiler (H 5: 48 registers, E 4: 64): left to itself it
+// gave the H instance 48 to 75 registers as unrelated code changed, and the 75-register version
+// (3 blocks) made the H bands ~30 % slower (results/highorder.md, session 17). The core instance
+// asks nothing (0), as before.
 template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
-__global__ void __launch_bounds__(kTileX * kTileY)
+__global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk,
                       HoFold fold) {
   pdl_begin();
