@@ -435,6 +435,11 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    With the leap-frog schemes the CPML corrections are folded into the tiled and shell kernels
 //    (HoFold, ho_cpml_fold; EngineTuning::ho_cpml): the interior box is cut into the bands that
 //    meet a slab, run by an instance with the corrections, and the core, run without them.
+//    The folded box also takes the shell's x and z faces (0..n-1 along x and z): the band
+//    instance reads those axes' tables into its ring near a face and tests each component's x and
+//    z ranges, so only the column x = n, the plane z = n, the y faces and the edges are left to
+//    ho_shell (fv24 +11 %, fv24_wb +11 %, s22 +11 % at 512^3 against the same build's shell;
+//    VEM_HO_X_FACES / VEM_HO_Z_FACES=shell for measurement).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
@@ -789,10 +794,11 @@ constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(
 
 // FOLD: the CPML corrections folded in (ho_cpml_fold; launched on the boxes that meet a slab, the
 // leap-frog schemes only), an instance of its own so the kernel without them keeps its registers.
-// Its resident blocks are asked of the compiler (H 5: 48 registers, E 4: 64): left to itself it
-// gave the H instance 48 to 75 registers as unrelated code changed, and the 75-register version
-// (3 blocks) made the H bands ~30 % slower (results/highorder.md, session 17). The core instance
-// asks nothing (0), as before.
+// Its resident blocks are asked of the compiler (H 5: 48 registers, E 4: 64, no spills): left to
+// itself it gave the H instance anywhere from 48 to 75 registers as nearby code changed; the H
+// bands took 1.16 ms a step at 48 registers (H100) and 1.52 ms at 75 (3 blocks; H200, whose core
+// kernels ran as fast as the H100's): results/highorder.md, session 17. The core instance asks
+// nothing (0), as before.
 template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk,
