@@ -822,39 +822,26 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0
   // plane is fetched before the current one is computed, so its loads overlap the arithmetic.
   constexpr int kThreads = kTileX * kTileY, kPerThread = (PL + kThreads - 1) / kThreads;
   float r[kPerThread][3];
-  auto fetch = [&](int kz) {
-#pragma unroll
-    for (int q = 0; q < kPerThread; ++q) {
-      const int t = tid + q * kThreads;
-      const int ly = t / WX, lx = t - ly * WX;
-      const int gi = i0 + LO + lx, gj = j0 + LO + ly;
-      r[q][0] = r[q][1] = r[q][2] = 0.0f;
-      if (t < PL && gi <= ilast && gj <= jlast) {
-        const int o = g.origin + gi + gj * g.sy + kz * g.sz;
-        r[q][0] = __ldg(S0 + o);
-        r[q][1] = __ldg(S1 + o);
-        r[q][2] = __ldg(S2 + o);
-      }
-    }
-  };
   // The band instance's box spans x = 0..n-1 and z = 0..n-1 (ho_face_tiles_): a tile whose ring
   // reaches within 2 of an x face (block-uniform), or a plane within 2 of a z face, is fetched
-  // through those axes' tables, the image or wrap and the sign product, TableAcc's value (a band's
-  // rows are within 2..n-3 along y, where the tables are the identity).
+  // through those axes' tables (TABLES below), the image or wrap and the sign product, TableAcc's
+  // value (a band's rows are within 2..n-3 along y, where the tables are the identity).
   const bool xface = FOLD && (i0 + LO < 2 || i0 + LO + WX - 1 > g.nx - 3);
   const bool zface = FOLD && (k0 + LO < 2 || k1 + LO + 4 > g.nz - 3);  // some plane of the chunk's ring
   auto table_plane = [&](int kz) { return FOLD && (kz < 2 || kz > g.nz - 3); };
-  auto fetch_tables = [&](int kz) {
+  auto fetch = [&](int kz, auto tables_tag) {
+    constexpr bool TABLES = decltype(tables_tag)::value;
     constexpr int R = HighOrderStencil::kReach;
-    const bool zt = table_plane(kz);
-    const float* S[3] = {S0, S1, S2};
     int zoff[3];
     float zsg[3];
+    if constexpr (TABLES) {
+      const bool zt = table_plane(kz);
 #pragma unroll
-    for (int c = 0; c < 3; ++c) {
-      const int e = p.base[OTHER + c][2] + R + kz;
-      zoff[c] = zt ? __ldg(p.off + e) : kz * g.sz;
-      zsg[c] = zt ? __ldg(p.sign + e) : 1.0f;
+      for (int c = 0; c < 3; ++c) {
+        const int e = p.base[OTHER + c][2] + R + kz;
+        zoff[c] = zt ? __ldg(p.off + e) : kz * g.sz;
+        zsg[c] = zt ? __ldg(p.sign + e) : 1.0f;
+      }
     }
 #pragma unroll
     for (int q = 0; q < kPerThread; ++q) {
@@ -863,14 +850,22 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0
       const int gi = i0 + LO + lx, gj = j0 + LO + ly;
       r[q][0] = r[q][1] = r[q][2] = 0.0f;
       if (t < PL && gi <= ilast && gj <= jlast) {
-        const int row = g.origin + gj * g.sy;
-        const bool xt = gi < 2 || gi > g.nx - 3;
+        if constexpr (TABLES) {
+          const float* S[3] = {S0, S1, S2};
+          const int row = g.origin + gj * g.sy;
+          const bool xt = gi < 2 || gi > g.nx - 3;
 #pragma unroll
-        for (int c = 0; c < 3; ++c) {
-          const int e = p.base[OTHER + c][0] + R + gi;
-          const float sg = (xt ? __ldg(p.sign + e) : 1.0f) * zsg[c];
-          const int off = xt ? __ldg(p.off + e) : gi;
-          r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off + zoff[c]) : 0.0f;
+          for (int c = 0; c < 3; ++c) {
+            const int e = p.base[OTHER + c][0] + R + gi;
+            const float sg = (xt ? __ldg(p.sign + e) : 1.0f) * zsg[c];
+            const int off = xt ? __ldg(p.off + e) : gi;
+            r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off + zoff[c]) : 0.0f;
+          }
+        } else {
+          const int o = g.origin + gi + gj * g.sy + kz * g.sz;
+          r[q][0] = __ldg(S0 + o);
+          r[q][1] = __ldg(S1 + o);
+          r[q][2] = __ldg(S2 + o);
         }
       }
     }
@@ -888,8 +883,8 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0
     }
   };
   for (int kz = k0 + LO; kz < k0 + LO + 4; ++kz) {
-    if (xface || table_plane(kz)) fetch_tables(kz);
-    else fetch(kz);
+    if (xface || table_plane(kz)) fetch(kz, std::true_type{});
+    else fetch(kz, std::false_type{});
     put(kz);
   }
   __syncthreads();
@@ -917,8 +912,8 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0
     const int key = key_n;
     const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
     if (more) {
-      if (xface || table_plane(k + LO + 4)) fetch_tables(k + LO + 4);
-      else fetch(k + LO + 4);
+      if (xface || table_plane(k + LO + 4)) fetch(k + LO + 4, std::true_type{});
+      else fetch(k + LO + 4, std::false_type{});
     }
     if (own_ahead && more) load_own(k + 1);
     if (active) {
