@@ -187,6 +187,9 @@ struct EngineTuning {
   // fields bit for bit. Folding applies to the tiled kernel of fv24, fv24_wb and s22; s44, direct
   // and tables always use the slab kernels. automatic: folded (measured,
   // testing/benchmarks/results/highorder.md); VEM_HO_CPML=folded|slab_kernels overrides it.
+  // Folded, the band kernel also computes the boundary shell's x and z faces, reading the boundary
+  // tables into its tiles near a face (fv24, fv24_wb, s22 about +11 % at 512^3 on an H100;
+  // VEM_HO_X_FACES=shell and VEM_HO_Z_FACES=shell leave them to the shell kernel, for measurement).
   enum class HighOrderCpml { automatic, slab_kernels, folded } ho_cpml = HighOrderCpml::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
