@@ -459,6 +459,17 @@ struct HoParams {
   float* hist[6][3];               // s44: the arrays of F^{n-1}, F^{n-2}, F^{n-3}; hist[c][2] receives F^{n+1}
 };
 
+// The resolve table entry of source component src along axis a for index m (-kReach..n+kReach;
+// build_high_order_stencil): its layout offset along a and its sign.
+__device__ __forceinline__ int ho_table_entry(const HoParams& p, int src, int a, int m) {
+  return p.base[src][a] + HighOrderStencil::kReach + m;
+}
+__device__ __forceinline__ void ho_table(const HoParams& p, int src, int a, int m, int& off, float& sign) {
+  const int e = ho_table_entry(p, src, a, m);
+  off = __ldg(p.off + e);
+  sign = __ldg(p.sign + e);
+}
+
 // Stencil shapes (bits: which weight classes besides the two centre ones are present).
 constexpr int kShapeN1 = 1, kShapeN2 = 2, kShapeW1 = 4, kShapeW2 = 8;  // narrow/wide axis, diagonal
 constexpr int kShapeS44 = 0;                     // 9/8, -1/24
@@ -527,7 +538,6 @@ struct TableAcc {
 template <int SRC>
 __device__ __forceinline__ TableAcc table_acc(const HoParams& p, const GridParams& g, const float* f, int i, int j,
                                               int k) {
-  constexpr int R = HighOrderStencil::kReach;
   TableAcc t;
   t.f = f + g.origin;
   const int idx[3] = {i, j, k};
@@ -543,11 +553,7 @@ __device__ __forceinline__ TableAcc table_acc(const HoParams& p, const GridParam
       }
     } else {
 #pragma unroll
-      for (int d = 0; d < 5; ++d) {
-        const int e = p.base[SRC][a] + R + idx[a] + d - 2;
-        t.off[a][d] = __ldg(p.off + e);
-        t.sg[a][d] = __ldg(p.sign + e);
-      }
+      for (int d = 0; d < 5; ++d) ho_table(p, SRC, a, idx[a] + d - 2, t.off[a][d], t.sg[a][d]);
     }
   }
   return t;
@@ -831,14 +837,13 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0
   auto table_plane = [&](int kz) { return FOLD && (kz < 2 || kz > g.nz - 3); };
   auto fetch = [&](int kz, auto tables_tag) {
     constexpr bool TABLES = decltype(tables_tag)::value;
-    constexpr int R = HighOrderStencil::kReach;
     int zoff[3];
     float zsg[3];
     if constexpr (TABLES) {
       const bool zt = table_plane(kz);
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
-        const int e = p.base[OTHER + c][2] + R + kz;
+        const int e = ho_table_entry(p, OTHER + c, 2, kz);
         zoff[c] = zt ? __ldg(p.off + e) : kz * g.sz;
         zsg[c] = zt ? __ldg(p.sign + e) : 1.0f;
       }
@@ -856,7 +861,7 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0
           const bool xt = gi < 2 || gi > g.nx - 3;
 #pragma unroll
           for (int c = 0; c < 3; ++c) {
-            const int e = p.base[OTHER + c][0] + R + gi;
+            const int e = ho_table_entry(p, OTHER + c, 0, gi);
             const float sg = (xt ? __ldg(p.sign + e) : 1.0f) * zsg[c];
             const int off = xt ? __ldg(p.off + e) : gi;
             r[q][c] = sg != 0.0f ? sg * __ldg(S[c] + row + off + zoff[c]) : 0.0f;
@@ -997,18 +1002,13 @@ struct AxisTableAcc {
 template <int SRC, int A>
 __device__ __forceinline__ AxisTableAcc<A> axis_table_acc(const HoParams& p, const GridParams& g, const float* f,
                                                           int i, int j, int k) {
-  constexpr int R = HighOrderStencil::kReach;
   AxisTableAcc<A> t;
   const int idx[3] = {i, j, k};
   t.f = f + g.origin + (A == 0 ? 0 : i) + (A == 1 ? 0 : j * g.sy) + (A == 2 ? 0 : k * g.sz);
   t.sy = g.sy;
   t.sz = g.sz;
 #pragma unroll
-  for (int d = 0; d < 5; ++d) {
-    const int e = p.base[SRC][A] + R + idx[A] + d - 2;
-    t.off[d] = __ldg(p.off + e);
-    t.sg[d] = __ldg(p.sign + e);
-  }
+  for (int d = 0; d < 5; ++d) ho_table(p, SRC, A, idx[A] + d - 2, t.off[d], t.sg[d]);
   return t;
 }
 
