@@ -1257,8 +1257,11 @@ class FdtdEngineCuda final : public FdtdEngine {
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
-  std::vector<HoBox> ho_bands_[2];  // [electric]
-  std::vector<int> ho_band_chunks_[2];  // [electric]: z planes per block of each band (0: ho_band_chunk_)
+  struct HoBand {
+    HoBox box;
+    int chunk;  // z planes per block
+  };
+  std::vector<HoBand> ho_bands_[2];  // [electric]
   // z planes per block of the x, y and z bands (0: ho_band_chunk_); VEM_HO_BAND_CHUNK_X / _Y / _Z.
   // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3,
   // 32 lost (results/highorder.md, session 17).
@@ -1710,7 +1713,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     for (int e = 0; e < 2 && ho_fold_; ++e) {
       const HoBox& bx = ho_box_[e];
       ho_bands_[e].clear();
-      ho_band_chunks_[e].clear();
+      // A band's z planes per block: its axis's (ho_band_chunk_axis_), else ho_band_chunk_, else ho_chunk_.
+      auto band_chunk = [&](int axis) {
+        const int c = axis >= 0 ? ho_band_chunk_axis_[axis] : 0;
+        return c > 0 ? c : ho_band_chunk_ > 0 ? ho_band_chunk_ : ho_chunk_;
+      };
       ho_core_[e] = HoBox{{0, 0, 0}, {-1, -1, -1}};
       if (bx.lo[0] > bx.hi[0] || bx.lo[1] > bx.hi[1] || bx.lo[2] > bx.hi[2]) continue;
       HoBox c = bx;
@@ -1736,18 +1743,14 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         core = core && c.lo[a] <= c.hi[a];
       }
       if (!core) {
-        ho_bands_[e].push_back(bx);
-        ho_band_chunks_[e].push_back(0);
+        ho_bands_[e].push_back({bx, band_chunk(-1)});
         continue;
       }
       auto band = [&](int a, bool high, const int (&lo)[3], const int (&hi)[3]) {
         HoBox b{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
         if (high) b.lo[a] = c.hi[a] + 1, b.hi[a] = bx.hi[a];
         else b.lo[a] = bx.lo[a], b.hi[a] = c.lo[a] - 1;
-        if (b.lo[a] <= b.hi[a]) {
-          ho_bands_[e].push_back(b);
-          ho_band_chunks_[e].push_back(ho_band_chunk_axis_[a]);
-        }
+        if (b.lo[a] <= b.hi[a]) ho_bands_[e].push_back({b, band_chunk(a)});
       };
       for (int high = 0; high < 2; ++high) band(2, high, bx.lo, bx.hi);
       const int lz[3] = {bx.lo[0], bx.lo[1], c.lo[2]}, hz[3] = {bx.hi[0], bx.hi[1], c.hi[2]};
@@ -2115,11 +2118,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
     if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
       if (ho_kernel_ == HK::tiled) {
-        auto tiled = [&](auto fold_tag, const HoBox& b, int band_chunk = 0) {
+        auto tiled = [&](auto fold_tag, const HoBox& b, int chunk) {
           constexpr bool FOLD = decltype(fold_tag)::value;
           const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
-          const int chunk = FOLD && band_chunk > 0 ? band_chunk : FOLD && ho_band_chunk_ > 0 ? ho_band_chunk_ : ho_chunk_;
           const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY, (x[2] + chunk - 1) / chunk);
           launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
                       g_, ho_, b, coef, fused_, chunk, fold);
@@ -2127,14 +2129,13 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         };
         if constexpr (ho_foldable(SHAPE)) {
           if (ho_fold_) {
-            for (std::size_t q = 0; q < ho_bands_[e].size(); ++q)
-              tiled(std::true_type{}, ho_bands_[e][q], ho_band_chunks_[e][q]);
-            tiled(std::false_type{}, ho_core_[e]);
+            for (const HoBand& b : ho_bands_[e]) tiled(std::true_type{}, b.box, b.chunk);
+            tiled(std::false_type{}, ho_core_[e], ho_chunk_);
           } else {
-            tiled(std::false_type{}, bx);
+            tiled(std::false_type{}, bx, ho_chunk_);
           }
         } else {
-          tiled(std::false_type{}, bx);
+          tiled(std::false_type{}, bx, ho_chunk_);
         }
       } else {
         const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
