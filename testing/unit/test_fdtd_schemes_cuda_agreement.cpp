@@ -71,6 +71,12 @@ double max_abs(const std::vector<float>& v) {
   for (float x : v) m = std::max(m, double(std::fabs(x)));
   return m;
 }
+// Samples that are not bit for bit equal.
+std::size_t differing(const std::vector<float>& a, const std::vector<float>& b) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) n += a[i] != b[i];
+  return n;
+}
 double max_diff(const std::vector<float>& a, const std::vector<float>& b) {
   double m = 0;
   for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - double(b[i])));
@@ -134,9 +140,7 @@ TEST(SchemeCudaBlock, BlockShapeDoesNotChangeTheFields) {
   ASSERT_EQ(e2->run(200), 200);
   for (int ci = 0; ci < 6; ++ci) {
     const auto a = e1->field(Component(ci)), b = e2->field(Component(ci));
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
-    EXPECT_EQ(differ, 0u) << component_name(Component(ci));
+    EXPECT_EQ(differing(a, b), 0u) << component_name(Component(ci));
     EXPECT_GT(max_abs(a), 0.0);
   }
 }
@@ -167,13 +171,8 @@ TEST_P(SchemeCudaKernels, VariantsGiveTheSameFields) {
   ASSERT_EQ(e2->run(n), n);
   for (int ci = 0; ci < 6; ++ci) {
     const auto a = e0->field(Component(ci)), b = e1->field(Component(ci)), c = e2->field(Component(ci));
-    std::size_t differ_direct = 0, differ_tiled = 0;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      differ_direct += a[i] != b[i];
-      differ_tiled += a[i] != c[i];
-    }
-    EXPECT_EQ(differ_direct, 0u) << scheme_name(GetParam()) << " direct " << component_name(Component(ci));
-    EXPECT_EQ(differ_tiled, 0u) << scheme_name(GetParam()) << " tiled " << component_name(Component(ci));
+    EXPECT_EQ(differing(a, b), 0u) << scheme_name(GetParam()) << " direct " << component_name(Component(ci));
+    EXPECT_EQ(differing(a, c), 0u) << scheme_name(GetParam()) << " tiled " << component_name(Component(ci));
     EXPECT_GT(max_abs(a), 0.0);
   }
 }
@@ -220,9 +219,7 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
     const char* what = t == &slabs ? "slab kernels" : t == &folded ? "folded, 8-plane chunks" : "folded";
     for (int ci = 0; ci < 6; ++ci) {
       const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
-      std::size_t differ = 0;
-      for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
-      EXPECT_EQ(differ, 0u) << c.name << " " << what << " " << component_name(Component(ci));
+      EXPECT_EQ(differing(a, b), 0u) << c.name << " " << what << " " << component_name(Component(ci));
       EXPECT_GT(max_abs(a), 0.0);
     }
     const auto pa = e0->probes(), pb = e->probes();
@@ -245,7 +242,7 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaCpmlFold,
 // stencil on those faces, bit for bit against the tables kernel. CPML on the y faces so the bands
 // are folded; x and z periodic, PEC, PMC or CPML.
 struct XFaces {
-  BoundaryType lo, hi, zlo, zhi;
+  BoundaryType xlo, xhi, zlo, zhi;
   const char* name;
 };
 class SchemeCudaXFaces : public testing::TestWithParam<XFaces> {};
@@ -255,7 +252,7 @@ TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
   const XFaces x = GetParam();
   for (Scheme scheme : {Scheme::fv24, Scheme::fv24_wb, Scheme::s22}) {
     FdtdSetup s = make_cpml_box(scheme, MaterialMode::indexed);
-    s.boundaries.face = {x.lo, x.hi, BoundaryType::cpml, BoundaryType::cpml, x.zlo, x.zhi};
+    s.boundaries.face = {x.xlo, x.xhi, BoundaryType::cpml, BoundaryType::cpml, x.zlo, x.zhi};
     s.sources[1].i = 1;  // the magnetic current next to the x-low face
     s.probes = {{"ez", Component::Ez, 79, 5, 30}, {"hy", Component::Hy, 0, 30, 20}, {"hx", Component::Hx, 78, 20, 20}};
     const FdtdOperator op(s);
@@ -276,9 +273,7 @@ TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
       ASSERT_EQ(e->run(n), n);
       for (int ci = 0; ci < 6; ++ci) {
         const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
-        std::size_t differ = 0;
-        for (std::size_t i = 0; i < a.size(); ++i) differ += a[i] != b[i];
-        EXPECT_EQ(differ, 0u) << scheme_name(scheme) << " x and z faces " << x.name << ", " << mode << " "
+        EXPECT_EQ(differing(a, b), 0u) << scheme_name(scheme) << " x and z faces " << x.name << ", " << mode << " "
                               << component_name(Component(ci));
         EXPECT_GT(max_abs(a), 0.0) << scheme_name(scheme) << " " << component_name(Component(ci));
       }
