@@ -215,6 +215,68 @@ int run_rates(int argc, char** argv) {
   return 0;
 }
 
+// Temporal blocking (EngineTuning::temporal_blocking) against the one-pass step in one run, 512^3
+// (or n), indexed and coefficient arrays: the one-pass default, two steps per pass with interior
+// blocks of 32 x 16 / 32 x 32 threads and z chunks of 64 / 32, the one-pass step again (the
+// drift of the run). Rates only: the bytes a step moves are measured with Nsight Compute.
+int run_temporal(int argc, char** argv) {
+  const std::string out = argc > 2 ? argv[2] : "fdtd_temporal.json";
+  const std::string commit = argc > 3 ? argv[3] : "unknown";
+  const int n = argc > 4 ? std::atoi(argv[4]) : 512;
+  std::string device = "none";
+  const double copy = vem_bench::copy_bandwidth_gbs(&device);
+  struct TRow { std::string variant, mode; int ty, chunk, steps; double seconds, mcells; std::int64_t pairs; };
+  std::vector<TRow> rows;
+  using TB = EngineTuning::TemporalBlocking;
+  for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
+    const FdtdOperator op(make_setup(n, mode));
+    struct V { const char* name; TB tb; int ty, chunk; };
+    const V variants[] = {{"one_pass", TB::off, 0, 0},        {"two_steps", TB::two_steps, 16, 64},
+                          {"two_steps", TB::two_steps, 16, 32}, {"two_steps", TB::two_steps, 32, 64},
+                          {"one_pass_again", TB::off, 0, 0}};
+    for (const V& v : variants) {
+      if (mode != MaterialMode::indexed && v.ty == 32) continue;
+      EngineTuning t;
+      t.step = EngineTuning::Step::one_pass;
+      t.temporal_blocking = v.tb;
+      t.two_step_tile_y = v.ty;
+      t.two_step_z_chunk = v.chunk;
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      TRow r;
+      r.variant = v.name;
+      r.mode = mode == MaterialMode::indexed ? "indexed" : "coefficient_array";
+      r.ty = v.ty;
+      r.chunk = v.chunk;
+      r.seconds = median_seconds(*eng, 1.0, &r.steps);
+      r.mcells = r.steps * double(op.grid().cell_count()) / r.seconds / 1e6;
+      r.pairs = eng->two_step_steps();
+      std::cerr << r.variant << " " << r.mode << " 32x" << r.ty << "/" << r.chunk << ": " << r.mcells
+                << " Mcells/s, steps two per pass " << r.pairs << "\n";
+      rows.push_back(r);
+    }
+  }
+  const std::string date = vem_bench::utc_date();
+  std::ofstream js(out);
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_temporal_blocking\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"n\": " << n
+     << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+  for (std::size_t q = 0; q < rows.size(); ++q) {
+    const TRow& r = rows[q];
+    js << "    {\"variant\": \"" << r.variant << "\", \"materials\": \"" << r.mode << "\", \"tile_y\": " << r.ty
+       << ", \"z_chunk\": " << r.chunk << ", \"steps\": " << r.steps << ", \"seconds\": " << r.seconds
+       << ", \"mcells_per_s\": " << r.mcells << ", \"two_step_steps\": " << r.pairs << "}"
+       << (q + 1 < rows.size() ? "," : "") << "\n";
+  }
+  js << "  ]\n}\n";
+  std::cout << device << ", " << date << ", commit " << commit << ", copy bandwidth " << std::setprecision(0)
+            << std::fixed << copy << " GB/s, n = " << n << "\n\n| variant | materials | interior block | z-chunk | Mcells/s |\n"
+            << "|---|---|---|---|---|\n";
+  for (const TRow& r : rows)
+    std::cout << "| " << r.variant << " | " << r.mode << " | " << (r.ty ? "32x" + std::to_string(r.ty) : "-") << " | "
+              << (r.chunk ? std::to_string(r.chunk) : "-") << " | " << std::setprecision(0) << r.mcells << " |\n";
+  return 0;
+}
+
 int run_storage(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_storage.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
@@ -419,6 +481,7 @@ int main(int argc, char** argv) {
   if (mode == "rates") return run_rates(argc, argv);
   if (mode == "memory") return run_memory(argc, argv);
   if (mode == "storage") return run_storage(argc, argv);
-  std::cerr << "usage: bench_fdtd_onepass rates|memory <out.json> [commit] [n...]\n";
+  if (mode == "temporal") return run_temporal(argc, argv);
+  std::cerr << "usage: bench_fdtd_onepass rates|memory|storage|temporal <out.json> [commit] [n...]\n";
   return 2;
 }

@@ -612,6 +612,93 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
     EXPECT_LE(rel_l2(eng->field(Component(ci)), ref->field(Component(ci))), 1e-6) << component_name(Component(ci));
 }
 
+// Temporal blocking (EngineTuning::temporal_blocking, fused_step.h "two steps per pass"): the
+// interior tiles take two steps per pass (E^n, H^{n-1/2} read once), the rest steps twice in
+// one-pass blocks through a third set of arrays, the CPML psi of both kinds through a second set.
+// The model of FoldedCpml: CPML on every face, a soft E source and a probe in the interior (the
+// tiles around them are left to the one-pass blocks), a hard E source inside the y CPML. Against
+// the one-pass step: every field sample and every probe value bit for bit, indexed, arrays and
+// float16 storage, interior blocks of 32 x 16 and 32 x 32 threads, z chunks that do and do not
+// divide the interior, runs of odd length across run() calls (a single one-pass step ends them),
+// and steps in two passes in between (a DFT monitor for some steps: the CPML psi must be where the
+// slab kernels look). A model the pass cannot take whole (periodic faces, a magnetic source) is
+// refused with the reason.
+TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  struct M { FdtdSetup setup; const char* name; };
+  FdtdSetup half = cpml_everywhere_setup(MaterialMode::indexed, 77);
+  half.field_storage = FieldStorage::float16;
+  for (PointSource& p : half.sources) p.amplitude *= 1e-6;  // E within float16's range
+  const M models[] = {{cpml_everywhere_setup(MaterialMode::indexed, 77), "indexed"},
+                      {cpml_everywhere_setup(MaterialMode::coefficient_array, 77), "arrays"},
+                      {half, "indexed float16"}};
+  for (const M& m : models) {
+    const FdtdOperator op(m.setup);
+    const MaterialMode mode = op.material_mode();
+    EngineTuning one = two_pass_stream_tuning(mode);
+    one.step = EngineTuning::Step::one_pass;
+    one.onepass_cpml = EngineTuning::OnePassCpml::folded;
+    const int n = steps(400);
+    auto ref = make_engine(op, Backend::cuda, 0, nullptr, one);
+    ASSERT_EQ(ref->run(n), n);
+    struct V { int ty, chunk; bool two_pass_middle; const char* name; };
+    const V variants[] = {{16, 0, false, "32x16, 64 planes"}, {16, 7, false, "32x16, 7 planes"},
+                          {32, 5, false, "32x32, 5 planes"}, {16, 0, true, "32x16, two-pass middle"}};
+    for (const V& v : variants) {
+      EngineTuning t = one;
+      t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
+      t.two_step_tile_y = v.ty;
+      t.two_step_z_chunk = v.chunk;
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      int pairs_steps = 0, one_steps = n;
+      if (v.two_pass_middle) {
+        const int a = n / 3, b = n / 5;  // 133 + 80 + 187 at n = 400
+        ASSERT_EQ(eng->run(a), a);
+        {
+          DftMonitor mon(*eng, {20e9}, {Component::Ez});
+          ASSERT_EQ(eng->run(b), b);
+        }
+        ASSERT_EQ(eng->run(n - a - b), n - a - b);
+        pairs_steps = a / 2 * 2 + (n - a - b) / 2 * 2;
+        one_steps = n - b;
+      } else {
+        ASSERT_EQ(eng->run(n / 2 + 1), n / 2 + 1);
+        ASSERT_EQ(eng->run(n - n / 2 - 1), n - n / 2 - 1);
+        pairs_steps = (n / 2 + 1) / 2 * 2 + (n - n / 2 - 1) / 2 * 2;
+      }
+      const std::string label = std::string(m.name) + ", " + v.name;
+      EXPECT_EQ(eng->two_step_steps(), pairs_steps) << label;
+      EXPECT_EQ(eng->one_pass_steps(), one_steps) << label;
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
+        const auto [differ, norm] = count_differences(fa, fb);
+        std::cout << "two steps per pass " << label << " " << component_name(Component(ci)) << ": " << differ
+                  << " of " << fa.size() << " samples differ\n";
+        EXPECT_GT(norm, 0.0) << label;
+        EXPECT_EQ(differ, 0u) << label << " " << component_name(Component(ci));
+      }
+      const auto pa = eng->probes(), pb = ref->probes();
+      ASSERT_EQ(pa.values.size(), pb.values.size());
+      for (std::size_t p = 0; p < pa.values.size(); ++p) {
+        const auto [differ, norm] = count_differences(pa.values[p], pb.values[p]);
+        EXPECT_GT(norm, 0.0) << label << " probe " << p;
+        EXPECT_EQ(differ, 0u) << label << " probe " << p;
+      }
+    }
+  }
+  // Periodic faces and a magnetic source: E samples computed again after the pass.
+  const FdtdOperator op(make_setup(MaterialMode::indexed, 4321));
+  EngineTuning t;
+  t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
+  try {
+    make_engine(op, Backend::cuda, 0, nullptr, t);
+    ADD_FAILURE() << "temporal blocking accepted a model with periodic faces";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("temporal blocking"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("periodic"), std::string::npos) << e.what();
+  }
+}
+
 // The persistent kernel's two ways of walking a sample (EngineTuning::PersistentSamples): hoisted
 // (every load first, the slabs' psi included) and chained (each slab's loads after the bulk
 // update). Both must give the two-pass fields and probes bit for bit.

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -1122,6 +1123,10 @@ class FdtdEngineCuda final : public FdtdEngine {
     const void* self = this;
     g_constant_table_owner.compare_exchange_strong(self, nullptr);
     onepass::release_constant_table(this);
+    // Not checked: destructors must not throw, and a failed release leaves nothing to do.
+    if (tb_fork_) cudaEventDestroy(tb_fork_);
+    if (tb_join_) cudaEventDestroy(tb_join_);
+    if (tb_stream_) cudaStreamDestroy(tb_stream_);
     if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
       cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
       cudaCtxResetPersistingL2Cache();
@@ -1141,6 +1146,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::int64_t first_non_finite(Component c) const override;
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
+  std::int64_t two_step_steps() const override { return two_step_steps_; }
   std::int64_t persistent_steps() const override { return persistent_steps_; }
   int coefficient_arrays_stored() const override { return use_table_ ? 0 : coef_distinct_; }
   bool set_fused_e_source(const float* const s[3]) override {
@@ -1227,11 +1233,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   int coef_distinct_ = 0;
   struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
   AxisProfile profile_[3];
-  // psi_h_next: the second H psi set of a one-pass step with folded CPML (onepass::Slab).
+  // psi_h_next: the second H psi set of a one-pass step with folded CPML (onepass::Slab);
+  // psi_e_next: the second E psi set of temporal blocking (setup_two_step).
   struct SlabState {
     int axis, face;
     SlabParams e, h;
-    DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2];
+    DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2], psi_e_next[2];
     std::int64_t ne = 0, nh = 0;
   };
   void swap_h_psi();
@@ -1310,6 +1317,24 @@ class FdtdEngineCuda final : public FdtdEngine {
   int onepass_tile_y_ = 8, onepass_chunk_ = 64;
   std::int64_t one_pass_steps_ = 0;
   void setup_onepass(const EngineTuning& tuning);
+  // Temporal blocking (EngineTuning::temporal_blocking; onepass::plan_two_step): step pairs from
+  // fields_ (level n) into next_ (level n+2), the interior tiles on tb_stream_ beside the first
+  // one-pass step of the rest (fields_ -> mid_, the rest grown by one sample), then its second
+  // (mid_ -> next_). E psi: read from psi_e and written into psi_e_next in the first step, back in
+  // the second (tb_cpml_e_[step]); H psi likewise through the one-pass pair of sets, so a pair
+  // leaves both where they were.
+  bool two_step_ = false;
+  DeviceArray<float> mid_[6];
+  DeviceArray<onepass::TwoStepTile> tb_tiles_;
+  DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
+  int tb_tile_y_ = 16;
+  onepass::CpmlSet tb_cpml_e_[2];
+  cudaStream_t tb_stream_ = nullptr;
+  cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
+  std::int64_t two_step_steps_ = 0;
+  void setup_two_step(const EngineTuning& tuning);
+  template <class Coef> void step_pair(const Coef& coef, int step);
+  void gather_probes_at(int step);
   // Persistent stepping (EngineTuning::Step::persistent, onepass::launch_persistent): the steps of
   // a do_steps call in one cooperative kernel (at most kPersistentLaunchSteps per launch), in place,
   // when nothing runs between steps but E point sources and probes. persistent_cpml_h_ / _e_: the
@@ -1817,6 +1842,22 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
            : e == "persistent" ? ST::persistent
                                : ST::automatic;
   }
+  using TB = EngineTuning::TemporalBlocking;
+  TB tb = tuning.temporal_blocking;
+  if (tb == TB::automatic) {
+    const char* v = std::getenv("VEM_TEMPORAL_BLOCKING");
+    const std::string e = v ? v : "";
+    if (e == "two_steps") tb = TB::two_steps;
+    else if (e == "off") tb = TB::off;
+    else if (!e.empty()) fail("VEM_TEMPORAL_BLOCKING=", e, ": use two_steps or off");
+  }
+  if (tb == TB::two_steps) {
+    if (high_order_) fail("temporal blocking (two steps per pass) is built for the Yee scheme only, not ", scheme_name(op_.scheme().scheme));
+    if (want == ST::two_pass || want == ST::persistent)
+      fail("temporal blocking (two steps per pass) runs on the one-pass step; the step asked for is ",
+           want == ST::two_pass ? "two_pass" : "persistent");
+    want = ST::one_pass;
+  }
   const FdtdOperator& op = op_;
   if (high_order_ || want == ST::two_pass) return;
   const std::size_t size = std::size_t(op.layout().size);
@@ -1919,6 +1960,78 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   }
   set_onepass_coefs(tuning);
   onepass_ = true;
+  if (tb == TB::two_steps) setup_two_step(tuning);
+}
+
+// Temporal blocking (see the members): the model must let every step run as one pass with the
+// CPML folded and nothing computed again (no PMC / periodic / subdomain face, no H point source),
+// and the plan must have interior tiles.
+void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
+  if (!onepass_boxes_.empty())
+    fail("temporal blocking (two steps per pass) needs every E sample computed in the pass: no PMC, periodic or "
+         "subdomain face and no magnetic point source (this model has ", onepass_boxes_.size(),
+         " box(es) of E samples computed again)");
+  if (onepass_cpml_h_.count == 0 && !slabs_.empty())
+    fail("temporal blocking (two steps per pass) needs the CPML folded into the pass (onepass_cpml = slab_kernels was asked)");
+  if (graph_.enabled) {
+    if (tuning.graph == EngineTuning::Graph::on)
+      fail("temporal blocking (two steps per pass) does not run in CUDA graphs: set graph = off or automatic");
+    graph_.enabled = false;  // automatic: stream launches
+  }
+  if (tuning.two_step_tile_y != 0 && tuning.two_step_tile_y != 16 && tuning.two_step_tile_y != 32)
+    fail("two-step tile height ", tuning.two_step_tile_y, " is not 16 or 32");
+  if (tuning.two_step_z_chunk < 0) fail("two-step z chunk ", tuning.two_step_z_chunk, " is invalid (>= 0)");
+  tb_tile_y_ = tuning.two_step_tile_y ? tuning.two_step_tile_y : 16;
+  const int z_chunk = tuning.two_step_z_chunk ? tuning.two_step_z_chunk : 64;
+  std::vector<std::array<int, 3>> keep_out;
+  for (const auto& ps : op_.sources())
+    for (int a = 0; a < 3; ++a)
+      if (ps.active[a]) keep_out.push_back(onepass::sample_of_offset(op_.layout(), ps.offset[a]));
+  for (const auto& pr : op_.probes()) keep_out.push_back(onepass::sample_of_offset(op_.layout(), pr.offset));
+  const onepass::TwoStepPlan plan =
+      onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk, 16);
+  if (plan.interior.empty())
+    fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 3 samples "
+         "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
+  tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
+  tb_tiles_.upload(plan.interior.data(), plan.interior.size());
+  tb_first_.allocate(plan.first.size(), "two-step pass blocks");
+  tb_first_.upload(plan.first.data(), plan.first.size());
+  tb_second_.allocate(plan.second.size(), "two-step pass blocks");
+  tb_second_.upload(plan.second.data(), plan.second.size());
+  for (int c = 0; c < 6; ++c) {
+    mid_[c].allocate(field_floats_, "temporal blocking's third set of field arrays");
+    mid_[c].zero();
+  }
+  tb_cpml_e_[0] = tb_cpml_e_[1] = onepass_cpml_e_;
+  for (int p = 0; p < onepass_cpml_e_.count; ++p) {
+    onepass::Slab& s1 = tb_cpml_e_[0].s[p];
+    onepass::Slab& s2 = tb_cpml_e_[1].s[p];
+    for (const auto& st : slabs_) {
+      for (int q = 0; q < 2; ++q) {
+        if (st->e.psi[q] != s1.psi_in[q]) continue;
+        st->psi_e_next[q].allocate(std::size_t(st->ne), "CPML psi arrays (temporal blocking's second E set)");
+        st->psi_e_next[q].zero();
+        s1.psi_out[q] = st->psi_e_next[q].ptr;
+        s2.psi_in[q] = st->psi_e_next[q].ptr;
+        s2.psi_out[q] = st->e.psi[q];
+      }
+    }
+  }
+  for (int p = 0; p < onepass_cpml_e_.count; ++p)
+    for (int q = 0; q < 2; ++q)
+      if (tb_cpml_e_[0].s[p].psi_out[q] == tb_cpml_e_[0].s[p].psi_in[q])
+        fail("temporal blocking: E CPML slab ", p, " has no second psi set");
+  VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&tb_stream_, cudaStreamNonBlocking));
+  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_fork_, cudaEventDisableTiming));
+  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_join_, cudaEventDisableTiming));
+  if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
+    std::fprintf(stderr,
+                 "temporal blocking: %zu interior tiles (%lld samples), step 1 %zu blocks (%lld samples), step 2 %zu "
+                 "blocks (%lld samples)\n",
+                 plan.interior.size(), plan.interior_samples, plan.first.size(), plan.first_samples, plan.second.size(),
+                 plan.second_samples);
+  two_step_ = true;
 }
 
 // The folded slabs of one kind in the order of set_h_ / set_e_ (axis order); psi read from the
@@ -2317,15 +2430,59 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     if (fold_h) swap_h_psi();
     ++one_pass_steps_;
   }
-  const int np = int(op_.probes().size());
-  if (np > 0) {
-    with_storage([&](auto t) {
-      gather_probes<<<(np + 127) / 128, 128, 0, stream_>>>(as_storage<decltype(t)>(F_), probe_field_.ptr,
-                                                           probe_offset_.ptr, np, probe_buf_.ptr + std::size_t(step) * np);
-    });
-    VEM_CUDA_CHECK_LAUNCH("gather_probes");
-  }
+  gather_probes_at(step);
   run_hooks(HookPoint::end_of_step, step);
+}
+
+void FdtdEngineCuda::gather_probes_at(int step) {
+  const int np = int(op_.probes().size());
+  if (np == 0) return;
+  with_storage([&](auto t) {
+    gather_probes<<<(np + 127) / 128, 128, 0, stream_>>>(as_storage<decltype(t)>(F_), probe_field_.ptr,
+                                                         probe_offset_.ptr, np, probe_buf_.ptr + std::size_t(step) * np);
+  });
+  VEM_CUDA_CHECK_LAUNCH("gather_probes");
+}
+
+// Steps `step` and step+1 with temporal blocking (setup_two_step; onepass::plan_two_step). The
+// interior tiles read only fields_ and write only their cores of next_, so they run on tb_stream_
+// beside the first step of the rest; the E point sources and the probes of each step act on the
+// rest's arrays of that step (no interior tile holds or reads them).
+template <class Coef>
+void FdtdEngineCuda::step_pair(const Coef&, int step) {
+  float *a[6], *b[6], *m[6];
+  for (int c = 0; c < 6; ++c) {
+    a[c] = fields_[c].ptr;
+    b[c] = next_[c].ptr;
+    m[c] = mid_[c].ptr;
+  }
+  VEM_CUDA_CHECK(cudaEventRecord(tb_fork_, stream_));
+  VEM_CUDA_CHECK(cudaStreamWaitEvent(tb_stream_, tb_fork_, 0));
+  onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr, int(tb_tiles_.count),
+                                    tb_tile_y_, tb_stream_);
+  VEM_CUDA_CHECK(cudaEventRecord(tb_join_, tb_stream_));
+  // H psi: the first step from the current set into the other (the one-pass pair), the second back.
+  onepass::CpmlSet h2 = onepass_cpml_h_;
+  for (int p = 0; p < h2.count; ++p)
+    for (int q = 0; q < 2; ++q) {
+      const float* in = h2.s[p].psi_in[q];
+      h2.s[p].psi_in[q] = h2.s[p].psi_out[q];
+      h2.s[p].psi_out[q] = const_cast<float*>(in);
+    }
+  onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
+                              onepass_cpml_h_, tb_cpml_e_[0], stream_);
+  for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
+  push_point_updates(true, step);
+  gather_probes_at(step);
+  onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2,
+                              tb_cpml_e_[1], stream_);
+  VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, tb_join_, 0));
+  for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
+  push_point_updates(true, step + 1);
+  gather_probes_at(step + 1);
+  for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
+  one_pass_steps_ += 2;
+  two_step_steps_ += 2;
 }
 
 // Graphs where the run allows them (fdtd/cuda/graph_stepping.cuh), else one launch per kernel.
@@ -2338,7 +2495,10 @@ void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
   const bool graph = graph_.enabled && !graph_.failed && !has_extensions() && !subdomain_ && !fused_.s[0] &&
                      !(high_order_ && ho_.s44);
   if (!graph) {
-    for (int s = 0; s < n; ++s) step_once(coef, steps_ + s);
+    int s = 0;
+    if (two_step_ && !has_extensions() && !fused_.s[0])
+      for (; s + 1 < n; s += 2) step_pair(coef, steps_ + s);
+    for (; s < n; ++s) step_once(coef, steps_ + s);
     return;
   }
   small_grid::run_steps_graph(graph_, n, steps_, [&](int s) { step_once(coef, s); }, stream_, pdl_);

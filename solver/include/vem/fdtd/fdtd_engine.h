@@ -108,6 +108,9 @@ class FdtdEngine {
   double field_energy() const;
   // Steps this engine ran as one pass (CUDA engine, EngineTuning::step); 0 for the others.
   virtual std::int64_t one_pass_steps() const { return 0; }
+  // Steps this engine ran two per pass (temporal blocking, EngineTuning::temporal_blocking; also
+  // counted in one_pass_steps); 0 for the others.
+  virtual std::int64_t two_step_steps() const { return 0; }
   // Steps taken by the persistent kernel (CUDA engine, EngineTuning::Step::persistent); 0 for the others.
   virtual std::int64_t persistent_steps() const { return 0; }
   // Coefficient arrays the engine holds in its own memory when it reads a coefficient-array model
@@ -224,6 +227,18 @@ struct EngineTuning {
   enum class PersistentSamples { automatic, hoisted, chained } persistent_samples = PersistentSamples::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
+  // Temporal blocking (issue 16; fdtd/cuda/fused_step.h, "two steps per pass"): pairs of one-pass
+  // steps where the interior tiles (clear of every face, update-range edge, CPML slab, point
+  // source and probe by 3 samples) read E^n, H^{n-1/2} once and write E^{n+2}, H^{n+3/2}, while the
+  // rest steps twice in one-pass blocks through a third set of field arrays (24 more bytes a
+  // sample) and a second set of E psi. It needs the one-pass step with everything folded (no
+  // PMC / periodic / subdomain faces, no H point sources) and no CUDA graphs; runs with
+  // extensions or a fused source step as before (checked per call). two_step_tile_y: threads per
+  // interior block 32 x 16 or 32 x 32 (cores 29 x 13, 29 x 29; 0: 16); two_step_z_chunk: planes
+  // per interior block (0: 64). Same fields bit for bit as the one-pass step. automatic: off
+  // (VEM_TEMPORAL_BLOCKING=two_steps|off overrides it).
+  enum class TemporalBlocking { automatic, off, two_steps } temporal_blocking = TemporalBlocking::automatic;
+  int two_step_tile_y = 0, two_step_z_chunk = 0;
   // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps
   // of a run recorded in CUDA graphs of graph_chunk steps (0: 32) and replayed, instead of one
   // stream launch per kernel; only runs without extensions, halo exchange or a fused source (and

@@ -311,22 +311,25 @@ struct Planes {
   float hx[2][TY + 1][33], hy[2][TY + 1][33], hz[2][TY + 1][33];
 };
 
-// One tile (block coordinates bx, by, bz) of one step: H^{n+1/2} and E^{n+1} from A into B (see the
-// top of this file).
-template <int TY, bool FAST, class Coef, class T>
+// One tile of one step: H^{n+1/2} and E^{n+1} from A into B (see the top of this file). The tile:
+// block (bx, by, bz) of the grid of 32 x TY x chunk tiles (onepass_bulk), or with a list
+// (onepass_blocks) the list's entry bx (PassBlock: first column, row and plane, last plane, and
+// the last column and row of its box).
+template <int TY, bool FAST, bool LIST = false, class Coef, class T>
 __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B, const Grid& g, const Coef& coef, int chunk,
                                           const CpmlSet& ch, const CpmlSet& ce, int bx, int by, int bz,
-                                          Planes<TY>& sm) {
+                                          Planes<TY>& sm, const PassBlock* __restrict__ list = nullptr) {
   using LD = ReadOnlyLoad;
   int p = 0;
   const int tx = threadIdx.x, r = threadIdx.y;  // r = 0: the halo warp
-  const int i0 = bx * 32, j0 = by * TY;
-  const int k0 = bz * chunk;
-  const int k1 = min(g.nz, k0 + chunk - 1);
+  const int i0 = LIST ? list[bx].i0 : bx * 32, j0 = LIST ? list[bx].j0 : by * TY;
+  const int k0 = LIST ? list[bx].k0 : bz * chunk;
+  const int k1 = LIST ? list[bx].k1 : min(g.nz, k0 + chunk - 1);
   const int i = i0 + tx, j = j0 + r - 1;
-  const bool own = r > 0 && i <= g.nx && j <= g.ny;
-  const bool yhalo = r == 0 && i <= g.nx;                    // (i0+tx, j0-1)
-  const bool xhalo = r == 0 && tx < TY && j0 + tx <= g.ny;  // (i0-1, j0+tx)
+  // (the last column and row read where they are used: the grid's keep onepass_bulk's code as it was)
+  const bool own = r > 0 && i <= (LIST ? list[bx].ilast : g.nx) && j <= (LIST ? list[bx].jlast : g.ny);
+  const bool yhalo = r == 0 && i <= (LIST ? list[bx].ilast : g.nx);                    // (i0+tx, j0-1)
+  const bool xhalo = r == 0 && tx < TY && j0 + tx <= (LIST ? list[bx].jlast : g.ny);  // (i0-1, j0+tx)
   const long long base = g.origin + (long long)i + (long long)j * g.sy;
   const long long base_y = g.origin + (long long)i + (long long)(j0 - 1) * g.sy;
   const long long base_x = g.origin + (long long)(i0 - 1) + (long long)(j0 + tx) * g.sy;
@@ -391,11 +394,8 @@ __device__ __forceinline__ void tile_pass(const Fields<T>& A, const Fields<T>& B
 // are all inside every component's update range, with k1 < nz, and inside the inner boxes of both
 // CPML sets (no slab): tile_pass<TY, true> skips every range and slab test there (block-uniform;
 // the kernel is bound by instruction issue at 512^3, not by DRAM: fdtd_reduced_storage.md).
-template <int TY>
-__device__ __forceinline__ bool interior_tile(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, int chunk, int bx,
-                                              int by, int bz) {
-  const int lo[3] = {bx * 32 - 1, by * TY - 1, bz * chunk - 1};
-  const int hi[3] = {bx * 32 + 31, by * TY + TY - 1, min(g.nz, bz * chunk + chunk - 1)};
+__device__ __forceinline__ bool interior_box(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, const int (&lo)[3],
+                                             const int (&hi)[3]) {
   if (lo[2] < 0 || hi[2] >= g.nz || hi[0] > g.nx || hi[1] > g.ny) return false;
   for (int c = 0; c < 6; ++c)
     for (int a = 0; a < 3; ++a)
@@ -405,6 +405,13 @@ __device__ __forceinline__ bool interior_tile(const Grid& g, const CpmlSet& ch, 
     if (ce.count > 0 && (lo[a] < ce.inner_lo[a] || hi[a] >= ce.inner_hi[a])) return false;
   }
   return true;
+}
+template <int TY>
+__device__ __forceinline__ bool interior_tile(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, int chunk, int bx,
+                                              int by, int bz) {
+  const int lo[3] = {bx * 32 - 1, by * TY - 1, bz * chunk - 1};
+  const int hi[3] = {bx * 32 + 31, by * TY + TY - 1, min(g.nz, bz * chunk + chunk - 1)};
+  return interior_box(g, ch, ce, lo, hi);
 }
 
 template <int TY, class Coef, class T>
@@ -420,6 +427,137 @@ __global__ void __launch_bounds__(32 * (TY + 1), kMinBlocks<TY>)
     return;
   }
   tile_pass<TY, false>(A, B, g, coef, chunk, ch, ce, bx, by, bz, sm);
+}
+
+// The one-pass step over a list of blocks (temporal blocking's boundary steps, fused_step.h): the
+// same tile pass, each block's box from the list. 4 resident blocks asked of the compiler (48
+// registers): at onepass_bulk's 5 (40) the list's block bounds spill.
+constexpr int kPassMinBlocks = 4;
+template <class Coef, class T>
+__global__ void __launch_bounds__(32 * (kPassTileY + 1), kPassMinBlocks)
+    onepass_blocks(Fields<T> A, Fields<T> B, Grid g, Coef coef, const PassBlock* __restrict__ blocks, CpmlSet ch,
+                   CpmlSet ce) {
+  __shared__ Planes<kPassTileY> sm;
+  const int bx = int(blockIdx.x);
+  const PassBlock pb = blocks[bx];
+  const int lo[3] = {pb.i0 - 1, pb.j0 - 1, pb.k0 - 1};
+  const int hi[3] = {pb.i0 + 31, pb.j0 + kPassTileY - 1, pb.k1};
+  // (a block narrower than its 32 x kPassTileY threads takes the general path)
+  if (hi[0] <= pb.ilast && hi[1] <= pb.jlast && interior_box(g, ch, ce, lo, hi)) {
+    tile_pass<kPassTileY, true, true>(A, B, g, coef, 0, ch, ce, bx, 0, 0, sm, blocks);
+    return;
+  }
+  tile_pass<kPassTileY, false, true>(A, B, g, coef, 0, ch, ce, bx, 0, 0, sm, blocks);
+}
+
+// Two steps per pass (temporal blocking, fused_step.h): the interior tiles. A block of 32 x TY
+// threads; thread (tx, ty) owns the column (i0-2+tx, j0-2+ty), clamped to the tile's last needed
+// column i0+cw and row j0+ch (the threads past a narrow tile's edge repeat that column; what they
+// compute is never used). It marches from plane k0-3 to k1; at iteration k, with kk = k+1:
+//   H1 = H^{n+1/2} at kk from E^n at kk (own, carried), kk+1 (own, loaded), x+1 / y+1 (loads, L1);
+//   E1 = E^{n+1}   at kk from H1 at kk (own; x-1 / y-1 through shared memory), H1 at k (carried);
+//   H2 = H^{n+3/2} at k  from H1 at k, E1 at k (own; x+1 / y+1 through shared memory, stored in
+//                        the iteration before), E1 at kk (own);
+//   E2 = E^{n+2}   at k  from E1 at k, H2 at k (own; x-1 / y-1 shared), H2 at k-1 (carried);
+// the core threads (tx 2..cw+1, ty 2..ch+1) store E2 and H2 of planes k0..k1. The rim's values are
+// wrong (a clamped neighbour) and only the rim uses them: E2 at column c needs H2 at c-1..c, E1 at
+// c-1..c+1, H1 at c-2..c+1. The first three iterations fill the carried registers (nothing of
+// theirs is stored). Reads span the core grown by 2 (3 along z below), which plan_two_step keeps
+// inside the plain box. Arithmetic: h_sample / e_sample's FAST expressions operand for operand,
+// each value rounded to the storage as its store would (rnd): two one-pass steps bit for bit.
+// Shared memory: H1 of plane kk, E1 of planes k and kk (by parity), H2 of plane k; two barriers a
+// plane (E1's parity buffers need none of their own).
+template <int TY>
+struct TwoStepShared {
+  float h1[3][TY][32];
+  float e1[2][3][TY][32];
+  float h2[3][TY][32];
+};
+template <int TY>
+constexpr int kTwoStepMinBlocks = TY == 16 ? 2 : 1;
+
+template <int TY, class Coef, class T>
+__global__ void __launch_bounds__(32 * TY, kTwoStepMinBlocks<TY>)
+    two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
+  using LD = ReadOnlyLoad;
+  __shared__ TwoStepShared<TY> sm;
+  const TwoStepTile t = tiles[blockIdx.x];
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int i = t.i0 - 2 + min(tx, t.cw + 2), j = t.j0 - 2 + min(ty, t.ch + 2);
+  const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
+  const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
+  const long long sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const T* __restrict__ Ex = A.f[0];
+  const T* __restrict__ Ey = A.f[1];
+  const T* __restrict__ Ez = A.f[2];
+  long long o1 = g.origin + (long long)i + (long long)j * sy + (long long)(t.k0 - 2) * sz;  // plane kk
+  float ex1 = LD::field(Ex + o1), ey1 = LD::field(Ey + o1), ez1 = LD::field(Ez + o1);    // E^n at kk
+  float h1x_k = 0.0f, h1y_k = 0.0f, h1z_k = 0.0f;  // H1 at k
+  float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
+  float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
+  int key_k = 0;
+  for (int k = t.k0 - 3; k <= t.k1; ++k, o1 += sz) {
+    const int pk = k & 1, pkk = pk ^ 1;
+    const long long o2 = o1 + sz, o0 = o1 - sz;
+    const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
+    const int key = coef.key(o1);
+    const float h1x = rnd<T>(coef.a(3, o1, key) * LD::field(A.f[3] + o1) -
+                             coef.b(3, o1, key) * ((LD::field(Ez + o1 + sy) - ez1) * idy - (ey2 - ey1) * idz));
+    const float h1y = rnd<T>(coef.a(4, o1, key) * LD::field(A.f[4] + o1) -
+                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + o1 + 1) - ez1) * idx));
+    const float h1z = rnd<T>(coef.a(5, o1, key) * LD::field(A.f[5] + o1) -
+                             coef.b(5, o1, key) * ((LD::field(Ey + o1 + 1) - ey1) * idx - (LD::field(Ex + o1 + sy) - ex1) * idy));
+    sm.h1[0][ty][tx] = h1x;
+    sm.h1[1][ty][tx] = h1y;
+    sm.h1[2][ty][tx] = h1z;
+    __syncthreads();
+    const float e1x = rnd<T>(coef.a(0, o1, key) * ex1 +
+                             coef.b(0, o1, key) * ((h1z - sm.h1[2][ym][tx]) * idy - (h1y - h1y_k) * idz));
+    const float e1y = rnd<T>(coef.a(1, o1, key) * ey1 +
+                             coef.b(1, o1, key) * ((h1x - h1x_k) * idz - (h1z - sm.h1[2][ty][xm]) * idx));
+    const float e1z = rnd<T>(coef.a(2, o1, key) * ez1 +
+                             coef.b(2, o1, key) * ((h1y - sm.h1[1][ty][xm]) * idx - (h1x - sm.h1[0][ym][tx]) * idy));
+    sm.e1[pkk][0][ty][tx] = e1x;
+    sm.e1[pkk][1][ty][tx] = e1y;
+    sm.e1[pkk][2][ty][tx] = e1z;
+    const float h2x = rnd<T>(coef.a(3, o0, key_k) * h1x_k -
+                             coef.b(3, o0, key_k) * ((sm.e1[pk][2][yp][tx] - e1z_k) * idy - (e1y - e1y_k) * idz));
+    const float h2y = rnd<T>(coef.a(4, o0, key_k) * h1y_k -
+                             coef.b(4, o0, key_k) * ((e1x - e1x_k) * idz - (sm.e1[pk][2][ty][xp] - e1z_k) * idx));
+    const float h2z = rnd<T>(coef.a(5, o0, key_k) * h1z_k -
+                             coef.b(5, o0, key_k) * ((sm.e1[pk][1][ty][xp] - e1y_k) * idx - (sm.e1[pk][0][yp][tx] - e1x_k) * idy));
+    sm.h2[0][ty][tx] = h2x;
+    sm.h2[1][ty][tx] = h2y;
+    sm.h2[2][ty][tx] = h2z;
+    __syncthreads();
+    if (core && k >= t.k0) {
+      const float e2x = coef.a(0, o0, key_k) * e1x_k +
+                        coef.b(0, o0, key_k) * ((h2z - sm.h2[2][ym][tx]) * idy - (h2y - h2y_m) * idz);
+      const float e2y = coef.a(1, o0, key_k) * e1y_k +
+                        coef.b(1, o0, key_k) * ((h2x - h2x_m) * idz - (h2z - sm.h2[2][ty][xm]) * idx);
+      const float e2z = coef.a(2, o0, key_k) * e1z_k +
+                        coef.b(2, o0, key_k) * ((h2y - sm.h2[1][ty][xm]) * idx - (h2x - sm.h2[0][ym][tx]) * idy);
+      st(B.f[0] + o0, e2x);
+      st(B.f[1] + o0, e2y);
+      st(B.f[2] + o0, e2z);
+      st(B.f[3] + o0, h2x);
+      st(B.f[4] + o0, h2y);
+      st(B.f[5] + o0, h2z);
+    }
+    h2x_m = h2x;
+    h2y_m = h2y;
+    h1x_k = h1x;
+    h1y_k = h1y;
+    h1z_k = h1z;
+    e1x_k = e1x;
+    e1y_k = e1y;
+    e1z_k = e1z;
+    ex1 = ex2;
+    ey1 = ey2;
+    ez1 = ez2;
+    key_k = key;
+  }
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -792,6 +930,14 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   VEM_CUDA_CHECK_LAUNCH("persistent_steps");
 }
 
+// The launches of temporal blocking (fused_step.h).
+template <int TY, class Coef, class T>
+void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
+                 cudaStream_t stream) {
+  two_step_interior<TY, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  VEM_CUDA_CHECK_LAUNCH("two_step_interior");
+}
+
 }  // namespace
 
 bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries) {
@@ -927,11 +1073,8 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
     if (s.electric) continue;
     for (int a = 0; a < 3; ++a) {
       if (!s.active[a]) continue;
-      const std::int64_t rel = s.offset[a] - L.origin;
-      const std::int64_t k = (rel + L.sz) / L.sz - 1;  // floor division (ghost planes are -1)
-      const std::int64_t rem = rel - k * L.sz;
-      const std::int64_t j = (rem + L.sy) / L.sy - 1;
-      const int o[3] = {int(rem - j * L.sy), int(j), int(k)}, d[3] = {2, 2, 2};
+      const std::array<int, 3> q = sample_of_offset(L, s.offset[a]);
+      const int o[3] = {q[0], q[1], q[2]}, d[3] = {2, 2, 2};
       add(o, d);
     }
   }
@@ -950,6 +1093,141 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
     const Fields<T> F = fields<T>(fields_now);
     with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
   });
+}
+
+}  // namespace vem::onepass
+
+namespace vem::onepass {
+
+std::array<int, 3> sample_of_offset(const FieldLayout& L, std::int64_t offset) {
+  const std::int64_t rel = offset - L.origin;
+  const std::int64_t k = (rel + L.sz) / L.sz - 1;  // floor division (ghost planes are -1)
+  const std::int64_t rem = rel - k * L.sz;
+  const std::int64_t j = (rem + L.sy) / L.sy - 1;
+  return {int(rem - j * L.sy), int(j), int(k)};
+}
+
+namespace {
+// The one-pass blocks covering box [lo, hi] (inclusive): 32 columns x kPassTileY rows x `chunk` planes.
+void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[3], int chunk, long long& samples) {
+  if (hi[0] < lo[0] || hi[1] < lo[1] || hi[2] < lo[2]) return;
+  samples += (long long)(hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) * (hi[2] - lo[2] + 1);
+  for (int k = lo[2]; k <= hi[2]; k += chunk)
+    for (int j = lo[1]; j <= hi[1]; j += kPassTileY)
+      for (int i = lo[0]; i <= hi[0]; i += 32) out.push_back(PassBlock{i, j, k, std::min(hi[2], k + chunk - 1), hi[0], hi[1]});
+}
+}  // namespace
+
+TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
+                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk) {
+  TwoStepPlan plan;
+  const int n[3] = {g.nx, g.ny, g.nz};
+  // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
+  // k < nz), no CPML slab of either set. The interior tiles' cores stay 3 samples inside it (their
+  // reads and every value they use: two_step_interior).
+  int lo[3], hi[3];
+  for (int a = 0; a < 3; ++a) {
+    lo[a] = 0;
+    hi[a] = n[a];
+    for (int c = 0; c < 6; ++c) {
+      lo[a] = std::max(lo[a], g.lo[c][a]);
+      hi[a] = std::min(hi[a], g.hi[c][a]);
+    }
+    for (const CpmlSet* cs : {&ch, &ce})
+      if (cs->count > 0) {
+        lo[a] = std::max(lo[a], cs->inner_lo[a]);
+        hi[a] = std::min(hi[a], cs->inner_hi[a] - 1);
+      }
+  }
+  hi[2] = std::min(hi[2], g.nz - 1);
+  constexpr int kMargin = 3;
+  int rlo[3], rhi[3];
+  for (int a = 0; a < 3; ++a) {
+    rlo[a] = lo[a] + kMargin;
+    rhi[a] = hi[a] - kMargin;
+  }
+  const int cw = 29, chh = tile_y - 3;
+  std::vector<std::array<int, 6>> rest;  // boxes (lo, hi inclusive) left to the one-pass blocks
+  const bool any = rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2];
+  if (any) {
+    for (int k = rlo[2]; k <= rhi[2]; k += z_chunk)
+      for (int j = rlo[1]; j <= rhi[1]; j += chh)
+        for (int i = rlo[0]; i <= rhi[0]; i += cw) {
+          const TwoStepTile t{i, j, k, std::min(rhi[2], k + z_chunk - 1), std::min(cw, rhi[0] - i + 1),
+                              std::min(chh, rhi[1] - j + 1)};
+          const int thi[3] = {i + t.cw - 1, j + t.ch - 1, t.k1};
+          bool clear = true;
+          for (const auto& s : keep_out) {
+            bool inside = true;
+            for (int a = 0; a < 3; ++a) {
+              const int o = a == 0 ? i : (a == 1 ? j : k);
+              inside = inside && s[a] >= o - kMargin && s[a] <= thi[a] + kMargin;
+            }
+            clear = clear && !inside;
+          }
+          if (clear) {
+            plan.interior.push_back(t);
+            plan.interior_samples += (long long)t.cw * t.ch * (t.k1 - t.k0 + 1);
+          } else {
+            rest.push_back({i, j, k, thi[0], thi[1], thi[2]});
+          }
+        }
+    // The shell around the interior box [rlo, rhi]: the z slabs whole, the y slabs within the
+    // box's z range, the x slabs within its y and z ranges (disjoint).
+    rest.push_back({0, 0, 0, n[0], n[1], rlo[2] - 1});
+    rest.push_back({0, 0, rhi[2] + 1, n[0], n[1], n[2]});
+    rest.push_back({0, 0, rlo[2], n[0], rlo[1] - 1, rhi[2]});
+    rest.push_back({0, rhi[1] + 1, rlo[2], n[0], n[1], rhi[2]});
+    rest.push_back({0, rlo[1], rlo[2], rlo[0] - 1, rhi[1], rhi[2]});
+    rest.push_back({rhi[0] + 1, rlo[1], rlo[2], n[0], rhi[1], rhi[2]});
+  } else {
+    rest.push_back({0, 0, 0, n[0], n[1], n[2]});
+  }
+  for (const auto& b : rest) {
+    const int blo[3] = {b[0], b[1], b[2]}, bhi[3] = {b[3], b[4], b[5]};
+    add_pass_blocks(plan.second, blo, bhi, pass_chunk, plan.second_samples);
+    // Step 1 also computes the samples one further on every side (step 2 reads them).
+    int glo[3], ghi[3];
+    for (int a = 0; a < 3; ++a) {
+      glo[a] = std::max(0, blo[a] - 1);
+      ghi[a] = std::min(n[a], bhi[a] + 1);
+    }
+    if (bhi[0] >= blo[0] && bhi[1] >= blo[1] && bhi[2] >= blo[2])
+      add_pass_blocks(plan.first, glo, ghi, pass_chunk, plan.first_samples);
+  }
+  return plan;
+}
+
+void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
+                              float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
+                              cudaStream_t stream) {
+  if (count <= 0) return;
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
+    with_coef(c, [&](const auto& coef) {
+      if (tile_y == 32)
+        two_step_ty<32>(g, coef, A, B, tiles, count, stream);
+      else
+        two_step_ty<16>(g, coef, A, B, tiles, count, stream);
+    });
+  });
+}
+
+void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
+                        const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
+                        cudaStream_t stream) {
+  if (count <= 0) return;
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
+    with_coef(c, [&](const auto& coef) {
+      using C = std::decay_t<decltype(coef)>;
+      onepass_blocks<C, T><<<unsigned(count), dim3(32, kPassTileY + 1), 0, stream>>>(A, B, g, coef, blocks, cpml_h,
+                                                                                   cpml_e);
+    });
+  });
+  VEM_CUDA_CHECK_LAUNCH("onepass_blocks");
 }
 
 }  // namespace vem::onepass

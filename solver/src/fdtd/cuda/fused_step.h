@@ -13,6 +13,7 @@
 
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdlib>
 #include <cstdint>
@@ -104,6 +105,47 @@ int automatic_z_chunk(const Grid& g, int tile_y, int multiprocessors);
 // boxes compute the same values).
 void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                         float* const next[6], const std::vector<Box>& boxes, bool pdl, cudaStream_t stream);
+
+// Temporal blocking (EngineTuning::temporal_blocking, two steps per pass; fused_step.cu,
+// "Two steps per pass"). A pair of leap-frog steps n -> n+2 is split by the host (plan_two_step)
+// into:
+//  - interior tiles: boxes of 29 x (TY-3) columns and a chunk of planes whose samples, and 3 more
+//    on every side, are updated by the plain Yee expressions (every component in its update range,
+//    no CPML slab, no point source or probe). One block of 32 x TY threads reads E^n, H^{n-1/2}
+//    once and writes E^{n+2}, H^{n+3/2} of its core (launch_two_step_interior: cur -> next);
+//  - everything else: the one-pass tile kernel twice, on lists of blocks (PassBlock): step 1 over
+//    the rest grown by one sample (cur -> mid, every value step 2 reads there), step 2 over the
+//    rest (mid -> next), the CPML psi of both kinds read from one set and written into the other.
+// The interior launch reads only cur and writes only the interior of next, so it runs beside step
+// 1 (a second stream). Same expressions in the same order: the fields of two one-pass steps bit
+// for bit.
+struct PassBlock {
+  int i0, j0, k0, k1;  // first column, first row, planes k0..k1
+  int ilast, jlast;    // the block's samples: i0..min(i0+31, ilast), j0..min(j0+TY-1, jlast)
+};
+struct TwoStepTile {
+  int i0, j0, k0, k1;  // the core: i0..i0+cw-1, j0..j0+ch-1, planes k0..k1
+  int cw, ch;
+};
+struct TwoStepPlan {
+  std::vector<TwoStepTile> interior;
+  std::vector<PassBlock> first, second;  // one-pass blocks of 32 x kPassTileY (step 1, step 2)
+  long long interior_samples = 0, first_samples = 0, second_samples = 0;
+};
+constexpr int kPassTileY = 8;
+// The sample (i, j, k) of a layout offset (ghost planes give -1).
+std::array<int, 3> sample_of_offset(const FieldLayout& L, std::int64_t offset);
+// keep_out: samples (i, j, k) of point sources and probes, which the interior tiles avoid.
+// tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block.
+TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
+                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk);
+// tiles / blocks: device arrays.
+void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
+                              float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
+                              cudaStream_t stream);
+void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
+                        const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
+                        cudaStream_t stream);
 
 // Persistent stepping (EngineTuning::Step::persistent): `steps` leap-frog steps in one cooperative
 // kernel whose blocks stay resident, in place on one set of arrays: per step an H phase and an E
