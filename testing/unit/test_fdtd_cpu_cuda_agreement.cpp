@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "test_support.h"
+#include "vem/core/error.h"
 #include "vem/fdtd/extensions/dft_monitor.h"
 #include "vem/fdtd/fdtd_engine.h"
 
