@@ -277,6 +277,29 @@ int run_temporal(int argc, char** argv) {
   return 0;
 }
 
+// For Nsight: 2 warm-up steps, then 4 steps of the one-pass step and 4 with two steps per pass
+// (interior blocks 32 x ty, z chunk), indexed, n^3.
+int run_profile(int argc, char** argv) {
+  const int n = argc > 2 ? std::atoi(argv[2]) : 512;
+  const int ty = argc > 3 ? std::atoi(argv[3]) : 16;
+  const int chunk = argc > 4 ? std::atoi(argv[4]) : 32;
+  const FdtdOperator op(make_setup(n, MaterialMode::indexed));
+  for (int tb = 0; tb < 2; ++tb) {
+    EngineTuning t;
+    t.step = EngineTuning::Step::one_pass;
+    if (tb) {
+      t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
+      t.two_step_tile_y = ty;
+      t.two_step_z_chunk = chunk;
+    }
+    auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+    eng->run(2);
+    eng->run(4);
+    std::cerr << (tb ? "two steps per pass" : "one pass") << ": " << eng->two_step_steps() << " steps two per pass\n";
+  }
+  return 0;
+}
+
 int run_storage(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_storage.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
@@ -482,6 +505,7 @@ int main(int argc, char** argv) {
   if (mode == "memory") return run_memory(argc, argv);
   if (mode == "storage") return run_storage(argc, argv);
   if (mode == "temporal") return run_temporal(argc, argv);
+  if (mode == "profile") return run_profile(argc, argv);
   std::cerr << "usage: bench_fdtd_onepass rates|memory|storage|temporal <out.json> [commit] [n...]\n";
   return 2;
 }
