@@ -27,8 +27,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <atomic>
 #include <type_traits>
 #include <utility>
@@ -478,7 +476,7 @@ struct TwoStepShared {
 template <int TY>
 constexpr int kTwoStepMinBlocks = TY == 16 ? 2 : 1;
 
-template <int TY, bool PREFETCH, class Coef, class T>
+template <int TY, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, kTwoStepMinBlocks<TY>)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
   using LD = ReadOnlyLoad;
@@ -499,40 +497,17 @@ __global__ void __launch_bounds__(32 * TY, kTwoStepMinBlocks<TY>)
   float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
   float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
   int key_k = 0;
-  // The loads of the next iteration, issued before this one's barriers (PREFETCH; the kernel waits
-  // on memory latency otherwise: Nsight, results/fdtd.md). The last iteration's prefetch reads
-  // plane k1+3, inside the plain box.
-  struct Loads {
-    float ex2, ey2, ez2, hx0, hy0, hz0, ez_y, ez_x, ey_x, ex_y;
-    int key;
-  };
-  auto load = [&](long long o) {
-    Loads L;
-    const long long q = o + sz;
-    L.ex2 = LD::field(Ex + q);
-    L.ey2 = LD::field(Ey + q);
-    L.ez2 = LD::field(Ez + q);
-    L.key = coef.key(o);
-    L.hx0 = LD::field(A.f[3] + o);
-    L.hy0 = LD::field(A.f[4] + o);
-    L.hz0 = LD::field(A.f[5] + o);
-    L.ez_y = LD::field(Ez + o + sy);
-    L.ez_x = LD::field(Ez + o + 1);
-    L.ey_x = LD::field(Ey + o + 1);
-    L.ex_y = LD::field(Ex + o + sy);
-    return L;
-  };
-  Loads nx = load(o1);
   for (int k = t.k0 - 3; k <= t.k1; ++k, o1 += sz) {
     const int pk = k & 1, pkk = pk ^ 1;
-    const long long o0 = o1 - sz;
-    const Loads c = nx;
-    if (PREFETCH) nx = load(o1 + sz);
-    const float ex2 = c.ex2, ey2 = c.ey2, ez2 = c.ez2;
-    const int key = c.key;
-    const float h1x = rnd<T>(coef.a(3, o1, key) * c.hx0 - coef.b(3, o1, key) * ((c.ez_y - ez1) * idy - (ey2 - ey1) * idz));
-    const float h1y = rnd<T>(coef.a(4, o1, key) * c.hy0 - coef.b(4, o1, key) * ((ex2 - ex1) * idz - (c.ez_x - ez1) * idx));
-    const float h1z = rnd<T>(coef.a(5, o1, key) * c.hz0 - coef.b(5, o1, key) * ((c.ey_x - ey1) * idx - (c.ex_y - ex1) * idy));
+    const long long o2 = o1 + sz, o0 = o1 - sz;
+    const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
+    const int key = coef.key(o1);
+    const float h1x = rnd<T>(coef.a(3, o1, key) * LD::field(A.f[3] + o1) -
+                             coef.b(3, o1, key) * ((LD::field(Ez + o1 + sy) - ez1) * idy - (ey2 - ey1) * idz));
+    const float h1y = rnd<T>(coef.a(4, o1, key) * LD::field(A.f[4] + o1) -
+                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + o1 + 1) - ez1) * idx));
+    const float h1z = rnd<T>(coef.a(5, o1, key) * LD::field(A.f[5] + o1) -
+                             coef.b(5, o1, key) * ((LD::field(Ey + o1 + 1) - ey1) * idx - (LD::field(Ex + o1 + sy) - ex1) * idy));
     sm.h1[0][ty][tx] = h1x;
     sm.h1[1][ty][tx] = h1y;
     sm.h1[2][ty][tx] = h1z;
@@ -582,7 +557,6 @@ __global__ void __launch_bounds__(32 * TY, kTwoStepMinBlocks<TY>)
     ey1 = ey2;
     ez1 = ez2;
     key_k = key;
-    if (!PREFETCH) nx = load(o1 + sz);
   }
 }
 
@@ -960,15 +934,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
 template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
                  cudaStream_t stream) {
-  // VEM_TWO_STEP_PREFETCH=0: the loads of a plane issued in its own iteration (measurement).
-  static const bool prefetch = [] {
-    const char* v = std::getenv("VEM_TWO_STEP_PREFETCH");
-    return !(v && std::string(v) == "0");
-  }();
-  if (prefetch)
-    two_step_interior<TY, true, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
-  else
-    two_step_interior<TY, false, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  two_step_interior<TY, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
