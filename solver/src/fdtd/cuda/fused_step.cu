@@ -545,18 +545,11 @@ __global__ void __launch_bounds__(32 * TY, kTwoStepMinBlocks<TY>)
       st(B.f[4] + o0, h2y);
       st(B.f[5] + o0, h2z);
     }
-    h2x_m = h2x;
-    h2y_m = h2y;
-    h1x_k = h1x;
-    h1y_k = h1y;
-    h1z_k = h1z;
-    e1x_k = e1x;
-    e1y_k = e1y;
-    e1z_k = e1z;
-    ex1 = ex2;
-    ey1 = ey2;
-    ez1 = ez2;
-    key_k = key;
+    // Carried along z: H2 at k, H1 and E1 at kk, E^n at kk+1, the key of kk.
+    h2x_m = h2x, h2y_m = h2y;
+    h1x_k = h1x, h1y_k = h1y, h1z_k = h1z;
+    e1x_k = e1x, e1y_k = e1y, e1z_k = e1z;
+    ex1 = ex2, ey1 = ey2, ez1 = ez2, key_k = key;
   }
 }
 
