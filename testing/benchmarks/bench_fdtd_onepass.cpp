@@ -234,8 +234,12 @@ int run_temporal(int argc, char** argv) {
     const V variants[] = {{"one_pass", TB::off, 0, 0},        {"two_steps", TB::two_steps, 16, 64},
                           {"two_steps", TB::two_steps, 16, 32}, {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
+    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step and 32 x 16 / 32 planes only.
+    const bool quick = std::getenv("VEM_TEMPORAL_QUICK") != nullptr;
+    if (quick && mode != MaterialMode::indexed) continue;
     for (const V& v : variants) {
       if (mode != MaterialMode::indexed && v.ty == 32) continue;
+      if (quick && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
       EngineTuning t;
       t.step = EngineTuning::Step::one_pass;
       t.temporal_blocking = v.tb;

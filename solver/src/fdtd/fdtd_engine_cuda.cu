@@ -1328,6 +1328,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<onepass::TwoStepTile> tb_tiles_;
   DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
   int tb_tile_y_ = 16;
+  bool tb_rest_first_ = false;  // VEM_TWO_STEP_ORDER=rest_first: step 1 of the rest launched first (measurement)
   onepass::CpmlSet tb_cpml_e_[2];
   cudaStream_t tb_stream_ = nullptr;
   cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
@@ -1988,10 +1989,17 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
     for (int a = 0; a < 3; ++a)
       if (ps.active[a]) keep_out.push_back(onepass::sample_of_offset(op_.layout(), ps.offset[a]));
   for (const auto& pr : op_.probes()) keep_out.push_back(onepass::sample_of_offset(op_.layout(), pr.offset));
-  const onepass::TwoStepPlan plan =
-      onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk, 16);
+  // VEM_TWO_STEP_MARGIN=3: 3 plain samples around each core on every side (measurement; 2 / 1 suffice).
+  const char* mv = std::getenv("VEM_TWO_STEP_MARGIN");
+  const int wide = mv && std::string(mv) == "3";
+  const onepass::TwoStepPlan plan = onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out,
+                                                           tb_tile_y_, z_chunk, 16, wide ? 3 : 2, wide ? 3 : 1);
+  tb_rest_first_ = [] {
+    const char* v = std::getenv("VEM_TWO_STEP_ORDER");
+    return v && std::string(v) == "rest_first";
+  }();
   if (plan.interior.empty())
-    fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 3 samples "
+    fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
@@ -2456,11 +2464,14 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     b[c] = next_[c].ptr;
     m[c] = mid_[c].ptr;
   }
-  VEM_CUDA_CHECK(cudaEventRecord(tb_fork_, stream_));
-  VEM_CUDA_CHECK(cudaStreamWaitEvent(tb_stream_, tb_fork_, 0));
-  onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr, int(tb_tiles_.count),
-                                    tb_tile_y_, tb_stream_);
-  VEM_CUDA_CHECK(cudaEventRecord(tb_join_, tb_stream_));
+  auto interior = [&] {
+    VEM_CUDA_CHECK(cudaEventRecord(tb_fork_, stream_));
+    VEM_CUDA_CHECK(cudaStreamWaitEvent(tb_stream_, tb_fork_, 0));
+    onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
+                                      int(tb_tiles_.count), tb_tile_y_, tb_stream_);
+    VEM_CUDA_CHECK(cudaEventRecord(tb_join_, tb_stream_));
+  };
+  if (!tb_rest_first_) interior();
   // H psi: the first step from the current set into the other (the one-pass pair), the second back.
   onepass::CpmlSet h2 = onepass_cpml_h_;
   for (int p = 0; p < h2.count; ++p)
@@ -2471,6 +2482,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     }
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
                               onepass_cpml_h_, tb_cpml_e_[0], stream_);
+  if (tb_rest_first_) interior();
   for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
   push_point_updates(true, step);
   gather_probes_at(step);

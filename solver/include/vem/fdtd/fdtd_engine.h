@@ -229,7 +229,7 @@ struct EngineTuning {
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
   // Temporal blocking (issue 16; fdtd/cuda/fused_step.h, "two steps per pass"): pairs of one-pass
   // steps where the interior tiles (clear of every face, update-range edge, CPML slab, point
-  // source and probe by 3 samples) read E^n, H^{n-1/2} once and write E^{n+2}, H^{n+3/2}, while the
+  // source and probe by 2 samples towards the low faces, 1 towards the high ones) read E^n, H^{n-1/2} once and write E^{n+2}, H^{n+3/2}, while the
   // rest steps twice in one-pass blocks through a third set of field arrays (24 more bytes a
   // sample) and a second set of E psi. It needs the one-pass step with everything folded (no
   // PMC / periodic / subdomain faces, no H point sources) and no CUDA graphs; runs with

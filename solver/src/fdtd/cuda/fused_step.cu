@@ -27,6 +27,8 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <atomic>
 #include <type_traits>
 #include <utility>
@@ -473,11 +475,10 @@ struct TwoStepShared {
   float e1[2][3][TY][32];
   float h2[3][TY][32];
 };
-template <int TY>
-constexpr int kTwoStepMinBlocks = TY == 16 ? 2 : 1;
-
-template <int TY, class Coef, class T>
-__global__ void __launch_bounds__(32 * TY, kTwoStepMinBlocks<TY>)
+// MINB: resident blocks asked of the compiler (32 x 16: 3 gives 40 registers without spills, 2 gives
+// 48; 32 x 32: 1).
+template <int TY, int MINB, class Coef, class T>
+__global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
   using LD = ReadOnlyLoad;
   __shared__ TwoStepShared<TY> sm;
@@ -927,7 +928,17 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
 template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
                  cudaStream_t stream) {
-  two_step_interior<TY, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  // VEM_TWO_STEP_BLOCKS=2: 32 x 16 blocks compiled for 2 resident blocks instead of 3 (measurement).
+  static const bool two = [] {
+    const char* v = std::getenv("VEM_TWO_STEP_BLOCKS");
+    return v && std::string(v) == "2";
+  }();
+  if (TY == 32)
+    two_step_interior<TY, 1, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  else if (two)
+    two_step_interior<TY, 2, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  else
+    two_step_interior<TY, 3, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
@@ -1112,12 +1123,17 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 }  // namespace
 
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
-                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk) {
+                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
+                          int margin_lo, int margin_hi) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
-  // k < nz), no CPML slab of either set. The interior tiles' cores stay 3 samples inside it (their
-  // reads and every value they use: two_step_interior).
+  // k < nz), no CPML slab of either set. Every value an interior tile computes and uses lies within
+  // its core grown by 2 samples towards the low faces and 1 towards the high ones
+  // (two_step_interior: H^{n+1/2} at c0-2 .. c1+1 along each axis); those samples must be plain,
+  // and hold no point source or probe (an E source changes E^{n+1}, which the tile uses from c0-1
+  // to c1+1; a probe reads E^{n+1} or H^{n+1/2}, which the tile never stores). Its reads (E^n up
+  // to c1+2) need only be inside the grid.
   int lo[3], hi[3];
   for (int a = 0; a < 3; ++a) {
     lo[a] = 0;
@@ -1133,11 +1149,10 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
       }
   }
   hi[2] = std::min(hi[2], g.nz - 1);
-  constexpr int kMargin = 3;
   int rlo[3], rhi[3];
   for (int a = 0; a < 3; ++a) {
-    rlo[a] = lo[a] + kMargin;
-    rhi[a] = hi[a] - kMargin;
+    rlo[a] = lo[a] + margin_lo;
+    rhi[a] = hi[a] - margin_hi;
   }
   const int cw = 29, chh = tile_y - 3;
   std::vector<std::array<int, 6>> rest;  // boxes (lo, hi inclusive) left to the one-pass blocks
@@ -1154,7 +1169,7 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
             bool inside = true;
             for (int a = 0; a < 3; ++a) {
               const int o = a == 0 ? i : (a == 1 ? j : k);
-              inside = inside && s[a] >= o - kMargin && s[a] <= thi[a] + kMargin;
+              inside = inside && s[a] >= o - margin_lo && s[a] <= thi[a] + margin_hi;
             }
             clear = clear && !inside;
           }

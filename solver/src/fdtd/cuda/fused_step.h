@@ -109,9 +109,9 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // Temporal blocking (EngineTuning::temporal_blocking, two steps per pass; fused_step.cu,
 // "Two steps per pass"). A pair of leap-frog steps n -> n+2 is split by the host (plan_two_step)
 // into:
-//  - interior tiles: boxes of 29 x (TY-3) columns and a chunk of planes whose samples, and 3 more
-//    on every side, are updated by the plain Yee expressions (every component in its update range,
-//    no CPML slab, no point source or probe). One block of 32 x TY threads reads E^n, H^{n-1/2}
+//  - interior tiles: boxes of 29 x (TY-3) columns and a chunk of planes whose samples, and 2 more
+//    towards the low faces and 1 towards the high ones, are updated by the plain Yee expressions
+//    (every component in its update range, no CPML slab, no point source or probe). One block of 32 x TY threads reads E^n, H^{n-1/2}
 //    once and writes E^{n+2}, H^{n+3/2} of its core (launch_two_step_interior: cur -> next);
 //  - everything else: the one-pass tile kernel twice, on lists of blocks (PassBlock): step 1 over
 //    the rest grown by one sample (cur -> mid, every value step 2 reads there), step 2 over the
@@ -136,9 +136,12 @@ constexpr int kPassTileY = 8;
 // The sample (i, j, k) of a layout offset (ghost planes give -1).
 std::array<int, 3> sample_of_offset(const FieldLayout& L, std::int64_t offset);
 // keep_out: samples (i, j, k) of point sources and probes, which the interior tiles avoid.
-// tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block.
+// tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block; margin_lo /
+// margin_hi: the plain samples each core keeps towards the low / high faces (2 and 1 suffice:
+// plan_two_step).
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
-                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk);
+                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
+                          int margin_lo = 2, int margin_hi = 1);
 // tiles / blocks: device arrays.
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
