@@ -620,7 +620,8 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // tiles around them are left to the one-pass blocks), a hard E source inside the y CPML. Against
 // the one-pass step: every field sample and every probe value bit for bit, indexed, arrays and
 // float16 storage, interior blocks of 32 x 16 and 32 x 32 threads, z chunks that do and do not
-// divide the interior, runs of odd length across run() calls (a single one-pass step ends them),
+// divide the interior, both launch orders of the interior and the rest's first step, runs of odd
+// length across run() calls (a single one-pass step ends them),
 // and steps in two passes in between (a DFT monitor for some steps: the CPML psi must be where the
 // slab kernels look). A model the pass cannot take whole (periodic faces, a magnetic source) is
 // refused with the reason.
@@ -642,15 +643,19 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
     const int n = steps(400);
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, one);
     ASSERT_EQ(ref->run(n), n);
-    struct V { int ty, chunk; bool two_pass_middle; const char* name; };
-    const V variants[] = {{16, 0, false, "32x16, 64 planes"}, {16, 7, false, "32x16, 7 planes"},
-                          {32, 5, false, "32x32, 5 planes"}, {16, 0, true, "32x16, two-pass middle"}};
+    struct V { int ty, chunk; bool two_pass_middle, interior_first; const char* name; };
+    const V variants[] = {{16, 0, false, false, "32x16, 64 planes"}, {16, 7, false, false, "32x16, 7 planes"},
+                          {32, 5, false, false, "32x32, 5 planes"}, {16, 0, true, false, "32x16, two-pass middle"},
+                          {16, 0, false, true, "32x16, interior launched first"}};
     for (const V& v : variants) {
+      if (v.interior_first) setenv("VEM_TWO_STEP_ORDER", "interior_first", 1);
+      else unsetenv("VEM_TWO_STEP_ORDER");
       EngineTuning t = one;
       t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      unsetenv("VEM_TWO_STEP_ORDER");
       int pairs_steps = 0, one_steps = n;
       if (v.two_pass_middle) {
         const int a = n / 3, b = n / 5;  // 133 + 80 + 187 at n = 400

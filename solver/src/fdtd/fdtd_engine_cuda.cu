@@ -1328,7 +1328,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<onepass::TwoStepTile> tb_tiles_;
   DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
   int tb_tile_y_ = 16;
-  bool tb_rest_first_ = false;  // VEM_TWO_STEP_ORDER=rest_first: step 1 of the rest launched first (measurement)
+  bool tb_rest_first_ = true;  // step 1 of the rest launched before the interior (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   cudaStream_t tb_stream_ = nullptr;
   cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
@@ -1989,14 +1989,15 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
     for (int a = 0; a < 3; ++a)
       if (ps.active[a]) keep_out.push_back(onepass::sample_of_offset(op_.layout(), ps.offset[a]));
   for (const auto& pr : op_.probes()) keep_out.push_back(onepass::sample_of_offset(op_.layout(), pr.offset));
-  // VEM_TWO_STEP_MARGIN=3: 3 plain samples around each core on every side (measurement; 2 / 1 suffice).
-  const char* mv = std::getenv("VEM_TWO_STEP_MARGIN");
-  const int wide = mv && std::string(mv) == "3";
-  const onepass::TwoStepPlan plan = onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out,
-                                                           tb_tile_y_, z_chunk, 16, wide ? 3 : 2, wide ? 3 : 1);
+  // Plain margins of 2 / 1 samples (what the interior kernel uses) measured 36,950 against 36,695
+  // Mcells/s with 3 on every side at 512^3 in one call (results/fdtd.md, session 18).
+  const onepass::TwoStepPlan plan =
+      onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk, 16);
+  // Step 1 of the rest launched before the interior: 37,717 against 36,950 Mcells/s at 512^3 in one
+  // call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
   tb_rest_first_ = [] {
     const char* v = std::getenv("VEM_TWO_STEP_ORDER");
-    return v && std::string(v) == "rest_first";
+    return !(v && std::string(v) == "interior_first");
   }();
   if (plan.interior.empty())
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "

@@ -27,8 +27,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <string>
 #include <atomic>
 #include <type_traits>
 #include <utility>
@@ -475,8 +473,9 @@ struct TwoStepShared {
   float e1[2][3][TY][32];
   float h2[3][TY][32];
 };
-// MINB: resident blocks asked of the compiler (32 x 16: 3 gives 40 registers without spills, 2 gives
-// 48; 32 x 32: 1).
+// MINB: resident blocks asked of the compiler. 32 x 16: 3 (40 registers, no spills) measured
+// 36,950 against 36,380 Mcells/s at 2 (48 registers) at 512^3 in one call (results/fdtd.md,
+// session 18); 32 x 32: 1.
 template <int TY, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
@@ -928,17 +927,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
 template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
                  cudaStream_t stream) {
-  // VEM_TWO_STEP_BLOCKS=2: 32 x 16 blocks compiled for 2 resident blocks instead of 3 (measurement).
-  static const bool two = [] {
-    const char* v = std::getenv("VEM_TWO_STEP_BLOCKS");
-    return v && std::string(v) == "2";
-  }();
-  if (TY == 32)
-    two_step_interior<TY, 1, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
-  else if (two)
-    two_step_interior<TY, 2, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
-  else
-    two_step_interior<TY, 3, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  two_step_interior<TY, TY == 32 ? 1 : 3, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
