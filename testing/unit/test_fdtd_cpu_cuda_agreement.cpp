@@ -644,7 +644,7 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, one);
     ASSERT_EQ(ref->run(n), n);
     struct V { int ty, chunk; bool two_pass_middle, interior_first; const char* name; };
-    const V variants[] = {{16, 0, false, false, "32x16, 64 planes"}, {16, 7, false, false, "32x16, 7 planes"},
+    const V variants[] = {{16, 64, false, false, "32x16, 64 planes"}, {16, 7, false, false, "32x16, 7 planes"},
                           {32, 5, false, false, "32x32, 5 planes"}, {16, 0, true, false, "32x16, two-pass middle"},
                           {16, 0, false, true, "32x16, interior launched first"}};
     for (const V& v : variants) {

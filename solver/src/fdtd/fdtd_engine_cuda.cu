@@ -1983,7 +1983,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
     fail("two-step tile height ", tuning.two_step_tile_y, " is not 16 or 32");
   if (tuning.two_step_z_chunk < 0) fail("two-step z chunk ", tuning.two_step_z_chunk, " is invalid (>= 0)");
   tb_tile_y_ = tuning.two_step_tile_y ? tuning.two_step_tile_y : 16;
-  const int z_chunk = tuning.two_step_z_chunk ? tuning.two_step_z_chunk : 64;
+  const int z_chunk = tuning.two_step_z_chunk ? tuning.two_step_z_chunk : 32;
   std::vector<std::array<int, 3>> keep_out;
   for (const auto& ps : op_.sources())
     for (int a = 0; a < 3; ++a)

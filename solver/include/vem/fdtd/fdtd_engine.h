@@ -229,13 +229,15 @@ struct EngineTuning {
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
   // Temporal blocking (issue 16; fdtd/cuda/fused_step.h, "two steps per pass"): pairs of one-pass
   // steps where the interior tiles (clear of every face, update-range edge, CPML slab, point
-  // source and probe by 2 samples towards the low faces, 1 towards the high ones) read E^n, H^{n-1/2} once and write E^{n+2}, H^{n+3/2}, while the
-  // rest steps twice in one-pass blocks through a third set of field arrays (24 more bytes a
+  // source and probe by 2 samples towards the low faces, 1 towards the high ones) read E^n and
+  // H^{n-1/2} once and write E^{n+2} and H^{n+3/2}, while the rest steps twice in one-pass blocks through a third set of field arrays (24 more bytes a
   // sample) and a second set of E psi. It needs the one-pass step with everything folded (no
   // PMC / periodic / subdomain faces, no H point sources) and no CUDA graphs; runs with
   // extensions or a fused source step as before (checked per call). two_step_tile_y: threads per
   // interior block 32 x 16 or 32 x 32 (cores 29 x 13, 29 x 29; 0: 16); two_step_z_chunk: planes
-  // per interior block (0: 64). Same fields bit for bit as the one-pass step. automatic: off
+  // per interior block (0: 32). Same fields bit for bit as the one-pass step. Measured at 512^3 on
+  // an H100 (testing/benchmarks/results/fdtd.md): +6.5 % over the one-pass step with indexed
+  // materials, +5 % with coefficient arrays, for 24 more bytes a sample. automatic: off
   // (VEM_TEMPORAL_BLOCKING=two_steps|off overrides it).
   enum class TemporalBlocking { automatic, off, two_steps } temporal_blocking = TemporalBlocking::automatic;
   int two_step_tile_y = 0, two_step_z_chunk = 0;
