@@ -859,6 +859,17 @@ void with_coef(const Coefs& c, Fn&& fn) {
   }
 }
 
+// Calls fn(A, B, coef): cur and next as arrays of the storage's element type, the coefficients
+// through c's access policy (every launch of this file instantiates its kernel for each).
+template <class Fn>
+void with_fields_and_coef(FieldStorage storage, const Coefs& c, float* const cur[6], float* const next[6], Fn&& fn) {
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
+    with_coef(c, [&](const auto& coef) { fn(A, B, coef); });
+  });
+}
+
 template <int TY, class Coef, class T>
 void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chunk, const CpmlSet& ch, const CpmlSet& ce,
              bool pdl, cudaStream_t stream) {
@@ -950,16 +961,12 @@ void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* con
                  int tile_y, int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl,
                  cudaStream_t stream) {
   const int chunk = std::max(1, z_chunk);
-  cuda_kernels::with_storage(storage, [&](auto t) {
-    using T = decltype(t);
-    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
-    with_coef(c, [&](const auto& coef) {
-      switch (tile_y) {
-        case 4: bulk_ty<4>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
-        case 16: bulk_ty<16>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
-        default: bulk_ty<8>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
-      }
-    });
+  with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+    switch (tile_y) {
+      case 4: bulk_ty<4>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+      case 16: bulk_ty<16>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+      default: bulk_ty<8>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, stream); break;
+    }
   });
 }
 
@@ -1000,13 +1007,10 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
     }
     const long long total = set.begin[set.count];
     if (total == 0) continue;
-    cuda_kernels::with_storage(storage, [&](auto t) {
-      using T = decltype(t);
-      const Fields<T> A = fields<T>(cur), B = fields<T>(next);
-      with_coef(c, [&](const auto& coef) {
-        using C = std::decay_t<decltype(coef)>;
-        launch(pdl, stream, recompute_e<C, T>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
-      });
+    with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+      using C = std::decay_t<decltype(coef)>;
+      using T = std::remove_pointer_t<std::decay_t<decltype(A.f[0])>>;
+      launch(pdl, stream, recompute_e<C, T>, dim3(unsigned((total + 127) / 128)), dim3(128), A, B, g, coef, set);
     });
     VEM_CUDA_CHECK_LAUNCH("onepass recompute_e");
   }
@@ -1199,15 +1203,11 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               cudaStream_t stream) {
   if (count <= 0) return;
-  cuda_kernels::with_storage(storage, [&](auto t) {
-    using T = decltype(t);
-    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
-    with_coef(c, [&](const auto& coef) {
-      if (tile_y == 32)
-        two_step_ty<32>(g, coef, A, B, tiles, count, stream);
-      else
-        two_step_ty<16>(g, coef, A, B, tiles, count, stream);
-    });
+  with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+    if (tile_y == 32)
+      two_step_ty<32>(g, coef, A, B, tiles, count, stream);
+    else
+      two_step_ty<16>(g, coef, A, B, tiles, count, stream);
   });
 }
 
@@ -1215,14 +1215,8 @@ void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, flo
                         const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
                         cudaStream_t stream) {
   if (count <= 0) return;
-  cuda_kernels::with_storage(storage, [&](auto t) {
-    using T = decltype(t);
-    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
-    with_coef(c, [&](const auto& coef) {
-      using C = std::decay_t<decltype(coef)>;
-      onepass_blocks<C, T><<<unsigned(count), dim3(32, kPassTileY + 1), 0, stream>>>(A, B, g, coef, blocks, cpml_h,
-                                                                                   cpml_e);
-    });
+  with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+    onepass_blocks<<<unsigned(count), dim3(32, kPassTileY + 1), 0, stream>>>(A, B, g, coef, blocks, cpml_h, cpml_e);
   });
   VEM_CUDA_CHECK_LAUNCH("onepass_blocks");
 }
