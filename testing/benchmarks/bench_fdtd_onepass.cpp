@@ -142,6 +142,14 @@ Row time_variant(const FdtdOperator& op, const std::string& name, EngineTuning t
   return r;
 }
 
+// The opening of a rates JSON file, up to the results array.
+void rates_header(std::ofstream& js, const char* benchmark, const std::string& device, const std::string& commit,
+                  const std::string& date, int n, double copy) {
+  js << std::setprecision(6) << "{\n  \"benchmark\": \"" << benchmark << "\",\n  \"device\": \"" << device
+     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"n\": " << n
+     << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+}
+
 int run_rates(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_onepass.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
@@ -191,9 +199,7 @@ int run_rates(int argc, char** argv) {
   }
   const std::string date = vem_bench::utc_date();
   std::ofstream js(out);
-  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_onepass\",\n  \"device\": \"" << device
-     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"n\": " << n
-     << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+  rates_header(js, "fdtd_onepass", device, commit, date, n, copy);
   for (std::size_t q = 0; q < rows.size(); ++q) {
     const Row& r = rows[q];
     js << "    {\"variant\": \"" << r.variant << "\", \"materials\": \"" << r.mode << "\", \"tile_y\": " << r.tile_y
@@ -261,9 +267,7 @@ int run_temporal(int argc, char** argv) {
   }
   const std::string date = vem_bench::utc_date();
   std::ofstream js(out);
-  js << std::setprecision(6) << "{\n  \"benchmark\": \"fdtd_temporal_blocking\",\n  \"device\": \"" << device
-     << "\",\n  \"commit\": \"" << commit << "\",\n  \"date\": \"" << date << "\",\n  \"n\": " << n
-     << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
+  rates_header(js, "fdtd_temporal_blocking", device, commit, date, n, copy);
   for (std::size_t q = 0; q < rows.size(); ++q) {
     const TRow& r = rows[q];
     js << "    {\"variant\": \"" << r.variant << "\", \"materials\": \"" << r.mode << "\", \"tile_y\": " << r.ty
