@@ -1318,9 +1318,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::int64_t one_pass_steps_ = 0;
   void setup_onepass(const EngineTuning& tuning);
   // Temporal blocking (EngineTuning::temporal_blocking; onepass::plan_two_step): step pairs from
-  // fields_ (level n) into next_ (level n+2), the interior tiles on tb_stream_ beside the first
-  // one-pass step of the rest (fields_ -> mid_, the rest grown by one sample), then its second
-  // (mid_ -> next_). E psi: read from psi_e and written into psi_e_next in the first step, back in
+  // fields_ (level n) into next_ (level n+2): the first one-pass step of the rest (fields_ -> mid_,
+  // the rest grown by one sample), its second (mid_ -> next_), and the interior tiles on
+  // tb_stream_ beside the second (tb_rest_first_) or the first. E psi: read from psi_e and written into psi_e_next in the first step, back in
   // the second (tb_cpml_e_[step]); H psi likewise through the one-pass pair of sets, so a pair
   // leaves both where they were.
   bool two_step_ = false;
@@ -1328,7 +1328,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<onepass::TwoStepTile> tb_tiles_;
   DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
   int tb_tile_y_ = 16;
-  bool tb_rest_first_ = true;  // step 1 of the rest launched before the interior (setup_two_step)
+  bool tb_rest_first_ = true;  // the interior waits for step 1 of the rest and runs beside step 2 (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   cudaStream_t tb_stream_ = nullptr;
   cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
@@ -1993,8 +1993,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
   // Mcells/s with 3 on every side at 512^3 in one call (results/fdtd.md, session 18).
   const onepass::TwoStepPlan plan =
       onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk, 16);
-  // Step 1 of the rest launched before the interior: 37,717 against 36,950 Mcells/s at 512^3 in one
-  // call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
+  // The interior launched after step 1 of the rest (its fork event then waits for step 1, so it runs
+  // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
+  // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
   tb_rest_first_ = [] {
     const char* v = std::getenv("VEM_TWO_STEP_ORDER");
     return !(v && std::string(v) == "interior_first");
@@ -2455,8 +2456,9 @@ void FdtdEngineCuda::gather_probes_at(int step) {
 
 // Steps `step` and step+1 with temporal blocking (setup_two_step; onepass::plan_two_step). The
 // interior tiles read only fields_ and write only their cores of next_, so they run on tb_stream_
-// beside the first step of the rest; the E point sources and the probes of each step act on the
-// rest's arrays of that step (no interior tile holds or reads them).
+// beside either step of the rest (forked after step 1 with tb_rest_first_, before it otherwise);
+// the E point sources and the probes of each step act on the rest's arrays of that step (no
+// interior tile holds or reads them).
 template <class Coef>
 void FdtdEngineCuda::step_pair(const Coef&, int step) {
   float *a[6], *b[6], *m[6];

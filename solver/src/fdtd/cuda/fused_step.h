@@ -116,8 +116,8 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 //  - everything else: the one-pass tile kernel twice, on lists of blocks (PassBlock): step 1 over
 //    the rest grown by one sample (cur -> mid, every value step 2 reads there), step 2 over the
 //    rest (mid -> next), the CPML psi of both kinds read from one set and written into the other.
-// The interior launch reads only cur and writes only the interior of next, so it runs beside step
-// 1 (a second stream). Same expressions in the same order: the fields of two one-pass steps bit
+// The interior launch reads only cur and writes only the interior of next, so it runs beside
+// either step of the rest (a second stream). Same expressions in the same order: the fields of two one-pass steps bit
 // for bit.
 struct PassBlock {
   int i0, j0, k0, k1;  // first column, first row, planes k0..k1
