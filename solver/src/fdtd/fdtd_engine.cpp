@@ -66,9 +66,8 @@ void FdtdEngine::check_finite() const {
   for (int c = 0; c < 6; ++c) {
     const std::int64_t o = first_non_finite(Component(c));
     if (o < 0) continue;
-    const std::int64_t rel = o - L.origin;
-    const std::int64_t k = (rel + L.sz) / L.sz - 1, rem = rel - k * L.sz;
-    const std::int64_t j = (rem + L.sy) / L.sy - 1, i = rem - j * L.sy;
+    const std::array<int, 3> q = L.sample(o);
+    const int i = q[0], j = q[1], k = q[2];
     fail("field storage ", field_storage_name(field_storage()), ": ", component_name(Component(c)), " at sample (", i,
          ", ", j, ", ", k, ") is not finite after ", steps_, " steps",
          field_storage() == FieldStorage::float16

@@ -1824,6 +1824,19 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
   VEM_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+namespace {
+// The set with every slab's psi_in and psi_out exchanged (the next step of a ping-pong pair).
+onepass::CpmlSet swapped_psi(const onepass::CpmlSet& cs) {
+  onepass::CpmlSet r = cs;
+  for (int p = 0; p < r.count; ++p)
+    for (int q = 0; q < 2; ++q) {
+      r.s[p].psi_in[q] = cs.s[p].psi_out[q];
+      r.s[p].psi_out[q] = const_cast<float*>(cs.s[p].psi_in[q]);
+    }
+  return r;
+}
+}  // namespace
+
 // One pass per step and persistent stepping (issue 16): Yee scheme; EngineTuning::step or
 // VEM_FDTD_STEP=one_pass|two_pass|persistent. automatic: persistent below 8 M cells where the model
 // allows it (setup_persistent; measured, testing/benchmarks/results/fdtd_small_grids_h100.md);
@@ -1987,10 +2000,8 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
   std::vector<std::array<int, 3>> keep_out;
   for (const auto& ps : op_.sources())
     for (int a = 0; a < 3; ++a)
-      if (ps.active[a]) keep_out.push_back(onepass::sample_of_offset(op_.layout(), ps.offset[a]));
-  for (const auto& pr : op_.probes()) keep_out.push_back(onepass::sample_of_offset(op_.layout(), pr.offset));
-  // Plain margins of 2 / 1 samples (what the interior kernel uses) measured 36,950 against 36,695
-  // Mcells/s with 3 on every side at 512^3 in one call (results/fdtd.md, session 18).
+      if (ps.active[a]) keep_out.push_back(op_.layout().sample(ps.offset[a]));
+  for (const auto& pr : op_.probes()) keep_out.push_back(op_.layout().sample(pr.offset));
   const onepass::TwoStepPlan plan =
       onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk, 16);
   // The interior launched after step 1 of the rest (its fork event then waits for step 1, so it runs
@@ -2013,25 +2024,8 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
     mid_[c].allocate(field_floats_, "temporal blocking's third set of field arrays");
     mid_[c].zero();
   }
-  tb_cpml_e_[0] = tb_cpml_e_[1] = onepass_cpml_e_;
-  for (int p = 0; p < onepass_cpml_e_.count; ++p) {
-    onepass::Slab& s1 = tb_cpml_e_[0].s[p];
-    onepass::Slab& s2 = tb_cpml_e_[1].s[p];
-    for (const auto& st : slabs_) {
-      for (int q = 0; q < 2; ++q) {
-        if (st->e.psi[q] != s1.psi_in[q]) continue;
-        st->psi_e_next[q].allocate(std::size_t(st->ne), "CPML psi arrays (temporal blocking's second E set)");
-        st->psi_e_next[q].zero();
-        s1.psi_out[q] = st->psi_e_next[q].ptr;
-        s2.psi_in[q] = st->psi_e_next[q].ptr;
-        s2.psi_out[q] = st->e.psi[q];
-      }
-    }
-  }
-  for (int p = 0; p < onepass_cpml_e_.count; ++p)
-    for (int q = 0; q < 2; ++q)
-      if (tb_cpml_e_[0].s[p].psi_out[q] == tb_cpml_e_[0].s[p].psi_in[q])
-        fail("temporal blocking: E CPML slab ", p, " has no second psi set");
+  fill_cpml_set(tb_cpml_e_[0], true, true);
+  tb_cpml_e_[1] = swapped_psi(tb_cpml_e_[0]);
   VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&tb_stream_, cudaStreamNonBlocking));
   VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_fork_, cudaEventDisableTiming));
   VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_join_, cudaEventDisableTiming));
@@ -2045,8 +2039,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
 }
 
 // The folded slabs of one kind in the order of set_h_ / set_e_ (axis order); psi read from the
-// slab's current array and written into the same one, or (second_set, H only) into a second
-// array allocated here (the one-pass step's ping-pong).
+// slab's current array and written into the same one, or (second_set) into a second array
+// allocated here: psi_h_next for the one-pass step's H ping-pong, psi_e_next for temporal
+// blocking's E one.
 void FdtdEngineCuda::fill_cpml_set(onepass::CpmlSet& cs, bool electric, bool second_set) {
   cs = {};
   for (int a = 0; a < 3; ++a)
@@ -2066,9 +2061,10 @@ void FdtdEngineCuda::fill_cpml_set(onepass::CpmlSet& cs, bool electric, bool sec
         d.psi_in[q] = sp.psi[q];
         d.psi_out[q] = sp.psi[q];
         if (second_set) {
-          st->psi_h_next[q].allocate(std::size_t(st->nh), "CPML psi arrays (one-pass second set)");
-          st->psi_h_next[q].zero();
-          d.psi_out[q] = st->psi_h_next[q].ptr;
+          DeviceArray<float>& next = electric ? st->psi_e_next[q] : st->psi_h_next[q];
+          next.allocate(std::size_t(electric ? st->ne : st->nh), "CPML psi arrays (second set)");
+          next.zero();
+          d.psi_out[q] = next.ptr;
         }
       }
     }
@@ -2138,13 +2134,7 @@ void FdtdEngineCuda::swap_h_psi() {
           if (set->s[p].psi[q] == was) set->s[p].psi[q] = now;
     }
   }
-  for (int p = 0; p < onepass_cpml_h_.count; ++p)
-    for (int q = 0; q < 2; ++q) {
-      onepass::Slab& d = onepass_cpml_h_.s[p];
-      float* const out = d.psi_out[q];
-      d.psi_out[q] = const_cast<float*>(d.psi_in[q]);
-      d.psi_in[q] = out;
-    }
+  onepass_cpml_h_ = swapped_psi(onepass_cpml_h_);
 }
 
 void FdtdEngineCuda::push_point_updates(bool electric, int step) {
@@ -2476,13 +2466,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
   };
   if (!tb_rest_first_) interior();
   // H psi: the first step from the current set into the other (the one-pass pair), the second back.
-  onepass::CpmlSet h2 = onepass_cpml_h_;
-  for (int p = 0; p < h2.count; ++p)
-    for (int q = 0; q < 2; ++q) {
-      const float* in = h2.s[p].psi_in[q];
-      h2.s[p].psi_in[q] = h2.s[p].psi_out[q];
-      h2.s[p].psi_out[q] = const_cast<float*>(in);
-    }
+  const onepass::CpmlSet h2 = swapped_psi(onepass_cpml_h_);
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
                               onepass_cpml_h_, tb_cpml_e_[0], stream_);
   if (tb_rest_first_) interior();

@@ -8,6 +8,7 @@
 //    have N+1 samples there (see yee_grid.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace vem {
@@ -32,6 +33,13 @@ struct FieldLayout {
     return l;
   }
   std::int64_t at(int i, int j, int k) const { return origin + i + j * sy + k * sz; }
+  // The sample (i, j, k) at offset o: at()'s inverse (floor division: ghost planes give -1).
+  std::array<int, 3> sample(std::int64_t o) const {
+    const std::int64_t rel = o - origin;
+    const std::int64_t k = (rel + sz) / sz - 1, rem = rel - k * sz;
+    const std::int64_t j = (rem + sy) / sy - 1;
+    return {int(rem - j * sy), int(j), int(k)};
+  }
 };
 
 }  // namespace vem

@@ -133,15 +133,11 @@ struct TwoStepPlan {
   long long interior_samples = 0, first_samples = 0, second_samples = 0;
 };
 constexpr int kPassTileY = 8;
-// The sample (i, j, k) of a layout offset (ghost planes give -1).
-std::array<int, 3> sample_of_offset(const FieldLayout& L, std::int64_t offset);
 // keep_out: samples (i, j, k) of point sources and probes, which the interior tiles avoid.
-// tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block; margin_lo /
-// margin_hi: the plain samples each core keeps towards the low / high faces (2 and 1 suffice:
-// plan_two_step).
+// tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block; pass_chunk:
+// planes per one-pass block.
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
-                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          int margin_lo = 2, int margin_hi = 1);
+                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk);
 // tiles / blocks: device arrays.
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
