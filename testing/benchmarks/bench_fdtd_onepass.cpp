@@ -236,22 +236,37 @@ int run_temporal(int argc, char** argv) {
   using TB = EngineTuning::TemporalBlocking;
   for (MaterialMode mode : {MaterialMode::indexed, MaterialMode::coefficient_array}) {
     const FdtdOperator op(make_setup(n, mode));
-    struct V { const char* name; TB tb; int ty, chunk; };
-    const V variants[] = {{"one_pass", TB::off, 0, 0},        {"two_steps", TB::two_steps, 16, 64},
-                          {"two_steps", TB::two_steps, 16, 32}, {"two_steps", TB::two_steps, 32, 64},
+    // env: a measurement switch of the engine set while the variant's engine is made (fdtd_engine_cuda.cu).
+    struct V { const char* name; TB tb; int ty, chunk; const char* env = nullptr; bool quick_only = false; };
+    const V variants[] = {{"one_pass", TB::off, 0, 0},
+                          {"one_pass_hoisted", TB::off, 0, 0, "VEM_ONEPASS_HOIST=1", true},
+                          {"two_steps", TB::two_steps, 16, 64},
+                          {"two_steps", TB::two_steps, 16, 32},
+                          {"two_steps_unaligned", TB::two_steps, 16, 32, "VEM_TWO_STEP_ALIGN=0", true},
+                          {"two_steps_chained", TB::two_steps, 16, 32, "VEM_TWO_STEP_HOIST=0", true},
+                          {"two_steps_pass_chunk_32", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=32", true},
+                          {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
-    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step and 32 x 16 / 32 planes only.
+    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step, 32 x 16 / 32 planes and the switches only.
     const bool quick = std::getenv("VEM_TEMPORAL_QUICK") != nullptr;
     if (quick && mode != MaterialMode::indexed) continue;
     for (const V& v : variants) {
       if (mode != MaterialMode::indexed && v.ty == 32) continue;
+      if (v.quick_only && !quick) continue;
       if (quick && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
       EngineTuning t;
       t.step = EngineTuning::Step::one_pass;
       t.temporal_blocking = v.tb;
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
+      std::string env_name;
+      if (v.env) {
+        const std::string e = v.env;
+        env_name = e.substr(0, e.find('='));
+        setenv(env_name.c_str(), e.substr(e.find('=') + 1).c_str(), 1);
+      }
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
+      if (v.env) unsetenv(env_name.c_str());
       TRow r;
       r.variant = v.name;
       r.mode = mode == MaterialMode::indexed ? "indexed" : "coefficient_array";

@@ -643,19 +643,39 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
     const int n = steps(400);
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, one);
     ASSERT_EQ(ref->run(n), n);
-    struct V { int ty, chunk; bool two_pass_middle, interior_first; const char* name; };
-    const V variants[] = {{16, 64, false, false, "32x16, 64 planes"}, {16, 7, false, false, "32x16, 7 planes"},
-                          {32, 5, false, false, "32x32, 5 planes"}, {16, 0, true, false, "32x16, two-pass middle"},
-                          {16, 0, false, true, "32x16, interior launched first"}};
+    // The hoisted slabs in the one-pass step's boundary tiles (VEM_ONEPASS_HOIST=1) give its fields.
+    {
+      setenv("VEM_ONEPASS_HOIST", "1", 1);
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, one);
+      unsetenv("VEM_ONEPASS_HOIST");
+      ASSERT_EQ(eng->run(n), n);
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto [differ, norm] = count_differences(eng->field(Component(ci)), ref->field(Component(ci)));
+        EXPECT_GT(norm, 0.0) << m.name;
+        EXPECT_EQ(differ, 0u) << m.name << ", one pass with hoisted slabs " << component_name(Component(ci));
+      }
+      const auto pa = eng->probes(), pb = ref->probes();
+      for (std::size_t p = 0; p < pa.values.size(); ++p)
+        EXPECT_EQ(count_differences(pa.values[p], pb.values[p]).first, 0u) << m.name << ", hoisted, probe " << p;
+    }
+    // env: the engine's measurement switches (fdtd_engine_cuda.cu, setup_two_step), set while it is made.
+    struct V { int ty, chunk; bool two_pass_middle; const char* env_name; const char* env_value; const char* name; };
+    const V variants[] = {{16, 64, false, nullptr, nullptr, "32x16, 64 planes"},
+                          {16, 7, false, nullptr, nullptr, "32x16, 7 planes"},
+                          {32, 5, false, nullptr, nullptr, "32x32, 5 planes"},
+                          {16, 0, true, nullptr, nullptr, "32x16, two-pass middle"},
+                          {16, 0, false, "VEM_TWO_STEP_ORDER", "interior_first", "32x16, interior launched first"},
+                          {16, 0, false, "VEM_TWO_STEP_HOIST", "0", "32x16, rest with chained slabs"},
+                          {16, 0, false, "VEM_TWO_STEP_ALIGN", "0", "32x16, interior box not aligned"},
+                          {16, 5, false, "VEM_TWO_STEP_PASS_CHUNK", "3", "32x16, rest blocks of 3 planes"}};
     for (const V& v : variants) {
-      if (v.interior_first) setenv("VEM_TWO_STEP_ORDER", "interior_first", 1);
-      else unsetenv("VEM_TWO_STEP_ORDER");
+      if (v.env_name) setenv(v.env_name, v.env_value, 1);
       EngineTuning t = one;
       t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
-      unsetenv("VEM_TWO_STEP_ORDER");
+      if (v.env_name) unsetenv(v.env_name);
       int pairs_steps = 0, one_steps = n;
       if (v.two_pass_middle) {
         const int a = n / 3, b = n / 5;  // 133 + 80 + 187 at n = 400

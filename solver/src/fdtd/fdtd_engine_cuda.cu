@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
@@ -1315,6 +1316,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::vector<onepass::Box> onepass_boxes_;
   onepass::CpmlSet onepass_cpml_h_, onepass_cpml_e_;  // folded slabs (count 0: slab kernels)
   int onepass_tile_y_ = 8, onepass_chunk_ = 64;
+  bool onepass_hoist_ = false;  // the boundary tiles with the hoisted slabs (setup_onepass)
   std::int64_t one_pass_steps_ = 0;
   void setup_onepass(const EngineTuning& tuning);
   // Temporal blocking (EngineTuning::temporal_blocking; onepass::plan_two_step): step pairs from
@@ -1329,6 +1331,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
   int tb_tile_y_ = 16;
   bool tb_rest_first_ = true;  // the interior waits for step 1 of the rest and runs beside step 2 (setup_two_step)
+  bool tb_hoist_ = true;       // the rest's blocks with the hoisted slabs (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   cudaStream_t tb_stream_ = nullptr;
   cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
@@ -1972,6 +1975,11 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
       fill_cpml_set(cs, electric, !electric);
     }
   }
+  // VEM_ONEPASS_HOIST=1: the boundary tiles with the hoisted slabs (measured in results/fdtd.md,
+  // session 19).
+  const char* hoist_env = std::getenv("VEM_ONEPASS_HOIST");
+  onepass_hoist_ = hoist_env && std::string(hoist_env) == "1" && onepass_tile_y_ == 8 &&
+                   onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_);
   set_onepass_coefs(tuning);
   onepass_ = true;
   if (tb == TB::two_steps) setup_two_step(tuning);
@@ -2002,8 +2010,14 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
     for (int a = 0; a < 3; ++a)
       if (ps.active[a]) keep_out.push_back(op_.layout().sample(ps.offset[a]));
   for (const auto& pr : op_.probes()) keep_out.push_back(op_.layout().sample(pr.offset));
-  const onepass::TwoStepPlan plan =
-      onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk, 16);
+  // Measurement switches (results/fdtd.md, session 19): VEM_TWO_STEP_ALIGN=0 keeps the interior box
+  // as wide as it can be; VEM_TWO_STEP_PASS_CHUNK sets the rest's planes per block (default 16).
+  const char* align_env = std::getenv("VEM_TWO_STEP_ALIGN");
+  const bool align = !(align_env && std::string(align_env) == "0");
+  const char* chunk_env = std::getenv("VEM_TWO_STEP_PASS_CHUNK");
+  const int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
+  const onepass::TwoStepPlan plan = onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out,
+                                                           tb_tile_y_, z_chunk, pass_chunk, align);
   // The interior launched after step 1 of the rest (its fork event then waits for step 1, so it runs
   // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
   // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
@@ -2011,6 +2025,11 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
     const char* v = std::getenv("VEM_TWO_STEP_ORDER");
     return !(v && std::string(v) == "interior_first");
   }();
+  // The rest's blocks with the hoisted slabs (onepass::tile_pass) where the slab sets allow them;
+  // VEM_TWO_STEP_HOIST=0 for the chained ones (measured in results/fdtd.md, session 19).
+  const char* hoist_env = std::getenv("VEM_TWO_STEP_HOIST");
+  tb_hoist_ = !(hoist_env && std::string(hoist_env) == "0") && onepass::hoistable(onepass_cpml_h_) &&
+              onepass::hoistable(onepass_cpml_e_);
   if (plan.interior.empty())
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
@@ -2357,7 +2376,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
     for (int c = 0; c < 6; ++c) { cur[c] = fields_[c].ptr; nxt[c] = next_[c].ptr; }
     onepass::launch_bulk(onepass_grid_, onepass_coefs_, storage_, cur, nxt, onepass_tile_y_, onepass_chunk_,
                          fold_h ? onepass_cpml_h_ : onepass::CpmlSet{}, fold_e ? onepass_cpml_e_ : onepass::CpmlSet{},
-                         pdl_, stream_);
+                         pdl_, stream_, onepass_hoist_ && fold_h && fold_e);
     for (int c = 3; c < 6; ++c) F_.f[c] = nxt[c];
   }
 
@@ -2468,13 +2487,13 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
   // H psi: the first step from the current set into the other (the one-pass pair), the second back.
   const onepass::CpmlSet h2 = swapped_psi(onepass_cpml_h_);
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
-                              onepass_cpml_h_, tb_cpml_e_[0], stream_);
+                              onepass_cpml_h_, tb_cpml_e_[0], tb_hoist_, stream_);
   if (tb_rest_first_) interior();
   for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
   push_point_updates(true, step);
   gather_probes_at(step);
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2,
-                              tb_cpml_e_[1], stream_);
+                              tb_cpml_e_[1], tb_hoist_, stream_);
   VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, tb_join_, 0));
   for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
   push_point_updates(true, step + 1);

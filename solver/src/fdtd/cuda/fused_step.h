@@ -91,11 +91,12 @@ void release_constant_table(const void* owner);
 
 // H^{n+1/2} and E^{n+1} of every sample from cur (E^n, H^{n-1/2}) into next: blocks of 32 x tile_y
 // columns (tile_y 4, 8 or 16) marching over z_chunk planes, with the CPML corrections of the slabs
-// in cpml_h / cpml_e (empty sets: none). pdl: programmatic dependent launch.
+// in cpml_h / cpml_e (empty sets: none). pdl: programmatic dependent launch. hoist: the boundary
+// tiles with the hoisted slabs (tile_y 8; needs hoistable sets).
 // The field arrays hold elements of `storage` (vem/core/field_storage.h; float pointers to them).
 void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
                  int tile_y, int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl,
-                 cudaStream_t stream);
+                 cudaStream_t stream, bool hoist = false);
 // The z chunk when none is asked for: 16 planes (measured best with the CPML folded in: 64 / 32 /
 // 16 / 8 gave 27.7k / 29.1k / 29.5k / 29.3k Mcells/s at 512^3, fdtd_onepass_h100.md; the z slabs'
 // planes spread over more blocks), halved (down to 4) while the launch would have fewer than 8
@@ -135,16 +136,21 @@ struct TwoStepPlan {
 constexpr int kPassTileY = 8;
 // keep_out: samples (i, j, k) of point sources and probes, which the interior tiles avoid.
 // tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block; pass_chunk:
-// planes per one-pass block.
+// planes per one-pass block; align_rest: the interior box shrunk along x and y to the fewest tiles
+// that leave the rest's blocks as many as they are (fused_step.cu).
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
-                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk);
+                          const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
+                          bool align_rest = true);
 // tiles / blocks: device arrays.
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               cudaStream_t stream);
+// hoist: the hoisted slabs (fused_step.cu, tile_pass; needs hoistable sets).
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
-                        const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
+                        const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool hoist,
                         cudaStream_t stream);
+// True when at most one slab of each axis in `cs` holds any sample (the hoisted slabs need it).
+bool hoistable(const CpmlSet& cs);
 
 // Persistent stepping (EngineTuning::Step::persistent): `steps` leap-frog steps in one cooperative
 // kernel whose blocks stay resident, in place on one set of arrays: per step an H phase and an E
