@@ -247,6 +247,7 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_unaligned", TB::two_steps, 16, 32, "VEM_TWO_STEP_ALIGN=0", true},
                           {"two_steps_chained", TB::two_steps, 16, 32, "VEM_TWO_STEP_HOIST=0", true},
                           {"two_steps_pass_chunk_32", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=32", true},
+                          {"two_steps_interior_first", TB::two_steps, 16, 32, "VEM_TWO_STEP_ORDER=interior_first", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
     // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step, 32 x 16 / 32 planes and the switches only.

@@ -727,6 +727,51 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
   }
 }
 
+// Two steps per pass by default (EngineTuning::temporal_blocking automatic) from 2 M cells: a
+// 130 x 128 x 121 model (2.01 M cells) of FoldedCpml's kind steps in pairs with EngineTuning{}
+// and gives the fields and probes of the same model without temporal blocking bit for bit; with a
+// periodic face (which it cannot take) the default steps as before, without an error.
+TEST(CpuCudaAgreementOnePass, TwoStepsPerPassByDefaultFromTwoMillionCells) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  FdtdSetup s = cpml_everywhere_setup(MaterialMode::indexed, 5);
+  s.grid.nx = 130;
+  s.grid.ny = 128;
+  s.grid.nz = 121;
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> pick(0, int(s.materials.size()) - 1);
+  s.material_index.resize(std::size_t(s.grid.cell_count()));
+  for (auto& v : s.material_index) v = std::uint16_t(pick(rng));
+  ASSERT_GE(s.grid.cell_count(), 2000000);
+  const int n = small_or(60, 4);
+  for (const bool periodic : {false, true}) {
+    FdtdSetup m = s;
+    if (periodic) m.boundaries.face[2] = m.boundaries.face[3] = BoundaryType::periodic;
+    const FdtdOperator op(m);
+    EngineTuning off;
+    off.temporal_blocking = EngineTuning::TemporalBlocking::off;
+    auto ref = make_engine(op, Backend::cuda, 0, nullptr, off);
+    auto eng = make_engine(op, Backend::cuda, 0, nullptr, EngineTuning{});
+    ASSERT_EQ(ref->run(n), n);
+    ASSERT_EQ(eng->run(n), n);
+    const char* name = periodic ? "periodic y faces" : "CPML everywhere";
+    EXPECT_EQ(ref->two_step_steps(), 0) << name;
+    if (periodic)
+      EXPECT_EQ(eng->two_step_steps(), 0) << name;
+    else
+      EXPECT_EQ(eng->two_step_steps(), n / 2 * 2) << name;
+    for (int ci = 0; ci < 6; ++ci) {
+      const auto [differ, norm] = count_differences(eng->field(Component(ci)), ref->field(Component(ci)));
+      std::cout << "default, " << name << ", " << component_name(Component(ci)) << ": " << differ << " samples differ\n";
+      EXPECT_GT(norm, 0.0) << name;
+      EXPECT_EQ(differ, 0u) << name << " " << component_name(Component(ci));
+    }
+    const auto pa = eng->probes(), pb = ref->probes();
+    ASSERT_EQ(pa.values.size(), pb.values.size());
+    for (std::size_t p = 0; p < pa.values.size(); ++p)
+      EXPECT_EQ(count_differences(pa.values[p], pb.values[p]).first, 0u) << name << " probe " << p;
+  }
+}
+
 // The persistent kernel's two ways of walking a sample (EngineTuning::PersistentSamples): hoisted
 // (every load first, the slabs' psi included) and chained (each slab's loads after the bulk
 // update). Both must give the two-pass fields and probes bit for bit.

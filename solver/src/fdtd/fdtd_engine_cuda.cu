@@ -1336,7 +1336,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   cudaStream_t tb_stream_ = nullptr;
   cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
   std::int64_t two_step_steps_ = 0;
-  void setup_two_step(const EngineTuning& tuning);
+  // automatic: chosen by default (setup_onepass); a model it cannot take then steps one pass at a
+  // time instead of failing.
+  void setup_two_step(const EngineTuning& tuning, bool automatic);
   template <class Coef> void step_pair(const Coef& coef, int step);
   void gather_probes_at(int step);
   // Persistent stepping (EngineTuning::Step::persistent, onepass::launch_persistent): the steps of
@@ -1357,6 +1359,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   // before / persistent: 64^3 9,434 / 11,433, 96^3 12,853 / 13,510, 128^3 12,859 / 15,194,
   // 160 x 160 x 93 14,452 / 15,292, 192^3 17,562 / 18,238, 256^3 23,318 / 19,133).
   static constexpr std::int64_t kPersistentBelowCells = std::int64_t(8) * 1000 * 1000;
+  // Temporal blocking by default from this many cells (setup_onepass).
+  static constexpr std::int64_t kTwoStepFromCells = std::int64_t(2) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   void setup_persistent(const EngineTuning& tuning, const onepass::SourceSet& src);
   void fill_cpml_set(onepass::CpmlSet& cs, bool electric, bool second_set);
@@ -1888,14 +1892,17 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   if (const char* v = std::getenv("VEM_ONEPASS_CPML"))
     if (std::string(v) == "slab_kernels" && tuning.onepass_cpml == EngineTuning::OnePassCpml::automatic)
       persistent_ok = false;
+  // (temporal blocking needs the same of the model but for the E source count: tb_model_ok)
+  bool tb_model_ok = persistent_ok;
   for (int f = 0; f < 6; ++f)
     if (bc.face[f] == BoundaryType::pmc || bc.face[f] == BoundaryType::periodic ||
         bc.face[f] == BoundaryType::subdomain)
-      persistent_ok = false;
+      persistent_ok = tb_model_ok = false;
   onepass::SourceSet src{};
   for (const auto& ps : op.sources())
     for (int a = 0; a < 3; ++a) {
       if (!ps.active[a]) continue;
+      if (!ps.electric) tb_model_ok = false;
       if (!ps.electric || src.count == onepass::kMaxPersistentSources) {
         persistent_ok = false;
         continue;
@@ -1908,6 +1915,26 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   int coop = 0;
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device_));
   if (!coop) persistent_ok = false;
+  // Temporal blocking by default from kTwoStepFromCells where the model allows it and the device
+  // holds a third set of field arrays beside the other two (results/fdtd.md, session 19: one H100,
+  // same call, Mcells/s against the default before: 128^3 16,597 / 15,704 (persistent), 192^3
+  // 24,309 / 18,148 (persistent), 256^3 30,652 / 24,902, 384^3 37,294 / 31,336, 512^3 39,773 /
+  // 35,250). Only when the step too is left to the engine. A model whose plan has no interior tile
+  // steps one pass at a time (setup_two_step).
+  bool tb_automatic = false;
+  if (tb == TB::automatic) {
+    tb = TB::off;
+    if (tb_model_ok && want == ST::automatic &&
+        op.grid().cell_count() >= kTwoStepFromCells) {
+      std::size_t free_b = 0, total_b = 0;
+      VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+      if (12 * field_floats_ * sizeof(float) + (std::size_t(512) << 20) <= free_b) {
+        tb = TB::two_steps;
+        tb_automatic = true;
+        want = ST::one_pass;
+      }
+    }
+  }
   if (want == ST::automatic) {
     // Persistent below kPersistentBelowCells where the model allows it, else one pass from 2.3 M
     // cells (testing/benchmarks/results/fdtd_onepass_h100.md, one H100, same run, Mcells/s two
@@ -1982,24 +2009,25 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
                    onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_);
   set_onepass_coefs(tuning);
   onepass_ = true;
-  if (tb == TB::two_steps) setup_two_step(tuning);
+  if (tb == TB::two_steps) setup_two_step(tuning, tb_automatic);
 }
 
 // Temporal blocking (see the members): the model must let every step run as one pass with the
 // CPML folded and nothing computed again (no PMC / periodic / subdomain face, no H point source),
-// and the plan must have interior tiles.
-void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
+// and the plan must have interior tiles. automatic: where it cannot, the one-pass step stays (no
+// error); CUDA graphs asked for keep it off.
+void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) {
+  if (automatic && (!onepass_boxes_.empty() || (onepass_cpml_h_.count == 0 && !slabs_.empty()) ||
+                    tuning.graph == EngineTuning::Graph::on))
+    return;
   if (!onepass_boxes_.empty())
     fail("temporal blocking (two steps per pass) needs every E sample computed in the pass: no PMC, periodic or "
          "subdomain face and no magnetic point source (this model has ", onepass_boxes_.size(),
          " box(es) of E samples computed again)");
   if (onepass_cpml_h_.count == 0 && !slabs_.empty())
     fail("temporal blocking (two steps per pass) needs the CPML folded into the pass (onepass_cpml = slab_kernels was asked)");
-  if (graph_.enabled) {
-    if (tuning.graph == EngineTuning::Graph::on)
-      fail("temporal blocking (two steps per pass) does not run in CUDA graphs: set graph = off or automatic");
-    graph_.enabled = false;  // automatic: stream launches
-  }
+  if (graph_.enabled && tuning.graph == EngineTuning::Graph::on)
+    fail("temporal blocking (two steps per pass) does not run in CUDA graphs: set graph = off or automatic");
   if (tuning.two_step_tile_y != 0 && tuning.two_step_tile_y != 16 && tuning.two_step_tile_y != 32)
     fail("two-step tile height ", tuning.two_step_tile_y, " is not 16 or 32");
   if (tuning.two_step_z_chunk < 0) fail("two-step z chunk ", tuning.two_step_z_chunk, " is invalid (>= 0)");
@@ -2030,9 +2058,12 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning) {
   const char* hoist_env = std::getenv("VEM_TWO_STEP_HOIST");
   tb_hoist_ = !(hoist_env && std::string(hoist_env) == "0") && onepass::hoistable(onepass_cpml_h_) &&
               onepass::hoistable(onepass_cpml_e_);
-  if (plan.interior.empty())
+  if (plan.interior.empty()) {
+    if (automatic) return;
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
+  }
+  graph_.enabled = false;  // (graph automatic) stream launches
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
   tb_first_.allocate(plan.first.size(), "two-step pass blocks");

@@ -235,10 +235,12 @@ struct EngineTuning {
   // PMC / periodic / subdomain faces, no H point sources) and no CUDA graphs; runs with
   // extensions or a fused source step as before (checked per call). two_step_tile_y: threads per
   // interior block 32 x 16 or 32 x 32 (cores 29 x 13, 29 x 29; 0: 16); two_step_z_chunk: planes
-  // per interior block (0: 32). Same fields bit for bit as the one-pass step. Measured at 512^3 on
-  // an H100 (testing/benchmarks/results/fdtd.md): +6.5 % over the one-pass step with indexed
-  // materials, +5 % with coefficient arrays, for 24 more bytes a sample. automatic: off
-  // (VEM_TEMPORAL_BLOCKING=two_steps|off overrides it).
+  // per interior block (0: 32). Same fields bit for bit as the one-pass step. Measured on an H100
+  // (testing/benchmarks/results/fdtd.md, session 19), against the default before it: +34 % at
+  // 192^3, +19 % at 384^3, +12 % at 512^3 (indexed; +10 % with coefficient arrays), +6 % at 128^3.
+  // automatic: on from 2 M cells when `step` is automatic too, the model allows it and the device
+  // has room for the third set of arrays (else the step the engine would take without it);
+  // VEM_TEMPORAL_BLOCKING=two_steps|off overrides it.
   enum class TemporalBlocking { automatic, off, two_steps } temporal_blocking = TemporalBlocking::automatic;
   int two_step_tile_y = 0, two_step_z_chunk = 0;
   // Small grids (issue 16; testing/benchmarks/results/fdtd_small_grids_h100.md). graph: the steps
