@@ -239,7 +239,7 @@ int run_temporal(int argc, char** argv) {
     // env: a measurement switch of the engine set while the variant's engine is made (fdtd_engine_cuda.cu).
     // default: EngineTuning{} (what a user gets).
     struct V { const char* name; TB tb; int ty, chunk; const char* env = nullptr; bool quick_only = false; };
-    const V variants[] = {{"default", TB::automatic, 0, 0},
+    const std::vector<V> all = {{"default", TB::automatic, 0, 0},
                           {"one_pass", TB::off, 0, 0},
                           {"one_pass_hoisted", TB::off, 0, 0, "VEM_ONEPASS_HOIST=1", true},
                           {"two_steps", TB::two_steps, 16, 64},
@@ -250,13 +250,26 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_interior_first", TB::two_steps, 16, 32, "VEM_TWO_STEP_ORDER=interior_first", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
-    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step, 32 x 16 / 32 planes and the switches only.
-    const bool quick = std::getenv("VEM_TEMPORAL_QUICK") != nullptr;
+    // The planes per block: two_steps_<interior z chunk>_<rest's planes per block>; chunk 0 and no
+    // switch: the engine's choice (setup_two_step).
+    const std::vector<V> chunks = {{"default", TB::automatic, 0, 0},
+                                   {"one_pass", TB::off, 0, 0},
+                                   {"two_steps_32_16", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=16"},
+                                   {"two_steps_16_16", TB::two_steps, 16, 16, "VEM_TWO_STEP_PASS_CHUNK=16"},
+                                   {"two_steps_16_8", TB::two_steps, 16, 16, "VEM_TWO_STEP_PASS_CHUNK=8"},
+                                   {"two_steps_8_8", TB::two_steps, 16, 8, "VEM_TWO_STEP_PASS_CHUNK=8"},
+                                   {"two_steps_8_4", TB::two_steps, 16, 8, "VEM_TWO_STEP_PASS_CHUNK=4"},
+                                   {"two_steps_automatic", TB::two_steps, 16, 0},
+                                   {"one_pass_again", TB::off, 0, 0}};
+    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step, 32 x 16 / 32 planes and the switches only;
+    // =chunks: indexed, the chunk rows.
+    const char* quick_env = std::getenv("VEM_TEMPORAL_QUICK");
+    const bool quick = quick_env != nullptr, chunk_rows = quick && std::string(quick_env) == "chunks";
     if (quick && mode != MaterialMode::indexed) continue;
-    for (const V& v : variants) {
+    for (const V& v : chunk_rows ? chunks : all) {
       if (mode != MaterialMode::indexed && v.ty == 32) continue;
       if (v.quick_only && !quick) continue;
-      if (quick && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
+      if (quick && !chunk_rows && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
       EngineTuning t;
       if (std::string(v.name) != "default") t.step = EngineTuning::Step::one_pass;
       t.temporal_blocking = v.tb;

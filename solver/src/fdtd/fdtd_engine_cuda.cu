@@ -2032,20 +2032,38 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     fail("two-step tile height ", tuning.two_step_tile_y, " is not 16 or 32");
   if (tuning.two_step_z_chunk < 0) fail("two-step z chunk ", tuning.two_step_z_chunk, " is invalid (>= 0)");
   tb_tile_y_ = tuning.two_step_tile_y ? tuning.two_step_tile_y : 16;
-  const int z_chunk = tuning.two_step_z_chunk ? tuning.two_step_z_chunk : 32;
+  int z_chunk = tuning.two_step_z_chunk ? tuning.two_step_z_chunk : 32;
   std::vector<std::array<int, 3>> keep_out;
   for (const auto& ps : op_.sources())
     for (int a = 0; a < 3; ++a)
       if (ps.active[a]) keep_out.push_back(op_.layout().sample(ps.offset[a]));
   for (const auto& pr : op_.probes()) keep_out.push_back(op_.layout().sample(pr.offset));
   // Measurement switches (results/fdtd.md, session 19): VEM_TWO_STEP_ALIGN=0 keeps the interior box
-  // as wide as it can be; VEM_TWO_STEP_PASS_CHUNK sets the rest's planes per block (default 16).
+  // as wide as it can be; VEM_TWO_STEP_PASS_CHUNK sets the rest's planes per block.
   const char* align_env = std::getenv("VEM_TWO_STEP_ALIGN");
   const bool align = !(align_env && std::string(align_env) == "0");
   const char* chunk_env = std::getenv("VEM_TWO_STEP_PASS_CHUNK");
-  const int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
-  const onepass::TwoStepPlan plan = onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out,
-                                                           tb_tile_y_, z_chunk, pass_chunk, align);
+  int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
+  auto make_plan = [&] {
+    return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
+                                  pass_chunk, align);
+  };
+  onepass::TwoStepPlan plan = make_plan();
+  // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8
+  // and 4, while their launch would have fewer than 8 blocks a multiprocessor: a block marches its
+  // planes one after the other, so a small grid needs more, shorter blocks (results/fdtd.md,
+  // session 19).
+  int sms = 0;
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
+  const std::size_t enough = std::size_t(8) * std::size_t(sms);
+  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() < enough) {
+    z_chunk /= 2;
+    plan = make_plan();
+  }
+  while (!chunk_env && pass_chunk > 4 && plan.first.size() < enough) {
+    pass_chunk /= 2;
+    plan = make_plan();
+  }
   // The interior launched after step 1 of the rest (its fork event then waits for step 1, so it runs
   // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
   // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
@@ -2081,10 +2099,10 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_join_, cudaEventDisableTiming));
   if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
     std::fprintf(stderr,
-                 "temporal blocking: %zu interior tiles (%lld samples), step 1 %zu blocks (%lld samples), step 2 %zu "
-                 "blocks (%lld samples)\n",
-                 plan.interior.size(), plan.interior_samples, plan.first.size(), plan.first_samples, plan.second.size(),
-                 plan.second_samples);
+                 "temporal blocking: %zu interior tiles (%lld samples, %d planes), step 1 %zu blocks (%lld samples), "
+                 "step 2 %zu blocks (%lld samples, %d planes)\n",
+                 plan.interior.size(), plan.interior_samples, z_chunk, plan.first.size(), plan.first_samples,
+                 plan.second.size(), plan.second_samples, pass_chunk);
   two_step_ = true;
 }
 
