@@ -248,7 +248,6 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_chained", TB::two_steps, 16, 32, "VEM_TWO_STEP_HOIST=0", true},
                           {"two_steps_pass_chunk_32", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=32", true},
                           {"two_steps_interior_first", TB::two_steps, 16, 32, "VEM_TWO_STEP_ORDER=interior_first", true},
-                          {"two_steps_interior_registers", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR=registers", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
     // The planes per block: two_steps_<interior z chunk>_<rest's planes per block>; chunk 0 and no

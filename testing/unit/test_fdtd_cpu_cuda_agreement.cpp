@@ -666,8 +666,6 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 0, true, nullptr, nullptr, "32x16, two-pass middle"},
                           {16, 0, false, "VEM_TWO_STEP_ORDER", "interior_first", "32x16, interior launched first"},
                           {16, 0, false, "VEM_TWO_STEP_HOIST", "0", "32x16, rest with chained slabs"},
-                          {16, 0, false, "VEM_TWO_STEP_INTERIOR", "registers", "32x16, interior loading its planes"},
-                          {16, 9, false, "VEM_TWO_STEP_INTERIOR", "registers", "32x16, 9 planes, interior loading"},
                           {16, 0, false, "VEM_TWO_STEP_ALIGN", "0", "32x16, interior box not aligned"},
                           {16, 5, false, "VEM_TWO_STEP_PASS_CHUNK", "3", "32x16, rest blocks of 3 planes"}};
     for (const V& v : variants) {

@@ -1332,7 +1332,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   int tb_tile_y_ = 16;
   bool tb_rest_first_ = true;  // the interior waits for step 1 of the rest and runs beside step 2 (setup_two_step)
   bool tb_hoist_ = true;       // the rest's blocks with the hoisted slabs (setup_two_step)
-  bool tb_staged_ = true;      // the interior kernel with its planes staged ahead (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   cudaStream_t tb_stream_ = nullptr;
   cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
@@ -2077,11 +2076,6 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   const char* hoist_env = std::getenv("VEM_TWO_STEP_HOIST");
   tb_hoist_ = !(hoist_env && std::string(hoist_env) == "0") && onepass::hoistable(onepass_cpml_h_) &&
               onepass::hoistable(onepass_cpml_e_);
-  // The interior with its planes staged in shared memory by asynchronous copies (float storage,
-  // an index and a table); VEM_TWO_STEP_INTERIOR=registers for the kernel that loads them itself
-  // (measured in results/fdtd.md, session 19).
-  const char* interior_env = std::getenv("VEM_TWO_STEP_INTERIOR");
-  tb_staged_ = !(interior_env && std::string(interior_env) == "registers");
   if (plan.interior.empty()) {
     if (automatic) return;
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
@@ -2535,7 +2529,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     VEM_CUDA_CHECK(cudaEventRecord(tb_fork_, stream_));
     VEM_CUDA_CHECK(cudaStreamWaitEvent(tb_stream_, tb_fork_, 0));
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
-                                      int(tb_tiles_.count), tb_tile_y_, tb_staged_, tb_stream_);
+                                      int(tb_tiles_.count), tb_tile_y_, tb_stream_);
     VEM_CUDA_CHECK(cudaEventRecord(tb_join_, tb_stream_));
   };
   if (!tb_rest_first_) interior();

@@ -24,7 +24,6 @@
 // stored, from the same H differences the E update used (own H, shared memory, the k-1
 // registers). Measured against the slab kernels in testing/benchmarks/results/fdtd_onepass_h100.md.
 #include <cooperative_groups.h>
-#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -709,134 +708,6 @@ __global__ void __launch_bounds__(32 * TY, MINB)
   }
 }
 
-// The interior tiles with staged loads (two_step_interior's arithmetic operand for operand; float
-// storage, an index and a table; VEM_TWO_STEP_INTERIOR=registers for the other kernel,
-// results/fdtd.md, session 19). two_step_interior waits at its two barriers a plane for the loads of the plane
-// (Nsight: 12.9 of 32.8 cycles between issues on loads, 10.8 at barriers). Here the block copies
-// E^n and H^{n-1/2} of a plane into shared memory with asynchronous copies (cp.async, no registers)
-// an iteration before it is used: a ring of three planes. Iteration k reads E^n at kk (the own
-// column and its x+1 / y+1 neighbours) and at kk+1 (own), H^{n-1/2} at kk (own); it starts the
-// copy of plane kk+2 and waits for it before its second barrier, which makes it visible. The stage
-// holds the tile's columns i0-2 .. i0+cw+1 (E; H to i0+cw) and rows alike, so every thread's
-// clamped column and its neighbours are there. The material key of kk+1 is loaded a plane ahead.
-template <int TY>
-struct TwoStepStage {
-  float e[3][TY + 1][33];  // E^n: [component][row j0-2+sy][column i0-2+sx]
-  float h[3][TY][32];      // H^{n-1/2} at the threads' own columns
-};
-template <int TY>
-constexpr std::size_t two_step_async_smem() {
-  return sizeof(TwoStepShared<TY>) + 3 * sizeof(TwoStepStage<TY>);
-}
-template <int TY>
-__device__ __forceinline__ void stage_plane(TwoStepStage<TY>& st, const float* const* f, long long ob, long long sy,
-                                            int cw, int ch) {
-  // E^n at columns 0..cw+3, rows 0..ch+3 of the stage; H^{n-1/2} at 0..cw+2, 0..ch+2.
-  for (int q = int(threadIdx.x + 32 * threadIdx.y); q < 33 * (TY + 1); q += 32 * TY) {
-    const int sx = q % 33, sr = q / 33;
-    if (sx > cw + 3 || sr > ch + 3) continue;
-    const long long o = ob + sx + sr * sy;
-#pragma unroll
-    for (int c = 0; c < 3; ++c) __pipeline_memcpy_async(&st.e[c][sr][sx], f[c] + o, sizeof(float));
-    if (sx <= cw + 2 && sr <= ch + 2)
-#pragma unroll
-      for (int c = 0; c < 3; ++c) __pipeline_memcpy_async(&st.h[c][sr][sx], f[3 + c] + o, sizeof(float));
-  }
-}
-template <int TY, int MINB, class Coef>
-__global__ void __launch_bounds__(32 * TY, MINB)
-    two_step_interior_staged(Fields<float> A, Fields<float> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
-  extern __shared__ float4 dyn_smem[];
-  TwoStepShared<TY>& sm = *reinterpret_cast<TwoStepShared<TY>*>(dyn_smem);
-  TwoStepStage<TY>* stage = reinterpret_cast<TwoStepStage<TY>*>(reinterpret_cast<char*>(dyn_smem) + sizeof(TwoStepShared<TY>));
-  const TwoStepTile t = tiles[blockIdx.x];
-  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
-  const int ci = min(tx, t.cw + 2), cj = min(ty, t.ch + 2);  // the thread's column in the stage
-  const int i = t.i0 - 2 + ci, j = t.j0 - 2 + cj;
-  const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
-  const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
-  const long long sy = g.sy, sz = g.sz;
-  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
-  const float* const* f = A.f;
-  const long long ob0 = g.origin + (long long)(t.i0 - 2) + (long long)(t.j0 - 2) * sy;  // stage (0, 0) at plane 0
-  const int p0 = t.k0 - 2;  // the first plane staged (slot 0)
-  stage_plane<TY>(stage[0], f, ob0 + (long long)p0 * sz, sy, t.cw, t.ch);
-  __pipeline_commit();
-  stage_plane<TY>(stage[1], f, ob0 + (long long)(p0 + 1) * sz, sy, t.cw, t.ch);
-  __pipeline_commit();
-  long long o1 = g.origin + (long long)i + (long long)j * sy + (long long)p0 * sz;  // plane kk
-  int key_next = coef.key(o1);
-  __pipeline_wait_prior(0);
-  __syncthreads();
-  float h1x_k = 0.0f, h1y_k = 0.0f, h1z_k = 0.0f;  // H1 at k
-  float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
-  float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
-  int key_k = 0;
-  int s0 = 0;  // the slot of plane kk
-  for (int k = t.k0 - 3; k <= t.k1; ++k, o1 += sz) {
-    const int pk = k & 1, pkk = pk ^ 1;
-    const int s1 = s0 == 2 ? 0 : s0 + 1, s2 = s1 == 2 ? 0 : s1 + 1;  // planes kk+1, kk+2
-    if (k < t.k1) stage_plane<TY>(stage[s2], f, ob0 + (long long)(k + 3) * sz, sy, t.cw, t.ch);
-    __pipeline_commit();
-    const long long o0 = o1 - sz;
-    const int key = key_next;
-    if (k < t.k1) key_next = coef.key(o1 + sz);
-    const TwoStepStage<TY>& a = stage[s0];
-    const TwoStepStage<TY>& b = stage[s1];
-    const float ex1 = a.e[0][cj][ci], ey1 = a.e[1][cj][ci], ez1 = a.e[2][cj][ci];  // E^n at kk
-    const float ex2 = b.e[0][cj][ci], ey2 = b.e[1][cj][ci], ez2 = b.e[2][cj][ci];  // E^n at kk+1
-    const float h1x = coef.a(3, o1, key) * a.h[0][cj][ci] -
-                      coef.b(3, o1, key) * ((a.e[2][cj + 1][ci] - ez1) * idy - (ey2 - ey1) * idz);
-    const float h1y = coef.a(4, o1, key) * a.h[1][cj][ci] -
-                      coef.b(4, o1, key) * ((ex2 - ex1) * idz - (a.e[2][cj][ci + 1] - ez1) * idx);
-    const float h1z = coef.a(5, o1, key) * a.h[2][cj][ci] -
-                      coef.b(5, o1, key) * ((a.e[1][cj][ci + 1] - ey1) * idx - (a.e[0][cj + 1][ci] - ex1) * idy);
-    sm.h1[0][ty][tx] = h1x;
-    sm.h1[1][ty][tx] = h1y;
-    sm.h1[2][ty][tx] = h1z;
-    __syncthreads();
-    const float e1x = coef.a(0, o1, key) * ex1 +
-                      coef.b(0, o1, key) * ((h1z - sm.h1[2][ym][tx]) * idy - (h1y - h1y_k) * idz);
-    const float e1y = coef.a(1, o1, key) * ey1 +
-                      coef.b(1, o1, key) * ((h1x - h1x_k) * idz - (h1z - sm.h1[2][ty][xm]) * idx);
-    const float e1z = coef.a(2, o1, key) * ez1 +
-                      coef.b(2, o1, key) * ((h1y - sm.h1[1][ty][xm]) * idx - (h1x - sm.h1[0][ym][tx]) * idy);
-    sm.e1[pkk][0][ty][tx] = e1x;
-    sm.e1[pkk][1][ty][tx] = e1y;
-    sm.e1[pkk][2][ty][tx] = e1z;
-    const float h2x = coef.a(3, o0, key_k) * h1x_k -
-                      coef.b(3, o0, key_k) * ((sm.e1[pk][2][yp][tx] - e1z_k) * idy - (e1y - e1y_k) * idz);
-    const float h2y = coef.a(4, o0, key_k) * h1y_k -
-                      coef.b(4, o0, key_k) * ((e1x - e1x_k) * idz - (sm.e1[pk][2][ty][xp] - e1z_k) * idx);
-    const float h2z = coef.a(5, o0, key_k) * h1z_k -
-                      coef.b(5, o0, key_k) * ((sm.e1[pk][1][ty][xp] - e1y_k) * idx - (sm.e1[pk][0][yp][tx] - e1x_k) * idy);
-    sm.h2[0][ty][tx] = h2x;
-    sm.h2[1][ty][tx] = h2y;
-    sm.h2[2][ty][tx] = h2z;
-    __pipeline_wait_prior(0);  // plane kk+2, for the next iteration (visible after the barrier)
-    __syncthreads();
-    if (core && k >= t.k0) {
-      const float e2x = coef.a(0, o0, key_k) * e1x_k +
-                        coef.b(0, o0, key_k) * ((h2z - sm.h2[2][ym][tx]) * idy - (h2y - h2y_m) * idz);
-      const float e2y = coef.a(1, o0, key_k) * e1y_k +
-                        coef.b(1, o0, key_k) * ((h2x - h2x_m) * idz - (h2z - sm.h2[2][ty][xm]) * idx);
-      const float e2z = coef.a(2, o0, key_k) * e1z_k +
-                        coef.b(2, o0, key_k) * ((h2y - sm.h2[1][ty][xm]) * idx - (h2x - sm.h2[0][ym][tx]) * idy);
-      st(B.f[0] + o0, e2x);
-      st(B.f[1] + o0, e2y);
-      st(B.f[2] + o0, e2z);
-      st(B.f[3] + o0, h2x);
-      st(B.f[4] + o0, h2y);
-      st(B.f[5] + o0, h2z);
-    }
-    h2x_m = h2x, h2y_m = h2y;
-    h1x_k = h1x, h1y_k = h1y, h1z_k = h1z;
-    e1x_k = e1x, e1y_k = e1y, e1z_k = e1z;
-    key_k = key;
-    s0 = s1;
-  }
-}
-
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
 // stride are split into (i, j, k) once, and each advance adds the stride's parts with carries.
 struct SampleWalk {
@@ -1187,19 +1058,7 @@ void pass_blocks(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
 
 template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
-                 bool staged, cudaStream_t stream) {
-  // The staged kernel: float storage with an index and a table, 32 x 16 blocks (three resident:
-  // 3 x 63 KB of shared memory).
-  if constexpr (TY == 16 && std::is_same_v<T, float> && !std::is_same_v<Coef, CoefficientArrays>) {
-    if (staged) {
-      constexpr std::size_t smem = two_step_async_smem<16>();
-      VEM_CUDA_CHECK(cudaFuncSetAttribute(two_step_interior_staged<16, 3, Coef>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
-      two_step_interior_staged<16, 3, Coef><<<unsigned(count), dim3(32, 16), smem, stream>>>(A, B, g, coef, tiles);
-      VEM_CUDA_CHECK_LAUNCH("two_step_interior_staged");
-      return;
-    }
-  }
+                 cudaStream_t stream) {
   two_step_interior<TY, TY == 32 ? 1 : 3, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
@@ -1483,14 +1342,14 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
 }
 
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
-                              float* const next[6], const TwoStepTile* tiles, int count, int tile_y, bool staged,
+                              float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               cudaStream_t stream) {
   if (count <= 0) return;
   with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     if (tile_y == 32)
-      two_step_ty<32>(g, coef, A, B, tiles, count, staged, stream);
+      two_step_ty<32>(g, coef, A, B, tiles, count, stream);
     else
-      two_step_ty<16>(g, coef, A, B, tiles, count, staged, stream);
+      two_step_ty<16>(g, coef, A, B, tiles, count, stream);
   });
 }
 

@@ -142,10 +142,8 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
                           bool align_rest = true);
 // tiles / blocks: device arrays.
-// staged: the interior kernel with its planes copied into shared memory ahead (fused_step.cu;
-// float storage with an index and a table, tile_y 16; otherwise ignored).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
-                              float* const next[6], const TwoStepTile* tiles, int count, int tile_y, bool staged,
+                              float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               cudaStream_t stream);
 // hoist: the hoisted slabs (fused_step.cu, tile_pass; needs hoistable sets).
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
