@@ -401,6 +401,30 @@ __device__ __forceinline__ void h_tile_hoisted(const Fields<T>& A, const Grid& g
   if (MASK & kHz) hz = rnd<T>(h[2]);
 }
 
+// The E update of a sample with hoisted slabs (e_tile_hoisted, e_hoisted): e_sample's bulk
+// expressions for the components updated (ux, uy, uz), the corrections of the slabs in `hit` from
+// the preloaded psi, the stores into F.
+template <class T, class Coef>
+__device__ __forceinline__ void e_update_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
+                                                 bool ux, bool uy, bool uz, int i, int j, int k, long long o, float ex,
+                                                 float ey, float ez, float hx, float hy, float hz, float hx_m,
+                                                 float hy_m, float hz_jm, float hx_jm, float hz_im, float hy_im,
+                                                 const SlabHits& hit, const float (&psi)[3][2]) {
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  float e[3] = {ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex,
+                uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey,
+                uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez};
+  // e_slab's differences (cpml_source): x: d_x Hy for Ez, d_x Hz for Ey; y: d_y Hz for Ex, d_y Hx
+  // for Ez; z: d_z Hx for Ey, d_z Hy for Ex.
+  const float d[3][2] = {{hy - hy_im, hz - hz_im}, {hz - hz_jm, hx - hx_jm}, {hx - hx_m, hy - hy_m}};
+  const bool upd[3] = {ux, uy, uz};
+  hoisted_corrections<true, T>(ce, hit, psi, d, coef, o, key, i, j, k, upd, e);
+  st(F.f[0] + o, e[0]);
+  st(F.f[1] + o, e[1]);
+  st(F.f[2] + o, e[2]);
+}
+
 // e_sample (TILE, not FAST) with the slabs and psi found and loaded before (tile_slabs).
 template <class T, class Coef>
 __device__ __forceinline__ void e_tile_hoisted(const Fields<T>& B, const Grid& g, const Coef& coef, const CpmlSet& ce,
@@ -408,21 +432,11 @@ __device__ __forceinline__ void e_tile_hoisted(const Fields<T>& B, const Grid& g
                                                float ez, float hx, float hy, float hz, float hx_m, float hy_m,
                                                float hz_jm, float hx_jm, float hz_im, float hy_im, const SlabHits& hit,
                                                const float (&psi)[3][2]) {
-  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool ux = (bits & 1u) && in(k, g.lo[0][2], g.hi[0][2]);
   const bool uy = (bits & 2u) && in(k, g.lo[1][2], g.hi[1][2]);
   const bool uz = (bits & 4u) && in(k, g.lo[2][2], g.hi[2][2]);
-  const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  float e[3] = {ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex,
-                uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey,
-                uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez};
-  // e_slab's differences (cpml_source), as e_hoisted's.
-  const float d[3][2] = {{hy - hy_im, hz - hz_im}, {hz - hz_jm, hx - hx_jm}, {hx - hx_m, hy - hy_m}};
-  const bool upd[3] = {ux, uy, uz};
-  hoisted_corrections<true, T>(ce, hit, psi, d, coef, o, key, i, j, k, upd, e);
-  st(B.f[0] + o, e[0]);
-  st(B.f[1] + o, e[1]);
-  st(B.f[2] + o, e[2]);
+  e_update_hoisted<T>(B, g, coef, ce, ux, uy, uz, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im,
+                      hy_im, hit, psi);
 }
 
 // Resident blocks asked of the compiler (registers per thread <= 65536 / (blocks x threads)):
@@ -826,7 +840,6 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   const T* __restrict__ Hx = F.f[3];
   const T* __restrict__ Hy = F.f[4];
   const T* __restrict__ Hz = F.f[5];
-  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool ux = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
   const bool uy = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]);
   const bool uz = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]);
@@ -838,18 +851,8 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   const float hx_m = LD::field(Hx + o - g.sz), hy_m = LD::field(Hy + o - g.sz);
   const float hz_jm = LD::field(Hz + o - g.sy), hx_jm = LD::field(Hx + o - g.sy);
   const float hz_im = LD::field(Hz + o - 1), hy_im = LD::field(Hy + o - 1);
-  const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  float e[3] = {ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex,
-                uy ? coef.a(1, o, key) * ey + coef.b(1, o, key) * ((hx - hx_m) * idz - (hz - hz_im) * idx) : ey,
-                uz ? coef.a(2, o, key) * ez + coef.b(2, o, key) * ((hy - hy_im) * idx - (hx - hx_jm) * idy) : ez};
-  // e_slab's differences (cpml_source): x: d_x Hy for Ez, d_x Hz for Ey; y: d_y Hz for Ex, d_y Hx
-  // for Ez; z: d_z Hx for Ey, d_z Hy for Ex.
-  const float d[3][2] = {{hy - hy_im, hz - hz_im}, {hz - hz_jm, hx - hx_jm}, {hx - hx_m, hy - hy_m}};
-  const bool upd[3] = {ux, uy, uz};
-  hoisted_corrections<true, T>(ce, hit, psi, d, coef, o, key, i, j, k, upd, e);
-  st(F.f[0] + o, e[0]);
-  st(F.f[1] + o, e[1]);
-  st(F.f[2] + o, e[2]);
+  e_update_hoisted<T>(F, g, coef, ce, ux, uy, uz, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im,
+                      hy_im, hit, psi);
 }
 
 // Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
