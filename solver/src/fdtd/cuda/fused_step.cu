@@ -361,16 +361,45 @@ __device__ __forceinline__ void tile_slabs(const CpmlSet& cs, unsigned mask, int
   }
 }
 
+// The H update of a sample with hoisted slabs (h_tile_hoisted, h_hoisted), after its psi was
+// loaded: the loads of E^n (returned in ex, ey, ez) and of H^{n-1/2} (the components in MASK),
+// h_sample's bulk expressions for the components updated (ux, uy, uz), then the corrections of
+// the slabs in `hit` (each psi stored where `store`). h: the values, not yet rounded.
+template <int MASK, class LD, class Coef, class T>
+__device__ __forceinline__ void h_update_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
+                                                 bool ux, bool uy, bool uz, int i, int j, int k, long long o,
+                                                 const SlabHits& hit, const float (&psi)[3][2], bool store,
+                                                 float& ex, float& ey, float& ez, float (&h)[3]) {
+  const T* __restrict__ Ex = F.f[0];
+  const T* __restrict__ Ey = F.f[1];
+  const T* __restrict__ Ez = F.f[2];
+  const long long sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  ex = LD::field(Ex + o);
+  ey = LD::field(Ey + o);
+  ez = LD::field(Ez + o);
+  const float hx0 = (MASK & kHx) ? LD::field(F.f[3] + o) : 0.0f;
+  const float hy0 = (MASK & kHy) ? LD::field(F.f[4] + o) : 0.0f;
+  const float hz0 = (MASK & kHz) ? LD::field(F.f[5] + o) : 0.0f;
+  const float ez_y = ux ? LD::field(Ez + o + sy) : 0.0f, ey_z = ux ? LD::field(Ey + o + sz) : 0.0f;
+  const float ex_z = uy ? LD::field(Ex + o + sz) : 0.0f, ez_x = uy ? LD::field(Ez + o + 1) : 0.0f;
+  const float ey_x = uz ? LD::field(Ey + o + 1) : 0.0f, ex_y = uz ? LD::field(Ex + o + sy) : 0.0f;
+  const int key = (ux || uy || uz) ? coef.key(o) : 0;
+  h[0] = ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0;
+  h[1] = uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0;
+  h[2] = uz ? coef.a(5, o, key) * hz0 - coef.b(5, o, key) * ((ey_x - ey) * idx - (ex_y - ex) * idy) : hz0;
+  // h_slab's differences (cpml_source): x: d_x Ez for Hy, d_x Ey for Hz; y: d_y Ex for Hz, d_y Ez
+  // for Hx; z: d_z Ey for Hx, d_z Ex for Hy.
+  const float d[3][2] = {{ez_x - ez, ey_x - ey}, {ex_y - ex, ez_y - ez}, {ey_z - ey, ex_z - ex}};
+  const bool upd[3] = {ux, uy, uz};
+  hoisted_corrections<false, T>(ch, hit, psi, d, coef, o, key, i, j, k, upd, h, store);
+}
+
 // h_sample (TILE, not FAST) with hoisted slabs: the same tests, expressions and rounding.
 template <int MASK, class LD, class Coef, class T>
 __device__ __forceinline__ void h_tile_hoisted(const Fields<T>& A, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                                unsigned bits, bool store_psi, int i, int j, int k, long long o,
                                                float& hx, float& hy, float& hz, float& ex, float& ey, float& ez) {
-  const T* __restrict__ Ex = A.f[0];
-  const T* __restrict__ Ey = A.f[1];
-  const T* __restrict__ Ez = A.f[2];
-  const long long sy = g.sy, sz = g.sz;
-  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const bool more = k < g.nz;
   const bool kin = k >= 0 && k <= g.nz;
   const bool ux = (MASK & kHx) && kin && more && (bits & 1u);
@@ -379,23 +408,8 @@ __device__ __forceinline__ void h_tile_hoisted(const Fields<T>& A, const Grid& g
   SlabHits hit;
   float psi[3][2];
   tile_slabs<MASK, false, LD>(ch, kin ? bits >> kSlabBit : 0u, i, j, k, hit, psi);
-  ex = LD::field(Ex + o);
-  ey = LD::field(Ey + o);
-  ez = LD::field(Ez + o);
-  const float hx0 = (MASK & kHx) ? LD::field(A.f[3] + o) : 0.0f;
-  const float hy0 = (MASK & kHy) ? LD::field(A.f[4] + o) : 0.0f;
-  const float hz0 = (MASK & kHz) ? LD::field(A.f[5] + o) : 0.0f;
-  const float ez_y = ux ? LD::field(Ez + o + sy) : 0.0f, ey_z = ux ? LD::field(Ey + o + sz) : 0.0f;
-  const float ex_z = uy ? LD::field(Ex + o + sz) : 0.0f, ez_x = uy ? LD::field(Ez + o + 1) : 0.0f;
-  const float ey_x = uz ? LD::field(Ey + o + 1) : 0.0f, ex_y = uz ? LD::field(Ex + o + sy) : 0.0f;
-  const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  float h[3] = {ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0,
-                uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0,
-                uz ? coef.a(5, o, key) * hz0 - coef.b(5, o, key) * ((ey_x - ey) * idx - (ex_y - ex) * idy) : hz0};
-  // h_slab's differences (cpml_source), as h_hoisted's.
-  const float d[3][2] = {{ez_x - ez, ey_x - ey}, {ex_y - ex, ez_y - ez}, {ey_z - ey, ex_z - ex}};
-  const bool upd[3] = {ux, uy, uz};
-  hoisted_corrections<false, T>(ch, hit, psi, d, coef, o, key, i, j, k, upd, h, store_psi);
+  float h[3];
+  h_update_hoisted<MASK, LD>(A, g, coef, ch, ux, uy, uz, i, j, k, o, hit, psi, store_psi, ex, ey, ez, h);
   if (MASK & kHx) hx = rnd<T>(h[0]);
   if (MASK & kHy) hy = rnd<T>(h[1]);
   if (MASK & kHz) hz = rnd<T>(h[2]);
@@ -801,11 +815,6 @@ template <class Coef, class T>
 __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                           int i, int j, int k, long long o) {
   using LD = CoherentLoad;
-  const T* __restrict__ Ex = F.f[0];
-  const T* __restrict__ Ey = F.f[1];
-  const T* __restrict__ Ez = F.f[2];
-  const long long sy = g.sy, sz = g.sz;
-  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   // h_sample's range tests (0 <= k <= nz holds for every sample of the walk).
   const bool more = k < g.nz;
   const bool ux = more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
@@ -814,20 +823,8 @@ __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, con
   const SlabHits hit = slab_hits(ch, i, j, k);
   float psi[3][2];
   load_psi<LD>(ch, hit, psi);
-  const float ex = LD::field(Ex + o), ey = LD::field(Ey + o), ez = LD::field(Ez + o);
-  const float hx0 = LD::field(F.f[3] + o), hy0 = LD::field(F.f[4] + o), hz0 = LD::field(F.f[5] + o);
-  const float ez_y = ux ? LD::field(Ez + o + sy) : 0.0f, ey_z = ux ? LD::field(Ey + o + sz) : 0.0f;
-  const float ex_z = uy ? LD::field(Ex + o + sz) : 0.0f, ez_x = uy ? LD::field(Ez + o + 1) : 0.0f;
-  const float ey_x = uz ? LD::field(Ey + o + 1) : 0.0f, ex_y = uz ? LD::field(Ex + o + sy) : 0.0f;
-  const int key = (ux || uy || uz) ? coef.key(o) : 0;
-  float h[3] = {ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0,
-                uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0,
-                uz ? coef.a(5, o, key) * hz0 - coef.b(5, o, key) * ((ey_x - ey) * idx - (ex_y - ex) * idy) : hz0};
-  // h_slab's differences (cpml_source): x: d_x Ez for Hy, d_x Ey for Hz; y: d_y Ex for Hz, d_y Ez
-  // for Hx; z: d_z Ey for Hx, d_z Ex for Hy.
-  const float d[3][2] = {{ez_x - ez, ey_x - ey}, {ex_y - ex, ez_y - ez}, {ey_z - ey, ex_z - ex}};
-  const bool upd[3] = {ux, uy, uz};
-  hoisted_corrections<false, T>(ch, hit, psi, d, coef, o, key, i, j, k, upd, h);
+  float ex, ey, ez, h[3];
+  h_update_hoisted<kHx | kHy | kHz, LD>(F, g, coef, ch, ux, uy, uz, i, j, k, o, hit, psi, true, ex, ey, ez, h);
   st(F.f[3] + o, h[0]);
   st(F.f[4] + o, h[1]);
   st(F.f[5] + o, h[2]);
