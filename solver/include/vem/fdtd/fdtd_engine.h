@@ -199,8 +199,9 @@ struct EngineTuning {
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
   // (the agreement tests run both). Runs with extensions or a fused E source step in two passes;
   // with subdomain faces (a distributed piece) the pass runs between the halo exchanges.
-  // automatic: the measured default, persistent (below) under 8 M cells where the model allows
-  // it (fdtd_small_grids_h100.md), else one pass from 2.3 M cells (fdtd_onepass_h100.md;
+  // automatic: the measured default: two steps per pass (temporal_blocking, below) from 2 M cells
+  // where it applies, else persistent (below) under 8 M cells where the model allows it
+  // (fdtd_small_grids_h100.md), else one pass from 2.3 M cells (fdtd_onepass_h100.md;
   // VEM_FDTD_STEP=one_pass|two_pass|persistent overrides it). onepass_tile_y: rows of 32-wide tiles (4, 8, 16; 0: 8);
   // onepass_z_chunk: planes per block (0: 16, halved down to 4 while the grid would give fewer
   // than 8 blocks per multiprocessor). onepass_cpml: the CPML corrections folded into the pass
@@ -235,7 +236,9 @@ struct EngineTuning {
   // PMC / periodic / subdomain faces, no H point sources) and no CUDA graphs; runs with
   // extensions or a fused source step as before (checked per call). two_step_tile_y: threads per
   // interior block 32 x 16 or 32 x 32 (cores 29 x 13, 29 x 29; 0: 16); two_step_z_chunk: planes
-  // per interior block (0: 32). Same fields bit for bit as the one-pass step. Measured on an H100
+  // per interior block (0: 32, halved down to 8 while there would be fewer than 8 interior blocks
+  // per multiprocessor; the rest's blocks likewise, 16 down to 4). Same fields bit for bit as the
+  // one-pass step. Measured on an H100
   // (testing/benchmarks/results/fdtd.md, session 19), against the default before it: +34 % at
   // 192^3, +19 % at 384^3, +12 % at 512^3 (indexed; +10 % with coefficient arrays), +6 % at 128^3.
   // automatic: on from 2 M cells when `step` is automatic too, the model allows it and the device
