@@ -299,6 +299,39 @@ struct SlabHits {
   int p[3] = {-1, -1, -1};
   int t[3] = {0, 0, 0};
 };
+// The slabs of `cs` holding (i, j, k), each tested in full (the persistent kernel's samples).
+__device__ __forceinline__ SlabHits slab_hits(const CpmlSet& cs, int i, int j, int k) {
+  SlabHits h;
+  if (cs.count == 0 || inner(cs, i, j, k)) return h;
+#pragma unroll
+  for (int p = 0; p < kMaxCpmlSlabs; ++p) {
+    if (p >= cs.count) break;
+    const Slab& s = cs.s[p];
+    if (!in_slab_xy(s, i, j) || !in_slab_z(s, k)) continue;
+    const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+    switch (s.axis) {
+      case 0: h.p[0] = p; h.t[0] = t; break;
+      case 1: h.p[1] = p; h.t[1] = t; break;
+      default: h.p[2] = p; h.t[2] = t; break;
+    }
+  }
+  return h;
+}
+// The psi pair of each hit slab, loaded now; of an H slab (not ELECTRIC) only the pairs of the
+// components in MASK (bit c-3 for component c).
+template <class LD, int MASK = kHx | kHy | kHz, bool ELECTRIC = true>
+__device__ __forceinline__ void load_psi(const CpmlSet& cs, const SlabHits& h, float (&psi)[3][2]) {
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    psi[a][0] = psi[a][1] = 0.0f;
+    if (h.p[a] < 0) continue;
+    const Slab& s = cs.s[h.p[a]];
+#pragma unroll
+    for (int q = 0; q < 2; ++q)
+      if (ELECTRIC || (MASK & (1 << (cuda_kernels::cpml_component(a, false, q) - 3))))
+        psi[a][q] = LD::psi(s.psi_in[q] + h.t[a]);
+  }
+}
 // The corrections of the hit slabs in axis order, each slab's two in cpml_component's order
 // (h_slab's / e_slab's expressions): component c = cpml_component(A, ELECTRIC, Q) % 3 of v, where
 // it is updated (u[c]), gets the increment from the difference d[A][Q] (times the slab's
@@ -349,16 +382,7 @@ __device__ __forceinline__ void tile_slabs(const CpmlSet& cs, unsigned mask, int
       default: h.p[2] = p; h.t[2] = t; break;
     }
   }
-#pragma unroll
-  for (int A = 0; A < 3; ++A) {
-    psi[A][0] = psi[A][1] = 0.0f;
-    if (h.p[A] < 0) continue;
-    const Slab& s = cs.s[h.p[A]];
-#pragma unroll
-    for (int Q = 0; Q < 2; ++Q)
-      if (ELECTRIC || (MASK & (1 << (cuda_kernels::cpml_component(A, false, Q) - 3))))
-        psi[A][Q] = LD::psi(s.psi_in[Q] + h.t[A]);
-  }
+  load_psi<LD, MASK, ELECTRIC>(cs, h, psi);
 }
 
 // The H update of a sample with hoisted slabs (h_tile_hoisted, h_hoisted), after its psi was
@@ -779,37 +803,7 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // this one waits for one in all. It needs at most one slab of each axis to hold any sample:
 // the operator leaves at least one non-PML cell along every axis, so the low slab's E and H nodes
 // end before the high slab's begin (FdtdOperator's CPML slabs); persistent_launch checks it
-// (hoistable).
-__device__ __forceinline__ SlabHits slab_hits(const CpmlSet& cs, int i, int j, int k) {
-  SlabHits h;
-  if (cs.count == 0 || inner(cs, i, j, k)) return h;
-#pragma unroll
-  for (int p = 0; p < kMaxCpmlSlabs; ++p) {
-    if (p >= cs.count) break;
-    const Slab& s = cs.s[p];
-    if (!in_slab_xy(s, i, j) || !in_slab_z(s, k)) continue;
-    const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
-    // (a switch keeps p and t in registers; an index by s.axis would put them in local memory)
-    switch (s.axis) {
-      case 0: h.p[0] = p; h.t[0] = t; break;
-      case 1: h.p[1] = p; h.t[1] = t; break;
-      default: h.p[2] = p; h.t[2] = t; break;
-    }
-  }
-  return h;
-}
-// The psi pair of each hit slab, loaded now.
-template <class LD>
-__device__ __forceinline__ void load_psi(const CpmlSet& cs, const SlabHits& h, float (&psi)[3][2]) {
-#pragma unroll
-  for (int a = 0; a < 3; ++a) {
-    psi[a][0] = psi[a][1] = 0.0f;
-    if (h.p[a] < 0) continue;
-    const Slab& s = cs.s[h.p[a]];
-    psi[a][0] = LD::psi(s.psi_in[0] + h.t[a]);
-    psi[a][1] = LD::psi(s.psi_in[1] + h.t[a]);
-  }
-}
+// (hoistable). The slabs and psi of a sample: slab_hits, load_psi (above, with the tile pass's).
 
 template <class Coef, class T>
 __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
