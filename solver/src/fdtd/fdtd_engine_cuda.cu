@@ -1362,6 +1362,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   // Temporal blocking by default from this many cells (setup_onepass).
   static constexpr std::int64_t kTwoStepFromCells = std::int64_t(2) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
+  // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
+  bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
   void setup_persistent(const EngineTuning& tuning, const onepass::SourceSet& src);
   void fill_cpml_set(onepass::CpmlSet& cs, bool electric, bool second_set);
   void set_onepass_coefs(const EngineTuning& tuning);
@@ -1842,6 +1844,17 @@ onepass::CpmlSet swapped_psi(const onepass::CpmlSet& cs) {
     }
   return r;
 }
+// The environment variable `name` is set to `value` (the engine's measurement switches).
+bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
+// The device has `bytes` free beside a 512 MB margin (the arrays a stepping choice adds).
+bool device_has_room(std::size_t bytes) {
+  std::size_t free_b = 0, total_b = 0;
+  VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+  return bytes + (std::size_t(512) << 20) <= free_b;
+}
 }  // namespace
 
 // One pass per step and persistent stepping (issue 16): Yee scheme; EngineTuning::step or
@@ -1925,14 +1938,10 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   if (tb == TB::automatic) {
     tb = TB::off;
     if (tb_model_ok && want == ST::automatic &&
-        op.grid().cell_count() >= kTwoStepFromCells) {
-      std::size_t free_b = 0, total_b = 0;
-      VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      if (12 * field_floats_ * sizeof(float) + (std::size_t(512) << 20) <= free_b) {
-        tb = TB::two_steps;
-        tb_automatic = true;
-        want = ST::one_pass;
-      }
+        op.grid().cell_count() >= kTwoStepFromCells && device_has_room(12 * field_floats_ * sizeof(float))) {
+      tb = TB::two_steps;
+      tb_automatic = true;
+      want = ST::one_pass;
     }
   }
   if (want == ST::automatic) {
@@ -1945,9 +1954,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
       want = ST::persistent;
     } else {
       if (cells < std::int64_t(2300) * 1000) return;
-      std::size_t free_b = 0, total_b = 0;
-      VEM_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
-      if (6 * field_floats_ * sizeof(float) + (std::size_t(512) << 20) > free_b) return;
+      if (!device_has_room(6 * field_floats_ * sizeof(float))) return;
     }
   }
   if (tuning.onepass_tile_y != 0 && tuning.onepass_tile_y != 4 && tuning.onepass_tile_y != 8 &&
@@ -2004,9 +2011,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
   }
   // VEM_ONEPASS_HOIST=1: the boundary tiles with the hoisted slabs (measured in results/fdtd.md,
   // session 19).
-  const char* hoist_env = std::getenv("VEM_ONEPASS_HOIST");
-  onepass_hoist_ = hoist_env && std::string(hoist_env) == "1" && onepass_tile_y_ == 8 &&
-                   onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_);
+  onepass_hoist_ = env_is("VEM_ONEPASS_HOIST", "1") && onepass_tile_y_ == 8 && hoistable_slabs();
   set_onepass_coefs(tuning);
   onepass_ = true;
   if (tb == TB::two_steps) setup_two_step(tuning, tb_automatic);
@@ -2017,17 +2022,19 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
 // and the plan must have interior tiles. automatic: where it cannot, the one-pass step stays (no
 // error); CUDA graphs asked for keep it off.
 void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) {
-  if (automatic && (!onepass_boxes_.empty() || (onepass_cpml_h_.count == 0 && !slabs_.empty()) ||
-                    tuning.graph == EngineTuning::Graph::on))
-    return;
+  std::ostringstream why;
   if (!onepass_boxes_.empty())
-    fail("temporal blocking (two steps per pass) needs every E sample computed in the pass: no PMC, periodic or "
-         "subdomain face and no magnetic point source (this model has ", onepass_boxes_.size(),
-         " box(es) of E samples computed again)");
-  if (onepass_cpml_h_.count == 0 && !slabs_.empty())
-    fail("temporal blocking (two steps per pass) needs the CPML folded into the pass (onepass_cpml = slab_kernels was asked)");
-  if (graph_.enabled && tuning.graph == EngineTuning::Graph::on)
-    fail("temporal blocking (two steps per pass) does not run in CUDA graphs: set graph = off or automatic");
+    why << "needs every E sample computed in the pass: no PMC, periodic or subdomain face and no magnetic point "
+           "source (this model has "
+        << onepass_boxes_.size() << " box(es) of E samples computed again)";
+  else if (onepass_cpml_h_.count == 0 && !slabs_.empty())
+    why << "needs the CPML folded into the pass (onepass_cpml = slab_kernels was asked)";
+  else if (tuning.graph == EngineTuning::Graph::on)
+    why << "does not run in CUDA graphs: set graph = off or automatic";
+  if (!why.str().empty()) {
+    if (automatic) return;
+    fail("temporal blocking (two steps per pass) ", why.str());
+  }
   if (tuning.two_step_tile_y != 0 && tuning.two_step_tile_y != 16 && tuning.two_step_tile_y != 32)
     fail("two-step tile height ", tuning.two_step_tile_y, " is not 16 or 32");
   if (tuning.two_step_z_chunk < 0) fail("two-step z chunk ", tuning.two_step_z_chunk, " is invalid (>= 0)");
@@ -2040,8 +2047,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   for (const auto& pr : op_.probes()) keep_out.push_back(op_.layout().sample(pr.offset));
   // Measurement switches (results/fdtd.md, session 19): VEM_TWO_STEP_ALIGN=0 keeps the interior box
   // as wide as it can be; VEM_TWO_STEP_PASS_CHUNK sets the rest's planes per block.
-  const char* align_env = std::getenv("VEM_TWO_STEP_ALIGN");
-  const bool align = !(align_env && std::string(align_env) == "0");
+  const bool align = !env_is("VEM_TWO_STEP_ALIGN", "0");
   const char* chunk_env = std::getenv("VEM_TWO_STEP_PASS_CHUNK");
   int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
   auto make_plan = [&] {
@@ -2067,15 +2073,10 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // The interior launched after step 1 of the rest (its fork event then waits for step 1, so it runs
   // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
   // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
-  tb_rest_first_ = [] {
-    const char* v = std::getenv("VEM_TWO_STEP_ORDER");
-    return !(v && std::string(v) == "interior_first");
-  }();
+  tb_rest_first_ = !env_is("VEM_TWO_STEP_ORDER", "interior_first");
   // The rest's blocks with the hoisted slabs (onepass::tile_pass) where the slab sets allow them;
   // VEM_TWO_STEP_HOIST=0 for the chained ones (measured in results/fdtd.md, session 19).
-  const char* hoist_env = std::getenv("VEM_TWO_STEP_HOIST");
-  tb_hoist_ = !(hoist_env && std::string(hoist_env) == "0") && onepass::hoistable(onepass_cpml_h_) &&
-              onepass::hoistable(onepass_cpml_e_);
+  tb_hoist_ = !env_is("VEM_TWO_STEP_HOIST", "0") && hoistable_slabs();
   if (plan.interior.empty()) {
     if (automatic) return;
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "

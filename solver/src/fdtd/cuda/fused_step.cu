@@ -1088,8 +1088,6 @@ void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* con
                  int tile_y, int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl,
                  cudaStream_t stream, bool hoist) {
   const int chunk = std::max(1, z_chunk);
-  if (hoist && !(hoistable(cpml_h) && hoistable(cpml_e)))
-    fail("one-pass step: two CPML slabs of one axis overlap, which the hoisted slabs cannot take");
   with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     switch (tile_y) {
       case 4: bulk_ty<4>(g, coef, A, B, chunk, cpml_h, cpml_e, pdl, false, stream); break;
@@ -1351,8 +1349,6 @@ void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, flo
                         const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
                         bool hoist, cudaStream_t stream) {
   if (count <= 0) return;
-  if (hoist && !(hoistable(cpml_h) && hoistable(cpml_e)))
-    fail("one-pass blocks: two CPML slabs of one axis overlap, which the hoisted slabs cannot take");
   with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     pass_blocks(g, coef, A, B, blocks, count, cpml_h, cpml_e, hoist, stream);
   });

@@ -92,7 +92,8 @@ void release_constant_table(const void* owner);
 // H^{n+1/2} and E^{n+1} of every sample from cur (E^n, H^{n-1/2}) into next: blocks of 32 x tile_y
 // columns (tile_y 4, 8 or 16) marching over z_chunk planes, with the CPML corrections of the slabs
 // in cpml_h / cpml_e (empty sets: none). pdl: programmatic dependent launch. hoist: the boundary
-// tiles with the hoisted slabs (tile_y 8; needs hoistable sets).
+// tiles with the hoisted slabs (tile_y 8); the caller makes sure both sets are hoistable (checked
+// once at set-up, not per launch).
 // The field arrays hold elements of `storage` (vem/core/field_storage.h; float pointers to them).
 void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
                  int tile_y, int z_chunk, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool pdl,
@@ -145,7 +146,8 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               cudaStream_t stream);
-// hoist: the hoisted slabs (fused_step.cu, tile_pass; needs hoistable sets).
+// hoist: the hoisted slabs (fused_step.cu, tile_pass); the caller makes sure both sets are
+// hoistable.
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
                         const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e, bool hoist,
                         cudaStream_t stream);
