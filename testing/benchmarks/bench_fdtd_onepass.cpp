@@ -271,7 +271,7 @@ int run_temporal(int argc, char** argv) {
       if (v.quick_only && !quick) continue;
       if (quick && !chunk_rows && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
       EngineTuning t;
-      if (std::string(v.name) != "default") t.step = EngineTuning::Step::one_pass;
+      if (v.tb != TB::automatic) t.step = EngineTuning::Step::one_pass;  // (default: both left to the engine)
       t.temporal_blocking = v.tb;
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
