@@ -91,6 +91,11 @@ struct ConstantTable {
   __device__ __forceinline__ float a(int c, long long o, int key) const { return c_table[key + 2 * c]; }
   __device__ __forceinline__ float b(int c, long long o, int key) const { return c_table[key + 2 * c + 1]; }
 };
+// The environment variable `name` is set to `value` (the engine's measurement switches).
+inline bool env_is(const char* name, const char* value) {
+  const char* v = std::getenv(name);
+  return v && std::string(v) == value;
+}
 using cuda_kernels::CoefficientArrays;  // kernel_common.cuh
 using cuda_kernels::GlobalTable;
 using cuda_kernels::in;
@@ -800,6 +805,81 @@ constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
 constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
 
+// The boxes of one launch of the tiled kernel: the core (one box), or every band of the folded
+// CPML (up to six: the z, y and x bands), so that the bands' blocks fill the machine together
+// instead of each band's launch ending on a partial wave. Blocks are numbered box after box, in
+// each box x tile fastest, then y tile, then z chunk (the order of a 3D grid).
+constexpr int kMaxTileBoxes = 8;
+struct HoTileSet {
+  HoBox box[kMaxTileBoxes];
+  int chunk[kMaxTileBoxes];    // z planes per block
+  int tiles_x[kMaxTileBoxes];  // tiles along x
+  int tiles_y[kMaxTileBoxes];  // tiles along y
+  int begin[kMaxTileBoxes];    // first block of each box
+  int count;
+  int blocks;                  // blocks in all
+};
+
+// The set of the given boxes, each with its z planes per block; empty boxes are left out.
+inline HoTileSet tile_set(const std::vector<std::pair<HoBox, int>>& boxes) {
+  HoTileSet ts{};
+  for (const auto& [b, chunk] : boxes) {
+    const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
+    if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) continue;
+    if (ts.count == kMaxTileBoxes) fail("internal: more than ", kMaxTileBoxes, " boxes in one launch of the tiled kernel");
+    const int q = ts.count++;
+    ts.box[q] = b;
+    ts.chunk[q] = chunk;
+    ts.tiles_x[q] = (x[0] + kTileX - 1) / kTileX;
+    ts.tiles_y[q] = (x[1] + kTileY - 1) / kTileY;
+    ts.begin[q] = ts.blocks;
+    const long long blocks = (long long)ts.tiles_x[q] * ts.tiles_y[q] * ((x[2] + chunk - 1) / chunk);
+    if (ts.blocks + blocks > 0x7fffffffLL) fail("internal: more than 2^31 - 1 blocks in one launch of the tiled kernel");
+    ts.blocks += int(blocks);
+  }
+  return ts;
+}
+
+// The tile of block `blk` in the set: its first column, row and plane, its last plane and the
+// last column and row of its box. The loop is unrolled so each box's fields are read from the
+// parameter bank at fixed offsets (a dynamic index would copy the set to local memory).
+struct HoTile {
+  int i0, j0, k0, k1, hi0, hi1;
+};
+__device__ __forceinline__ HoTile ho_tile(const HoTileSet& ts, int blk) {
+  int q = 0;
+#pragma unroll
+  for (int b = 1; b < kMaxTileBoxes; ++b)
+    if (b < ts.count && blk >= ts.begin[b]) q = b;
+  HoTile t{};
+#pragma unroll
+  for (int b = 0; b < kMaxTileBoxes; ++b)
+    if (b == q) {
+      const int local = blk - ts.begin[b], tx = local % ts.tiles_x[b], r = local / ts.tiles_x[b];
+      const int ty = r % ts.tiles_y[b], tz = r / ts.tiles_y[b];
+      t.i0 = ts.box[b].lo[0] + tx * kTileX;
+      t.j0 = ts.box[b].lo[1] + ty * kTileY;
+      t.k0 = ts.box[b].lo[2] + tz * ts.chunk[b];
+      t.k1 = min(ts.box[b].hi[2], t.k0 + ts.chunk[b] - 1);
+      t.hi0 = ts.box[b].hi[0];
+      t.hi1 = ts.box[b].hi[1];
+    }
+  return t;
+}
+// The tile of this block when the set has one box launched as a 3D grid (tiles_x, tiles_y,
+// chunks): the core's launch. Its fields stay operands from the parameter bank (ho_tile's
+// selection cost the core instances up to 8 registers, and a resident block for some).
+__device__ __forceinline__ HoTile ho_tile_grid(const HoTileSet& ts) {
+  HoTile t;
+  t.i0 = ts.box[0].lo[0] + int(blockIdx.x) * kTileX;
+  t.j0 = ts.box[0].lo[1] + int(blockIdx.y) * kTileY;
+  t.k0 = ts.box[0].lo[2] + int(blockIdx.z) * ts.chunk[0];
+  t.k1 = min(ts.box[0].hi[2], t.k0 + ts.chunk[0] - 1);
+  t.hi0 = ts.box[0].hi[0];
+  t.hi1 = ts.box[0].hi[1];
+  return t;
+}
+
 // FOLD: the CPML corrections folded in (ho_cpml_fold; launched on the boxes that meet a slab, the
 // leap-frog schemes only), an instance of its own so the kernel without them keeps its registers.
 // Its resident blocks are asked of the compiler (H 5: 48 registers, E 4: 64, no spills): left to
@@ -809,19 +889,19 @@ constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(
 // nothing (0), as before.
 template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
 __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0)
-    ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src, int chunk,
+    ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoTileSet tiles, Coef coef, FusedSource src,
                       HoFold fold) {
   pdl_begin();
   constexpr int LO = ELECTRIC ? -2 : -1;  // the stencil's lowest offset on any axis; it reaches LO..LO+3
   constexpr int OTHER = ELECTRIC ? 3 : 0;
   constexpr int PL = kTilePlane, WX = kTileWX;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kTileX * ty;
-  const int i0 = box.lo[0] + int(blockIdx.x) * kTileX, j0 = box.lo[1] + int(blockIdx.y) * kTileY;
-  const int k0 = box.lo[2] + int(blockIdx.z) * chunk;
-  const int k1 = min(box.hi[2], k0 + chunk - 1);
+  // The band instance takes its tiles from a set of boxes (1D grid), the core from one box (3D grid).
+  const HoTile tile = FOLD ? ho_tile(tiles, int(blockIdx.x)) : ho_tile_grid(tiles);
+  const int i0 = tile.i0, j0 = tile.j0, k0 = tile.k0, k1 = tile.k1;
   const int i = i0 + tx, j = j0 + ty;
-  const bool active = i <= box.hi[0] && j <= box.hi[1];
-  const int ilast = box.hi[0] + LO + 3, jlast = box.hi[1] + LO + 3;  // the last column a tile reads
+  const bool active = i <= tile.hi0 && j <= tile.hi1;
+  const int ilast = tile.hi0 + LO + 3, jlast = tile.hi1 + LO + 3;  // the last column a tile reads
   const float* __restrict__ S0 = F.f[OTHER];
   const float* __restrict__ S1 = F.f[OTHER + 1];
   const float* __restrict__ S2 = F.f[OTHER + 2];
@@ -1270,6 +1350,11 @@ class FdtdEngineCuda final : public FdtdEngine {
     int chunk;  // z planes per block
   };
   std::vector<HoBand> ho_bands_[2];  // [electric]
+  // The launches of the tiled kernel (HoTileSet), set up from ho_box_, ho_bands_ and ho_core_: the
+  // box whole (CPML not folded), or the bands (one launch: VEM_HO_BAND_LAUNCH=separate, one each)
+  // and the core.
+  HoTileSet ho_box_tiles_[2] = {}, ho_core_tiles_[2] = {};
+  std::vector<HoTileSet> ho_band_tiles_[2];
   // z planes per block of the x, y and z bands (0: ho_band_chunk_); VEM_HO_BAND_CHUNK_X / _Y / _Z.
   // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3,
   // 32 lost (results/highorder.md, session 17).
@@ -1794,6 +1879,22 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       for (int high = 0; high < 2; ++high) band(0, high, ly, hy);
       ho_core_[e] = c;
     }
+    // The tiled kernel's launches. The bands go in one launch, the longest blocks first (the x
+    // bands' 16 planes): with one launch per band each ended on a partial wave.
+    const bool bands_merged = !env_is("VEM_HO_BAND_LAUNCH", "separate");
+    for (int e = 0; e < 2; ++e) {
+      ho_box_tiles_[e] = tile_set({{ho_box_[e], ho_chunk_}});
+      ho_core_tiles_[e] = tile_set({{ho_core_[e], ho_chunk_}});
+      ho_band_tiles_[e].clear();
+      std::vector<std::pair<HoBox, int>> bands;
+      for (const HoBand& b : ho_bands_[e]) bands.push_back({b.box, b.chunk});
+      if (bands_merged) {
+        std::stable_sort(bands.begin(), bands.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+        ho_band_tiles_[e].push_back(tile_set(bands));
+      } else {
+        for (const auto& b : bands) ho_band_tiles_[e].push_back(tile_set({b}));
+      }
+    }
     for (int fw = 0; fw < 2; ++fw) {
       const auto& ts = hs.terms[fw];
       if (ts.size() > std::size_t(HighOrderStencil::kMaxTerms))
@@ -1843,11 +1944,6 @@ onepass::CpmlSet swapped_psi(const onepass::CpmlSet& cs) {
       r.s[p].psi_out[q] = const_cast<float*>(cs.s[p].psi_in[q]);
     }
   return r;
-}
-// The environment variable `name` is set to `value` (the engine's measurement switches).
-bool env_is(const char* name, const char* value) {
-  const char* v = std::getenv(name);
-  return v && std::string(v) == value;
 }
 // The device has `bytes` free beside a 512 MB margin (the arrays a stepping choice adds).
 bool device_has_room(std::size_t bytes) {
@@ -2300,24 +2396,26 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
     if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
       if (ho_kernel_ == HK::tiled) {
-        auto tiled = [&](auto fold_tag, const HoBox& b, int chunk) {
+        auto tiled = [&](auto fold_tag, const HoTileSet& ts) {
           constexpr bool FOLD = decltype(fold_tag)::value;
-          const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
-          if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
-          const dim3 grid((x[0] + kTileX - 1) / kTileX, (x[1] + kTileY - 1) / kTileY, (x[2] + chunk - 1) / chunk);
+          if (ts.blocks == 0) return;
+          // The band instance: every box of the set in a 1D grid; the core: its one box, 3D.
+          const dim3 grid = FOLD ? dim3(unsigned(ts.blocks))
+                                 : dim3(unsigned(ts.tiles_x[0]), unsigned(ts.tiles_y[0]),
+                                        unsigned(ts.blocks / (ts.tiles_x[0] * ts.tiles_y[0])));
           launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
-                      g_, ho_, b, coef, fused_, chunk, fold);
+                      g_, ho_, ts, coef, fused_, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
         };
         if constexpr (ho_foldable(SHAPE)) {
           if (ho_fold_) {
-            for (const HoBand& b : ho_bands_[e]) tiled(std::true_type{}, b.box, b.chunk);
-            tiled(std::false_type{}, ho_core_[e], ho_chunk_);
+            for (const HoTileSet& ts : ho_band_tiles_[e]) tiled(std::true_type{}, ts);
+            tiled(std::false_type{}, ho_core_tiles_[e]);
           } else {
-            tiled(std::false_type{}, bx, ho_chunk_);
+            tiled(std::false_type{}, ho_box_tiles_[e]);
           }
         } else {
-          tiled(std::false_type{}, bx, ho_chunk_);
+          tiled(std::false_type{}, ho_box_tiles_[e]);
         }
       } else {
         const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
