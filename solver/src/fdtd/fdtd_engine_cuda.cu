@@ -29,6 +29,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -886,9 +887,21 @@ __device__ __forceinline__ HoTile ho_tile_grid(const HoTileSet& ts) {
 // itself it gave the H instance anywhere from 48 to 75 registers as nearby code changed; the H
 // bands took 1.16 ms a step at 48 registers (H100) and 1.52 ms at 75 (3 blocks; H200, whose core
 // kernels ran as fast as the H100's): results/highorder.md, session 17. The core instance asks
-// nothing (0), as before.
+// for the blocks ho_core_blocks says.
+//
+// The core instance's resident blocks, asked where ptxas reaches them without spilling (session 20,
+// -Xptxas=-v, indexed materials through the constant bank): fv24's H core 40 registers (6 blocks;
+// left alone 48: 5) and s22's E core 48 (5 blocks; left alone 58-64: 4). The others ask nothing:
+// fv24's E core and s22's H core spill when asked, and the other coefficient policies spill
+// (fv24_wb's E core went from 55 registers to 48 by itself when the kernel's parameters changed,
+// and gained 2.2 % at 512^3: results/highorder.md, session 20).
+template <bool ELECTRIC, int SHAPE, class Coef>
+constexpr int ho_core_blocks() {
+  if constexpr (!std::is_same_v<Coef, ConstantTable>) return 0;
+  else return SHAPE == kShapeFv24 && !ELECTRIC ? 6 : SHAPE == kShapeS22 && ELECTRIC ? 5 : 0;
+}
 template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
-__global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : 0)
+__global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : ho_core_blocks<ELECTRIC, SHAPE, Coef>())
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoTileSet tiles, Coef coef, FusedSource src,
                       HoFold fold) {
   pdl_begin();
