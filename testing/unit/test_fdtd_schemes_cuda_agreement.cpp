@@ -8,7 +8,8 @@
 // to the same bound. The high-order block shape (EngineTuning::ho_block_*) does not change the
 // arithmetic of a sample: two shapes must give the same fields bit for bit, and neither do the
 // kernel variants (EngineTuning::ho_kernel) or the CPML corrections folded into the kernels
-// (EngineTuning::ho_cpml).
+// (EngineTuning::ho_cpml), nor how the tiled kernel's work is launched (the bands in one launch or
+// one each, the shell beside the interior on a second stream or after it).
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -213,10 +214,25 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   const int n = 120;
   auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
   ASSERT_EQ(e0->run(n), n);
-  for (const EngineTuning* t : {&slabs, &folded, &folded_default}) {
-    auto e = make_engine(op, Backend::cuda, 0, nullptr, *t);
+  // The default launches (the bands in one launch, the shell on a side stream beside the interior)
+  // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM).
+  struct Variant {
+    const EngineTuning* tuning;
+    const char* env;
+    const char* value;
+    const char* what;
+  };
+  const Variant variants[] = {{&slabs, nullptr, nullptr, "slab kernels"},
+                              {&folded, nullptr, nullptr, "folded, 8-plane chunks"},
+                              {&folded_default, nullptr, nullptr, "folded"},
+                              {&folded_default, "VEM_HO_BAND_LAUNCH", "separate", "folded, a launch per band"},
+                              {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"}};
+  for (const Variant& v : variants) {
+    if (v.env) ::setenv(v.env, v.value, 1);
+    auto e = make_engine(op, Backend::cuda, 0, nullptr, *v.tuning);
+    if (v.env) ::unsetenv(v.env);
     ASSERT_EQ(e->run(n), n);
-    const char* what = t == &slabs ? "slab kernels" : t == &folded ? "folded, 8-plane chunks" : "folded";
+    const char* what = v.what;
     for (int ci = 0; ci < 6; ++ci) {
       const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
       EXPECT_EQ(differing(a, b), 0u) << c.name << " " << what << " " << component_name(Component(ci));

@@ -1221,6 +1221,9 @@ class FdtdEngineCuda final : public FdtdEngine {
     if (tb_fork_) cudaEventDestroy(tb_fork_);
     if (tb_join_) cudaEventDestroy(tb_join_);
     if (tb_stream_) cudaStreamDestroy(tb_stream_);
+    if (ho_fork_) cudaEventDestroy(ho_fork_);
+    if (ho_join_) cudaEventDestroy(ho_join_);
+    if (ho_side_stream_) cudaStreamDestroy(ho_side_stream_);
     if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
       cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
       cudaCtxResetPersistingL2Cache();
@@ -1368,6 +1371,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   // and the core.
   HoTileSet ho_box_tiles_[2] = {}, ho_core_tiles_[2] = {};
   std::vector<HoTileSet> ho_band_tiles_[2];
+  // The shell's kernels run on ho_side_stream_ beside the interior's (forked from stream_ before
+  // them, joined after): they update other samples from the same source field, and alone they
+  // leave most of the machine idle (short, latency-bound launches). Not while a graph is recorded.
+  // VEM_HO_SHELL_STREAM=0: on stream_ after the interior (measurement).
+  cudaStream_t ho_side_stream_ = nullptr;
+  cudaEvent_t ho_fork_ = nullptr, ho_join_ = nullptr;
   // z planes per block of the x, y and z bands (0: ho_band_chunk_); VEM_HO_BAND_CHUNK_X / _Y / _Z.
   // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3,
   // 32 lost (results/highorder.md, session 17).
@@ -1376,6 +1385,16 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoFold make_ho_fold(bool electric) const;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
   template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shape(const Coef& coef);
+  template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shell(const Coef& coef, const HoFold& fold);
+  // Sets `s` to `to` for its lifetime (launch's stream), then back.
+  struct StreamSwap {
+    cudaStream_t& s;
+    cudaStream_t saved;
+    StreamSwap(cudaStream_t& s_, cudaStream_t to) : s(s_), saved(s_) { s = to; }
+    ~StreamSwap() { s = saved; }
+    StreamSwap(const StreamSwap&) = delete;
+    StreamSwap& operator=(const StreamSwap&) = delete;
+  };
   template <bool ELECTRIC> void rotate_s44();
   // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
@@ -1892,6 +1911,11 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       for (int high = 0; high < 2; ++high) band(0, high, ly, hy);
       ho_core_[e] = c;
     }
+    if (ho_kernel_ != HK::tables && !env_is("VEM_HO_SHELL_STREAM", "0")) {
+      VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&ho_side_stream_, cudaStreamNonBlocking));
+      VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_fork_, cudaEventDisableTiming));
+      VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_join_, cudaEventDisableTiming));
+    }
     // The tiled kernel's launches. The bands go in one launch, the longest blocks first (the x
     // bands' 16 planes): with one launch per band each ended on a partial wave.
     const bool bands_merged = !env_is("VEM_HO_BAND_LAUNCH", "separate");
@@ -2405,6 +2429,20 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     launch(update_ho_bulk<ELECTRIC, Coef>, grid, ho_block_, F_, g_, ho_, coef, fused_);
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
   } else {
+    // The shell first, on the side stream when there is one (ho_side_stream_), then the interior.
+    bool side = ho_side_stream_ != nullptr;
+    if (side) {
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      VEM_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+      side = capture == cudaStreamCaptureStatusNone;
+    }
+    if (side) {
+      VEM_CUDA_CHECK(cudaEventRecord(ho_fork_, stream_));
+      VEM_CUDA_CHECK(cudaStreamWaitEvent(ho_side_stream_, ho_fork_, 0));
+      StreamSwap on_side(stream_, ho_side_stream_);
+      launch_ho_shell<ELECTRIC, SHAPE>(coef, fold);
+      VEM_CUDA_CHECK(cudaEventRecord(ho_join_, stream_));
+    }
     const HoBox& bx = ho_box_[e];
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
     if (ext[0] > 0 && ext[1] > 0 && ext[2] > 0) {
@@ -2437,37 +2475,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
       }
     }
-    auto face = [&](auto axis_tag) {
-      constexpr int A = decltype(axis_tag)::value;
-      const HoShell& fc = ho_shell_face_[e][A];
-      if (fc.count == 0) return;
-      const long long total = fc.begin[fc.count];
-      const dim3 gs(unsigned((total + 127) / 128)), bs(128);
-      bool folded = false;
-      if constexpr (ho_foldable(SHAPE)) {
-        if (ho_fold_)
-          launch(ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
-        folded = ho_fold_;
-      }
-      if (!folded)
-        launch(ho_shell<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
-      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, faces (E)" : "ho_shell, faces (H)");
-    };
-    face(std::integral_constant<int, 0>{});
-    face(std::integral_constant<int, 1>{});
-    face(std::integral_constant<int, 2>{});
-    const HoShell& sh = ho_shell_[e];
-    const long long total = sh.count > 0 ? sh.begin[sh.count] : 0;
-    if (total > 0) {
-      const dim3 gs(unsigned((total + 127) / 128)), bs(128);
-      bool folded = false;
-      if constexpr (ho_foldable(SHAPE)) {
-        if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
-        folded = ho_fold_;
-      }
-      if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
-      VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, edges (E)" : "ho_shell, edges (H)");
-    }
+    if (side) VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, ho_join_, 0));
+    else launch_ho_shell<ELECTRIC, SHAPE>(coef, fold);
   }
   if (ho_.s44) rotate_s44<ELECTRIC>();
   if (ho_fold_) return;  // the corrections were folded into the tiled and shell kernels
@@ -2482,6 +2491,44 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
       default: launch(ho_cpml_slab<2, ELECTRIC, SHAPE, Coef>, g1, b1, F_, g_, ho_, sp, coef); break;
     }
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_cpml_slab (E)" : "ho_cpml_slab (H)");
+  }
+}
+
+// The shell's kernels (the direct and tiled paths): the face boxes, one launch per table axis, then
+// the edges; on stream_ (the side stream when launch_ho_shape has swapped it in).
+template <bool ELECTRIC, int SHAPE, class Coef>
+void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold) {
+  const int e = ELECTRIC ? 1 : 0;
+  auto face = [&](auto axis_tag) {
+    constexpr int A = decltype(axis_tag)::value;
+    const HoShell& fc = ho_shell_face_[e][A];
+    if (fc.count == 0) return;
+    const long long total = fc.begin[fc.count];
+    const dim3 gs(unsigned((total + 127) / 128)), bs(128);
+    bool folded = false;
+    if constexpr (ho_foldable(SHAPE)) {
+      if (ho_fold_)
+        launch(ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+      folded = ho_fold_;
+    }
+    if (!folded)
+      launch(ho_shell<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, faces (E)" : "ho_shell, faces (H)");
+  };
+  face(std::integral_constant<int, 0>{});
+  face(std::integral_constant<int, 1>{});
+  face(std::integral_constant<int, 2>{});
+  const HoShell& sh = ho_shell_[e];
+  const long long total = sh.count > 0 ? sh.begin[sh.count] : 0;
+  if (total > 0) {
+    const dim3 gs(unsigned((total + 127) / 128)), bs(128);
+    bool folded = false;
+    if constexpr (ho_foldable(SHAPE)) {
+      if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+      folded = ho_fold_;
+    }
+    if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+    VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, edges (E)" : "ho_shell, edges (H)");
   }
 }
 
