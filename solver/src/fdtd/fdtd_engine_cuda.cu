@@ -448,6 +448,10 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    z ranges, so only the column x = n, the plane z = n, the y faces and the edges are left to
 //    ho_shell (fv24 +11 %, fv24_wb +11 %, s22 +11 % at 512^3 against the same build's shell;
 //    VEM_HO_X_FACES / VEM_HO_Z_FACES=shell for measurement).
+//    Launches (session 20, results/highorder.md): the bands go in one launch (HoTileSet), and the
+//    shell's kernels run on a side stream beside the interior's (ho_side_stream_). Each launch on
+//    its own ended on a partial wave or left the machine idle: fv24 +4.3 %, fv24_wb +6.0 %, s22
+//    +5.4 % at 512^3 with the core instances' launch bounds (ho_core_blocks).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
