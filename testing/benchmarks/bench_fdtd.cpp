@@ -138,6 +138,7 @@ struct Result {
   std::string engine, mode, table;
   int n, bx, by, chunk, steps;
   double seconds, mcells, bytes_per_cell, gbs, fraction;
+  bool two_steps = false;  // stepped two steps per pass (temporal blocking): no ideal byte count
 };
 
 // VEM_CPML_LAUNCH=per_axis|merged overrides the engine's CPML launch layout (same-binary A/B).
@@ -202,6 +203,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   res.bytes_per_cell = bpc;
   res.gbs = res.mcells * 1e6 * bpc / 1e9;
   res.fraction = copy_gbs > 0 && backend == Backend::cuda ? res.gbs / copy_gbs : 0;
+  res.two_steps = eng->two_step_steps() > 0;
   std::cerr << res.engine << " " << res.mode << " " << res.table << " n=" << res.n << " block " << res.bx << "x"
             << res.by << " chunk " << res.chunk << ": " << res.mcells << " Mcells/s, " << res.gbs << " GB/s\n";
   return res;
@@ -562,19 +564,25 @@ int run_schemes(int argc, char** argv) {
          << " | " << std::setprecision(2) << ratio << " | ";
       if (ratio_default > 0) md << ratio_default;
       else md << "-";  // the one-pass Yee row runs before the default's
-      md << " | " << std::setprecision(4)
-         << op.scheme().courant << " | "
-         << std::setprecision(0) << bpc << " | " << gbs << " | " << std::setprecision(2)
-         << (copy > 0 && gpu ? gbs / copy : 0) << " |\n";
+      md << " | " << std::setprecision(4) << op.scheme().courant << " | ";
+      // Two steps per pass: the one-pass byte model does not apply (the pair's bytes are measured
+      // with Nsight Compute: bench_fdtd_onepass temporal, results/fdtd.md).
+      if (r.two_steps) md << "- | - | - |\n";
+      else
+        md << std::setprecision(0) << bpc << " | " << gbs << " | " << std::setprecision(2)
+           << (copy > 0 && gpu ? gbs / copy : 0) << " |\n";
       js << (first ? "" : ",\n") << "    {\"scheme\": \"" << scheme_name(sc) << "\", \"kernel\": \"" << kernel
          << "\", \"block\": \"" << shape << "\", \"default\": " << (v.is_default ? "true" : "false")
          << ", \"steps\": " << r.steps << ", \"seconds\": " << r.seconds << ", \"mcells_per_s\": " << r.mcells
          << ", \"cost_vs_yee\": " << ratio << ", \"cost_vs_default_yee\": ";
       if (ratio_default > 0) js << ratio_default;
       else js << "null";
-      js << ", \"courant\": " << op.scheme().courant
-         << ", \"ideal_bytes_per_cell_step\": " << bpc << ", \"GBps_ideal\": " << gbs
-         << ", \"fraction_of_copy\": " << (copy > 0 && gpu ? gbs / copy : 0) << "}";
+      js << ", \"courant\": " << op.scheme().courant << ", \"two_steps_per_pass\": " << (r.two_steps ? "true" : "false");
+      if (r.two_steps)
+        js << ", \"ideal_bytes_per_cell_step\": null, \"GBps_ideal\": null, \"fraction_of_copy\": null}";
+      else
+        js << ", \"ideal_bytes_per_cell_step\": " << bpc << ", \"GBps_ideal\": " << gbs
+           << ", \"fraction_of_copy\": " << (copy > 0 && gpu ? gbs / copy : 0) << "}";
       first = false;
       std::cerr << scheme_name(sc) << " " << kernel << " " << shape << ": " << r.mcells << " Mcells/s\n";
     }
