@@ -97,6 +97,35 @@ inline bool env_is(const char* name, const char* value) {
   const char* v = std::getenv(name);
   return v && std::string(v) == value;
 }
+// A second stream whose work runs beside the engine's stream: fork() makes it wait for the work
+// queued on `from` so far, join() makes `into` wait for the work queued on it so far. Temporal
+// blocking's interior and the high-order shell run there.
+struct SideStream {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t forked = nullptr, joined = nullptr;
+  void create() {
+    if (stream) return;
+    VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    VEM_CUDA_CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+    VEM_CUDA_CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+  }
+  void fork(cudaStream_t from) {
+    VEM_CUDA_CHECK(cudaEventRecord(forked, from));
+    VEM_CUDA_CHECK(cudaStreamWaitEvent(stream, forked, 0));
+  }
+  void join(cudaStream_t into) {
+    VEM_CUDA_CHECK(cudaEventRecord(joined, stream));
+    VEM_CUDA_CHECK(cudaStreamWaitEvent(into, joined, 0));
+  }
+  // Not checked: called from destructors, and a failed release leaves nothing to do.
+  void release() {
+    if (forked) cudaEventDestroy(forked);
+    if (joined) cudaEventDestroy(joined);
+    if (stream) cudaStreamDestroy(stream);
+    stream = nullptr;
+    forked = joined = nullptr;
+  }
+};
 using cuda_kernels::CoefficientArrays;  // kernel_common.cuh
 using cuda_kernels::GlobalTable;
 using cuda_kernels::in;
@@ -449,7 +478,7 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    ho_shell (fv24 +11 %, fv24_wb +11 %, s22 +11 % at 512^3 against the same build's shell;
 //    VEM_HO_X_FACES / VEM_HO_Z_FACES=shell for measurement).
 //    Launches (session 20, results/highorder.md): the bands go in one launch (HoTileSet), and the
-//    shell's kernels run on a side stream beside the interior's (ho_side_stream_). Each launch on
+//    shell's kernels run on a side stream beside the interior's (SideStream). Each launch on
 //    its own ended on a partial wave or left the machine idle: fv24 +4.3 %, fv24_wb +6.0 %, s22
 //    +5.4 % at 512^3 with the core instances' launch bounds (ho_core_blocks).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
@@ -1222,12 +1251,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     g_constant_table_owner.compare_exchange_strong(self, nullptr);
     onepass::release_constant_table(this);
     // Not checked: destructors must not throw, and a failed release leaves nothing to do.
-    if (tb_fork_) cudaEventDestroy(tb_fork_);
-    if (tb_join_) cudaEventDestroy(tb_join_);
-    if (tb_stream_) cudaStreamDestroy(tb_stream_);
-    if (ho_fork_) cudaEventDestroy(ho_fork_);
-    if (ho_join_) cudaEventDestroy(ho_join_);
-    if (ho_side_stream_) cudaStreamDestroy(ho_side_stream_);
+    side_.release();
     if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
       cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
       cudaCtxResetPersistingL2Cache();
@@ -1375,12 +1399,11 @@ class FdtdEngineCuda final : public FdtdEngine {
   // and the core.
   HoTileSet ho_box_tiles_[2] = {}, ho_core_tiles_[2] = {};
   std::vector<HoTileSet> ho_band_tiles_[2];
-  // The shell's kernels run on ho_side_stream_ beside the interior's (forked from stream_ before
-  // them, joined after): they update other samples from the same source field, and alone they
-  // leave most of the machine idle (short, latency-bound launches). Not while a graph is recorded.
+  // The shell's kernels run on side_ beside the interior's (forked from stream_ before them,
+  // joined after): they update other samples from the same source field, and alone they leave
+  // most of the machine idle (short, latency-bound launches). Not while a graph is recorded.
   // VEM_HO_SHELL_STREAM=0: on stream_ after the interior (measurement).
-  cudaStream_t ho_side_stream_ = nullptr;
-  cudaEvent_t ho_fork_ = nullptr, ho_join_ = nullptr;
+  bool ho_shell_beside_ = false;
   // z planes per block of the x, y and z bands (0: ho_band_chunk_); VEM_HO_BAND_CHUNK_X / _Y / _Z.
   // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3,
   // 32 lost (results/highorder.md, session 17).
@@ -1389,29 +1412,27 @@ class FdtdEngineCuda final : public FdtdEngine {
   HoFold make_ho_fold(bool electric) const;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
   template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shape(const Coef& coef);
-  template <bool ELECTRIC, int SHAPE, class Coef> void launch_ho_shell(const Coef& coef, const HoFold& fold);
-  // Sets `s` to `to` for its lifetime (launch's stream), then back.
-  struct StreamSwap {
-    cudaStream_t& s;
-    cudaStream_t saved;
-    StreamSwap(cudaStream_t& s_, cudaStream_t to) : s(s_), saved(s_) { s = to; }
-    ~StreamSwap() { s = saved; }
-    StreamSwap(const StreamSwap&) = delete;
-    StreamSwap& operator=(const StreamSwap&) = delete;
-  };
+  template <bool ELECTRIC, int SHAPE, class Coef>
+  void launch_ho_shell(const Coef& coef, const HoFold& fold, cudaStream_t stream);
   template <bool ELECTRIC> void rotate_s44();
-  // A stepping kernel on the default stream, with programmatic dependent launch when pdl_.
+  // A stepping kernel on the engine's stream (launch_on: on `stream`), with programmatic
+  // dependent launch when pdl_.
   template <class... KArgs, class... Args>
   void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
-    launch_smem(kernel, grid, block, 0, std::forward<Args>(args)...);
+    launch_on(stream_, kernel, grid, block, 0, std::forward<Args>(args)...);
   }
   template <class... KArgs, class... Args>
   void launch_smem(void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t smem, Args&&... args) {
+    launch_on(stream_, kernel, grid, block, smem, std::forward<Args>(args)...);
+  }
+  template <class... KArgs, class... Args>
+  void launch_on(cudaStream_t stream, void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t smem,
+                 Args&&... args) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
-    cfg.stream = stream_;
+    cfg.stream = stream;
     cudaLaunchAttribute attr[2];
     unsigned na = 0;
     if (pdl_) {
@@ -1443,7 +1464,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // Temporal blocking (EngineTuning::temporal_blocking; onepass::plan_two_step): step pairs from
   // fields_ (level n) into next_ (level n+2): the first one-pass step of the rest (fields_ -> mid_,
   // the rest grown by one sample), its second (mid_ -> next_), and the interior tiles on
-  // tb_stream_ beside the second (tb_rest_first_) or the first. E psi: read from psi_e and written into psi_e_next in the first step, back in
+  // side_ beside the second (tb_rest_first_) or the first. E psi: read from psi_e and written into psi_e_next in the first step, back in
   // the second (tb_cpml_e_[step]); H psi likewise through the one-pass pair of sets, so a pair
   // leaves both where they were.
   bool two_step_ = false;
@@ -1454,8 +1475,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool tb_rest_first_ = true;  // the interior waits for step 1 of the rest and runs beside step 2 (setup_two_step)
   bool tb_hoist_ = true;       // the rest's blocks with the hoisted slabs (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
-  cudaStream_t tb_stream_ = nullptr;
-  cudaEvent_t tb_fork_ = nullptr, tb_join_ = nullptr;
+  SideStream side_;  // temporal blocking's interior; the high-order shell (ho_shell_beside_)
   std::int64_t two_step_steps_ = 0;
   // automatic: chosen by default (setup_onepass); a model it cannot take then steps one pass at a
   // time instead of failing.
@@ -1915,11 +1935,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       for (int high = 0; high < 2; ++high) band(0, high, ly, hy);
       ho_core_[e] = c;
     }
-    if (ho_kernel_ != HK::tables && !env_is("VEM_HO_SHELL_STREAM", "0")) {
-      VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&ho_side_stream_, cudaStreamNonBlocking));
-      VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_fork_, cudaEventDisableTiming));
-      VEM_CUDA_CHECK(cudaEventCreateWithFlags(&ho_join_, cudaEventDisableTiming));
-    }
+    ho_shell_beside_ = ho_kernel_ != HK::tables && !env_is("VEM_HO_SHELL_STREAM", "0");
+    if (ho_shell_beside_) side_.create();
     // The tiled kernel's launches. The bands go in one launch, the longest blocks first (the x
     // bands' 16 planes): with one launch per band each ended on a partial wave.
     const bool bands_merged = !env_is("VEM_HO_BAND_LAUNCH", "separate");
@@ -2232,9 +2249,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   }
   fill_cpml_set(tb_cpml_e_[0], true, true);
   tb_cpml_e_[1] = swapped_psi(tb_cpml_e_[0]);
-  VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&tb_stream_, cudaStreamNonBlocking));
-  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_fork_, cudaEventDisableTiming));
-  VEM_CUDA_CHECK(cudaEventCreateWithFlags(&tb_join_, cudaEventDisableTiming));
+  side_.create();
   if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
     std::fprintf(stderr,
                  "temporal blocking: %zu interior tiles (%lld samples, %d planes), step 1 %zu blocks (%lld samples), "
@@ -2433,19 +2448,16 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     launch(update_ho_bulk<ELECTRIC, Coef>, grid, ho_block_, F_, g_, ho_, coef, fused_);
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
   } else {
-    // The shell first, on the side stream when there is one (ho_side_stream_), then the interior.
-    bool side = ho_side_stream_ != nullptr;
+    // The shell first, on the side stream (ho_shell_beside_), then the interior.
+    bool side = ho_shell_beside_;
     if (side) {
       cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
       VEM_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
       side = capture == cudaStreamCaptureStatusNone;
     }
     if (side) {
-      VEM_CUDA_CHECK(cudaEventRecord(ho_fork_, stream_));
-      VEM_CUDA_CHECK(cudaStreamWaitEvent(ho_side_stream_, ho_fork_, 0));
-      StreamSwap on_side(stream_, ho_side_stream_);
-      launch_ho_shell<ELECTRIC, SHAPE>(coef, fold);
-      VEM_CUDA_CHECK(cudaEventRecord(ho_join_, stream_));
+      side_.fork(stream_);
+      launch_ho_shell<ELECTRIC, SHAPE>(coef, fold, side_.stream);
     }
     const HoBox& bx = ho_box_[e];
     const int ext[3] = {bx.hi[0] - bx.lo[0] + 1, bx.hi[1] - bx.lo[1] + 1, bx.hi[2] - bx.lo[2] + 1};
@@ -2479,8 +2491,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
       }
     }
-    if (side) VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, ho_join_, 0));
-    else launch_ho_shell<ELECTRIC, SHAPE>(coef, fold);
+    if (side) side_.join(stream_);
+    else launch_ho_shell<ELECTRIC, SHAPE>(coef, fold, stream_);
   }
   if (ho_.s44) rotate_s44<ELECTRIC>();
   if (ho_fold_) return;  // the corrections were folded into the tiled and shell kernels
@@ -2498,10 +2510,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
   }
 }
 
-// The shell's kernels (the direct and tiled paths): the face boxes, one launch per table axis, then
-// the edges; on stream_ (the side stream when launch_ho_shape has swapped it in).
+// The shell's kernels (the direct and tiled paths) on `stream`: the face boxes, one launch per table
+// axis, then the edges.
 template <bool ELECTRIC, int SHAPE, class Coef>
-void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold) {
+void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold, cudaStream_t stream) {
   const int e = ELECTRIC ? 1 : 0;
   auto face = [&](auto axis_tag) {
     constexpr int A = decltype(axis_tag)::value;
@@ -2512,11 +2524,11 @@ void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold) {
     bool folded = false;
     if constexpr (ho_foldable(SHAPE)) {
       if (ho_fold_)
-        launch(ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+        launch_on(stream, ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, 0, F_, g_, ho_, fc, coef, fused_, fold);
       folded = ho_fold_;
     }
     if (!folded)
-      launch(ho_shell<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, F_, g_, ho_, fc, coef, fused_, fold);
+      launch_on(stream, ho_shell<ELECTRIC, SHAPE, false, A, Coef>, gs, bs, 0, F_, g_, ho_, fc, coef, fused_, fold);
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, faces (E)" : "ho_shell, faces (H)");
   };
   face(std::integral_constant<int, 0>{});
@@ -2528,10 +2540,12 @@ void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold) {
     const dim3 gs(unsigned((total + 127) / 128)), bs(128);
     bool folded = false;
     if constexpr (ho_foldable(SHAPE)) {
-      if (ho_fold_) launch(ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+      if (ho_fold_)
+        launch_on(stream, ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, 0, F_, g_, ho_, sh, coef, fused_, fold);
       folded = ho_fold_;
     }
-    if (!folded) launch(ho_shell<ELECTRIC, SHAPE, false, -1, Coef>, gs, bs, F_, g_, ho_, sh, coef, fused_, fold);
+    if (!folded)
+      launch_on(stream, ho_shell<ELECTRIC, SHAPE, false, -1, Coef>, gs, bs, 0, F_, g_, ho_, sh, coef, fused_, fold);
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_shell, edges (E)" : "ho_shell, edges (H)");
   }
 }
@@ -2676,7 +2690,7 @@ void FdtdEngineCuda::gather_probes_at(int step) {
 }
 
 // Steps `step` and step+1 with temporal blocking (setup_two_step; onepass::plan_two_step). The
-// interior tiles read only fields_ and write only their cores of next_, so they run on tb_stream_
+// interior tiles read only fields_ and write only their cores of next_, so they run on side_
 // beside either step of the rest (forked after step 1 with tb_rest_first_, before it otherwise);
 // the E point sources and the probes of each step act on the rest's arrays of that step (no
 // interior tile holds or reads them).
@@ -2689,11 +2703,9 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     m[c] = mid_[c].ptr;
   }
   auto interior = [&] {
-    VEM_CUDA_CHECK(cudaEventRecord(tb_fork_, stream_));
-    VEM_CUDA_CHECK(cudaStreamWaitEvent(tb_stream_, tb_fork_, 0));
+    side_.fork(stream_);
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
-                                      int(tb_tiles_.count), tb_tile_y_, tb_stream_);
-    VEM_CUDA_CHECK(cudaEventRecord(tb_join_, tb_stream_));
+                                      int(tb_tiles_.count), tb_tile_y_, side_.stream);
   };
   if (!tb_rest_first_) interior();
   // H psi: the first step from the current set into the other (the one-pass pair), the second back.
@@ -2706,7 +2718,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
   gather_probes_at(step);
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2,
                               tb_cpml_e_[1], tb_hoist_, stream_);
-  VEM_CUDA_CHECK(cudaStreamWaitEvent(stream_, tb_join_, 0));
+  side_.join(stream_);
   for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
   push_point_updates(true, step + 1);
   gather_probes_at(step + 1);
