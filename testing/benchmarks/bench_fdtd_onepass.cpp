@@ -238,10 +238,15 @@ int run_temporal(int argc, char** argv) {
     const FdtdOperator op(make_setup(n, mode));
     // env: a measurement switch of the engine set while the variant's engine is made (fdtd_engine_cuda.cu).
     // default: EngineTuning{} (what a user gets).
-    struct V { const char* name; TB tb; int ty, chunk; const char* env = nullptr; bool quick_only = false; };
+    // table: where the material table lives (EngineTuning::table; automatic: the constant bank when it fits).
+    using TP = EngineTuning::TablePlacement;
+    struct V { const char* name; TB tb; int ty, chunk; const char* env = nullptr; bool quick_only = false; TP table = TP::automatic; };
     const std::vector<V> all = {{"default", TB::automatic, 0, 0},
                           {"one_pass", TB::off, 0, 0},
                           {"one_pass_hoisted", TB::off, 0, 0, "VEM_ONEPASS_HOIST=1", true},
+                          {"one_pass_global_table", TB::off, 0, 0, nullptr, true, TP::global},
+                          {"two_steps_global_table", TB::two_steps, 16, 32, nullptr, true, TP::global},
+                          {"default_global_table", TB::automatic, 0, 0, nullptr, true, TP::global},
                           {"two_steps", TB::two_steps, 16, 64},
                           {"two_steps", TB::two_steps, 16, 32},
                           {"two_steps_unaligned", TB::two_steps, 16, 32, "VEM_TWO_STEP_ALIGN=0", true},
@@ -275,6 +280,7 @@ int run_temporal(int argc, char** argv) {
       t.temporal_blocking = v.tb;
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
+      t.table = v.table;
       std::string env_name;
       if (v.env) {
         const std::string e = v.env;
