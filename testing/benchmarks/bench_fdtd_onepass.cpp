@@ -224,7 +224,9 @@ int run_rates(int argc, char** argv) {
 // Temporal blocking (EngineTuning::temporal_blocking) against the one-pass step in one run, 512^3
 // (or n), indexed and coefficient arrays: the one-pass default, two steps per pass with interior
 // blocks of 32 x 16 / 32 x 32 threads and z chunks of 64 / 32, the one-pass step again (the
-// drift of the run). Rates only: the bytes a step moves are measured with Nsight Compute.
+// drift of the run); VEM_TEMPORAL_QUICK adds the measurement switches' rows and the material table
+// in global memory instead of the constant bank (*_global_table). Rates only: the bytes a step
+// moves are measured with Nsight Compute.
 int run_temporal(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_temporal.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
