@@ -1415,15 +1415,11 @@ class FdtdEngineCuda final : public FdtdEngine {
   template <bool ELECTRIC, int SHAPE, class Coef>
   void launch_ho_shell(const Coef& coef, const HoFold& fold, cudaStream_t stream);
   template <bool ELECTRIC> void rotate_s44();
-  // A stepping kernel on the engine's stream (launch_on: on `stream`), with programmatic
-  // dependent launch when pdl_.
+  // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
+  // with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
   void launch(void (*kernel)(KArgs...), dim3 grid, dim3 block, Args&&... args) {
     launch_on(stream_, kernel, grid, block, 0, std::forward<Args>(args)...);
-  }
-  template <class... KArgs, class... Args>
-  void launch_smem(void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t smem, Args&&... args) {
-    launch_on(stream_, kernel, grid, block, smem, std::forward<Args>(args)...);
   }
   template <class... KArgs, class... Args>
   void launch_on(cudaStream_t stream, void (*kernel)(KArgs...), dim3 grid, dim3 block, std::size_t smem,
@@ -2470,8 +2466,8 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid = FOLD ? dim3(unsigned(ts.blocks))
                                  : dim3(unsigned(ts.tiles_x[0]), unsigned(ts.tiles_y[0]),
                                         unsigned(ts.blocks / (ts.tiles_x[0] * ts.tiles_y[0])));
-          launch_smem(ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes, F_,
-                      g_, ho_, ts, coef, fused_, fold);
+          launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes,
+                    F_, g_, ho_, ts, coef, fused_, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
         };
         if constexpr (ho_foldable(SHAPE)) {
