@@ -221,12 +221,23 @@ int run_rates(int argc, char** argv) {
   return 0;
 }
 
+// VEM_TEMPORAL_ROWS=a,b,...: only the rows of run_temporal whose variant name is one of these (with
+// the quick switches, a shorter call on the device); unset: every row of the selection.
+bool row_wanted(const std::string& name) {
+  const char* rows = std::getenv("VEM_TEMPORAL_ROWS");
+  if (!rows) return true;
+  std::istringstream list(rows);
+  for (std::string r; std::getline(list, r, ',');)
+    if (r == name) return true;
+  return false;
+}
+
 // Temporal blocking (EngineTuning::temporal_blocking) against the one-pass step in one run, 512^3
 // (or n), indexed and coefficient arrays: the one-pass default, two steps per pass with interior
 // blocks of 32 x 16 / 32 x 32 threads and z chunks of 64 / 32, the one-pass step again (the
 // drift of the run); VEM_TEMPORAL_QUICK adds the measurement switches' rows and the material table
-// in global memory instead of the constant bank (*_global_table). Rates only: the bytes a step
-// moves are measured with Nsight Compute.
+// in global memory instead of the constant bank (*_global_table); VEM_TEMPORAL_ROWS (above) picks
+// rows by name. Rates only: the bytes a step moves are measured with Nsight Compute.
 int run_temporal(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_temporal.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
@@ -255,6 +266,13 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_chained", TB::two_steps, 16, 32, "VEM_TWO_STEP_HOIST=0", true},
                           {"two_steps_pass_chunk_32", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=32", true},
                           {"two_steps_interior_first", TB::two_steps, 16, 32, "VEM_TWO_STEP_ORDER=interior_first", true},
+                          {"two_steps_interior_grid_1", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=1", true},
+                          {"two_steps_interior_grid_2", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=2", true},
+                          {"two_steps_interior_grid_3", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=3", true},
+                          {"two_steps_interior_grid_1_first", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_INTERIOR_GRID=1 VEM_TWO_STEP_ORDER=interior_first", true},
+                          {"two_steps_interior_grid_2_first", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_INTERIOR_GRID=2 VEM_TWO_STEP_ORDER=interior_first", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
     // The planes per block: two_steps_<interior z chunk>_<rest's planes per block>; chunk 0 and no
@@ -276,6 +294,7 @@ int run_temporal(int argc, char** argv) {
     for (const V& v : chunk_rows ? chunks : all) {
       if (mode != MaterialMode::indexed && v.ty == 32) continue;
       if (v.quick_only && !quick) continue;
+      if (!row_wanted(v.name)) continue;
       if (quick && !chunk_rows && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
       EngineTuning t;
       if (v.tb != TB::automatic) t.step = EngineTuning::Step::one_pass;  // (default: both left to the engine)
@@ -283,14 +302,17 @@ int run_temporal(int argc, char** argv) {
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
       t.table = v.table;
-      std::string env_name;
+      // v.env: NAME=value, or several separated by spaces
+      std::vector<std::string> env_names;
       if (v.env) {
-        const std::string e = v.env;
-        env_name = e.substr(0, e.find('='));
-        setenv(env_name.c_str(), e.substr(e.find('=') + 1).c_str(), 1);
+        std::istringstream words(v.env);
+        for (std::string e; words >> e;) {
+          env_names.push_back(e.substr(0, e.find('=')));
+          setenv(env_names.back().c_str(), e.substr(e.find('=') + 1).c_str(), 1);
+        }
       }
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
-      if (v.env) unsetenv(env_name.c_str());
+      for (const std::string& name : env_names) unsetenv(name.c_str());
       TRow r;
       r.variant = v.name;
       r.mode = mode == MaterialMode::indexed ? "indexed" : "coefficient_array";

@@ -667,7 +667,10 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 0, false, "VEM_TWO_STEP_ORDER", "interior_first", "32x16, interior launched first"},
                           {16, 0, false, "VEM_TWO_STEP_HOIST", "0", "32x16, rest with chained slabs"},
                           {16, 0, false, "VEM_TWO_STEP_ALIGN", "0", "32x16, interior box not aligned"},
-                          {16, 5, false, "VEM_TWO_STEP_PASS_CHUNK", "3", "32x16, rest blocks of 3 planes"}};
+                          {16, 5, false, "VEM_TWO_STEP_PASS_CHUNK", "3", "32x16, rest blocks of 3 planes"},
+                          // 0.02 blocks a multiprocessor: 2-3 blocks, each looping over many tiles
+                          {16, 7, false, "VEM_TWO_STEP_INTERIOR_GRID", "0.02", "32x16, 7 planes, interior in 2-3 blocks"},
+                          {16, 0, false, "VEM_TWO_STEP_INTERIOR_GRID", "2", "32x16, interior in 2 blocks a multiprocessor"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
       EngineTuning t = one;

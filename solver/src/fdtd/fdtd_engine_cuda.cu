@@ -1469,6 +1469,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
   int tb_tile_y_ = 16;
   bool tb_rest_first_ = true;  // the interior waits for step 1 of the rest and runs beside step 2 (setup_two_step)
+  int tb_interior_blocks_ = 0;  // 0: one interior block a tile; else that many take the tiles in turn (setup_two_step)
   bool tb_hoist_ = true;       // the rest's blocks with the hoisted slabs (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   SideStream side_;  // temporal blocking's interior; the high-order shell (ho_shell_beside_)
@@ -2224,6 +2225,15 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
   // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
   tb_rest_first_ = !env_is("VEM_TWO_STEP_ORDER", "interior_first");
+  // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
+  // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
+  // (measured in results/fdtd.md, session 22); unset: one block a tile.
+  tb_interior_blocks_ = 0;
+  if (const char* grid_env = std::getenv("VEM_TWO_STEP_INTERIOR_GRID")) {
+    const double b = std::atof(grid_env);
+    if (!(b > 0.0)) fail("VEM_TWO_STEP_INTERIOR_GRID=", grid_env, " is not a positive number of blocks a multiprocessor");
+    tb_interior_blocks_ = int(std::max(1.0, std::round(b * sms)));
+  }
   // The rest's blocks with the hoisted slabs (onepass::tile_pass) where the slab sets allow them;
   // VEM_TWO_STEP_HOIST=0 for the chained ones (measured in results/fdtd.md, session 19).
   tb_hoist_ = !env_is("VEM_TWO_STEP_HOIST", "0") && hoistable_slabs();
@@ -2701,7 +2711,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
   auto interior = [&] {
     side_.fork(stream_);
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
-                                      int(tb_tiles_.count), tb_tile_y_, side_.stream);
+                                      int(tb_tiles_.count), tb_tile_y_, tb_interior_blocks_, side_.stream);
   };
   if (!tb_rest_first_) interior();
   // H psi: the first step from the current set into the other (the one-pass pair), the second back.

@@ -683,12 +683,14 @@ struct TwoStepShared {
 // MINB: resident blocks asked of the compiler. 32 x 16: 3 (40 registers, no spills) measured
 // 36,950 against 36,380 Mcells/s at 2 (48 registers) at 512^3 in one call (results/fdtd.md,
 // session 18); 32 x 32: 1.
-template <int TY, int MINB, class Coef, class T>
-__global__ void __launch_bounds__(32 * TY, MINB)
-    two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
+// two_step_tile: one tile's march (the body of both interior kernels below). Consecutive calls of
+// one block need no barrier between them: a tile's last shared-memory reads (H2, after its last
+// second barrier) and its first writes (H1, before its first barrier) are of different arrays, and
+// every thread has passed the previous tile's last barrier before any writes E1 or H2 again.
+template <int TY, class Coef, class T>
+__device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g, const Coef& coef,
+                                              const TwoStepTile t, TwoStepShared<TY>& sm) {
   using LD = ReadOnlyLoad;
-  __shared__ TwoStepShared<TY> sm;
-  const TwoStepTile t = tiles[blockIdx.x];
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int i = t.i0 - 2 + min(tx, t.cw + 2), j = t.j0 - 2 + min(ty, t.ch + 2);
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
@@ -758,6 +760,24 @@ __global__ void __launch_bounds__(32 * TY, MINB)
     e1x_k = e1x, e1y_k = e1y, e1z_k = e1z;
     ex1 = ex2, ey1 = ey2, ez1 = ez2, key_k = key;
   }
+}
+
+template <int TY, int MINB, class Coef, class T>
+__global__ void __launch_bounds__(32 * TY, MINB)
+    two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
+  __shared__ TwoStepShared<TY> sm;
+  two_step_tile<TY>(A, B, g, coef, tiles[blockIdx.x], sm);
+}
+
+// The same tiles taken in turn by fewer blocks (gridDim.x < count): with b blocks a multiprocessor
+// of the interior resident, the registers left let blocks of the rest's launch run beside them
+// (results/fdtd.md, session 22: VEM_TWO_STEP_INTERIOR_GRID).
+template <int TY, int MINB, class Coef, class T>
+__global__ void __launch_bounds__(32 * TY, MINB)
+    two_step_interior_strided(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
+                              int count) {
+  __shared__ TwoStepShared<TY> sm;
+  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY>(A, B, g, coef, tiles[b], sm);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1052,8 +1072,15 @@ void pass_blocks(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
 
 template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
-                 cudaStream_t stream) {
-  two_step_interior<TY, TY == 32 ? 1 : 3, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+                 int grid_blocks, cudaStream_t stream) {
+  constexpr int kMinBlocks = TY == 32 ? 1 : 3;
+  if (grid_blocks > 0 && grid_blocks < count) {
+    two_step_interior_strided<TY, kMinBlocks, Coef, T>
+        <<<unsigned(grid_blocks), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles, count);
+    VEM_CUDA_CHECK_LAUNCH("two_step_interior_strided");
+    return;
+  }
+  two_step_interior<TY, kMinBlocks, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
@@ -1335,13 +1362,13 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
 
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
-                              cudaStream_t stream) {
+                              int grid_blocks, cudaStream_t stream) {
   if (count <= 0) return;
   with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     if (tile_y == 32)
-      two_step_ty<32>(g, coef, A, B, tiles, count, stream);
+      two_step_ty<32>(g, coef, A, B, tiles, count, grid_blocks, stream);
     else
-      two_step_ty<16>(g, coef, A, B, tiles, count, stream);
+      two_step_ty<16>(g, coef, A, B, tiles, count, grid_blocks, stream);
   });
 }
 

@@ -142,10 +142,11 @@ constexpr int kPassTileY = 8;
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
                           bool align_rest = true);
-// tiles / blocks: device arrays.
+// tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
+// tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
-                              cudaStream_t stream);
+                              int grid_blocks, cudaStream_t stream);
 // hoist: the hoisted slabs (fused_step.cu, tile_pass); the caller makes sure both sets are
 // hoistable.
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
