@@ -266,6 +266,8 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_chained", TB::two_steps, 16, 32, "VEM_TWO_STEP_HOIST=0", true},
                           {"two_steps_pass_chunk_32", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=32", true},
                           {"two_steps_interior_first", TB::two_steps, 16, 32, "VEM_TWO_STEP_ORDER=interior_first", true},
+                          {"two_steps_shared_table", TB::two_steps, 16, 32, "VEM_SHARED_TABLE=1", true},
+                          {"default_shared_table", TB::automatic, 0, 0, "VEM_SHARED_TABLE=1", true},
                           {"two_steps_interior_grid_1", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=1", true},
                           {"two_steps_interior_grid_2", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=2", true},
                           {"two_steps_interior_grid_3", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=3", true},

@@ -61,6 +61,31 @@ struct ConstTab {
   __device__ __forceinline__ float a(int c, long long, int key) const { return c_onepass_table[key + 2 * c]; }
   __device__ __forceinline__ float b(int c, long long, int key) const { return c_onepass_table[key + 2 * c + 1]; }
 };
+// The table in the block's shared memory (Coefs::shared_table): `table` is the global copy on the
+// host side; bind_table (the kernel's first statement) copies it into dynamic shared memory and
+// points `table` there. Shared-memory loads of a warp's 4-5 different rows take one or two
+// transactions where the constant bank serves distinct addresses one after another.
+struct SharedTab {
+  const std::uint16_t* __restrict__ index;
+  const float* table;
+  int floats;  // entries x 12
+  __device__ __forceinline__ int key(long long o) const { return int(__ldg(index + o)) * 12; }
+  __device__ __forceinline__ float a(int c, long long, int key) const { return table[key + 2 * c]; }
+  __device__ __forceinline__ float b(int c, long long, int key) const { return table[key + 2 * c + 1]; }
+};
+template <class Coef>
+__device__ __forceinline__ void bind_table(Coef&) {}
+__device__ __forceinline__ void bind_table(SharedTab& c) {
+  extern __shared__ float s_table[];
+  const int nt = int(blockDim.x * blockDim.y * blockDim.z);
+  const int tid = int(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z));
+  for (int q = tid; q < c.floats; q += nt) s_table[q] = __ldg(c.table + q);
+  __syncthreads();
+  c.table = s_table;
+}
+template <class Coef>
+std::size_t table_bytes(const Coef&) { return 0; }
+std::size_t table_bytes(const SharedTab& c) { return std::size_t(c.floats) * sizeof(float); }
 using cuda_kernels::CoefficientArrays;  // kernel_common.cuh
 using cuda_kernels::GlobalTable;
 using cuda_kernels::in;
@@ -643,6 +668,7 @@ template <bool HOIST, class Coef, class T>
 __global__ void __launch_bounds__(32 * (kPassTileY + 1), kPassMinBlocks)
     onepass_blocks(Fields<T> A, Fields<T> B, Grid g, Coef coef, const PassBlock* __restrict__ blocks, CpmlSet ch,
                    CpmlSet ce) {
+  bind_table(coef);
   __shared__ Planes<kPassTileY> sm;
   const int bx = int(blockIdx.x);
   const PassBlock pb = blocks[bx];
@@ -765,6 +791,7 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
 template <int TY, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
+  bind_table(coef);
   __shared__ TwoStepShared<TY> sm;
   two_step_tile<TY>(A, B, g, coef, tiles[blockIdx.x], sm);
 }
@@ -776,6 +803,7 @@ template <int TY, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior_strided(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                               int count) {
+  bind_table(coef);
   __shared__ TwoStepShared<TY> sm;
   for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY>(A, B, g, coef, tiles[b], sm);
 }
@@ -880,6 +908,7 @@ template <bool HOIST, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
                      int steps) {
+  bind_table(coef);
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   const long long stride = (long long)gridDim.x * blockDim.x;
@@ -998,6 +1027,24 @@ void with_coef(const Coefs& c, Fn&& fn) {
   }
 }
 
+// with_coef, and SharedTab where c asks for the table in shared memory (the kernels that bind it).
+template <class Fn>
+void with_coef_shared(const Coefs& c, Fn&& fn) {
+  if (c.kind == CoefKind::constant_table && c.shared_table)
+    fn(SharedTab{c.index, c.table, c.table_entries * 12});
+  else
+    with_coef(c, fn);
+}
+template <class Fn>
+void with_fields_and_coef_shared(FieldStorage storage, const Coefs& c, float* const cur[6], float* const next[6],
+                                 Fn&& fn) {
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
+    with_coef_shared(c, [&](const auto& coef) { fn(A, B, coef); });
+  });
+}
+
 // Calls fn(A, B, coef): cur and next as arrays of the storage's element type, the coefficients
 // through c's access policy (every launch of this file instantiates its kernel for each).
 template <class Fn>
@@ -1043,7 +1090,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
                          : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
                                                                  : persistent_steps<false, 5, Coef, T>);
   int per_sm = 0, sms = 0, coop = 0;
-  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, 0));
+  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, table_bytes(coef)));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
   if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
@@ -1053,6 +1100,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   cfg.stream = stream;
   cfg.gridDim = dim3(unsigned(blocks));
   cfg.blockDim = dim3(kPersistentThreads);
+  cfg.dynamicSmemBytes = table_bytes(coef);
   cudaLaunchAttribute attr[1];
   attr[0].id = cudaLaunchAttributeCooperative;
   attr[0].val.cooperative = 1;
@@ -1067,7 +1115,7 @@ template <class Coef, class T>
 void pass_blocks(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const PassBlock* blocks, int count,
                  const CpmlSet& ch, const CpmlSet& ce, bool hoist, cudaStream_t stream) {
   auto kernel = hoist ? onepass_blocks<true, Coef, T> : onepass_blocks<false, Coef, T>;
-  kernel<<<unsigned(count), dim3(32, kPassTileY + 1), 0, stream>>>(A, B, g, coef, blocks, ch, ce);
+  kernel<<<unsigned(count), dim3(32, kPassTileY + 1), table_bytes(coef), stream>>>(A, B, g, coef, blocks, ch, ce);
 }
 
 template <int TY, class Coef, class T>
@@ -1075,12 +1123,19 @@ void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
                  int grid_blocks, cudaStream_t stream) {
   constexpr int kMinBlocks = TY == 32 ? 1 : 3;
   if (grid_blocks > 0 && grid_blocks < count) {
+    if (TY == 32 && table_bytes(coef) > 0)
+      VEM_CUDA_CHECK(cudaFuncSetAttribute(two_step_interior_strided<TY, kMinBlocks, Coef, T>,
+                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
     two_step_interior_strided<TY, kMinBlocks, Coef, T>
-        <<<unsigned(grid_blocks), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles, count);
+        <<<unsigned(grid_blocks), dim3(32, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, count);
     VEM_CUDA_CHECK_LAUNCH("two_step_interior_strided");
     return;
   }
-  two_step_interior<TY, kMinBlocks, Coef, T><<<unsigned(count), dim3(32, TY), 0, stream>>>(A, B, g, coef, tiles);
+  if (TY == 32 && table_bytes(coef) > 0)  // (48 KB of static shared memory: the table needs the opt-in)
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(two_step_interior<TY, kMinBlocks, Coef, T>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
+  two_step_interior<TY, kMinBlocks, Coef, T>
+      <<<unsigned(count), dim3(32, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
@@ -1242,7 +1297,7 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
+    with_coef_shared(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
   });
 }
 
@@ -1364,7 +1419,7 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               int grid_blocks, cudaStream_t stream) {
   if (count <= 0) return;
-  with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+  with_fields_and_coef_shared(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     if (tile_y == 32)
       two_step_ty<32>(g, coef, A, B, tiles, count, grid_blocks, stream);
     else
@@ -1376,7 +1431,7 @@ void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, flo
                         const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
                         bool hoist, cudaStream_t stream) {
   if (count <= 0) return;
-  with_fields_and_coef(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+  with_fields_and_coef_shared(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     pass_blocks(g, coef, A, B, blocks, count, cpml_h, cpml_e, hoist, stream);
   });
   VEM_CUDA_CHECK_LAUNCH("onepass_blocks");

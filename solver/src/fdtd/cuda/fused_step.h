@@ -38,6 +38,12 @@ struct Coefs {
   const std::uint16_t* index = nullptr;
   const float* table = nullptr;  // device table (global_table)
   const float* arr[12] = {};
+  // constant_table only: the two-step interior, the rest's blocks and the persistent kernel copy
+  // the table's `table_entries` rows from `table` into each block's shared memory and read them
+  // there (measurement switch VEM_SHARED_TABLE, fdtd_engine_cuda.cu; the other kernels keep the
+  // constant bank). Same values: the same fields bit for bit.
+  bool shared_table = false;
+  int table_entries = 0;
 };
 
 // A box of samples, origin and extent.
