@@ -236,8 +236,9 @@ bool row_wanted(const std::string& name) {
 // (or n), indexed and coefficient arrays: the one-pass default, two steps per pass with interior
 // blocks of 32 x 16 / 32 x 32 threads and z chunks of 64 / 32, the one-pass step again (the
 // drift of the run); VEM_TEMPORAL_QUICK adds the measurement switches' rows and the material table
-// in global memory instead of the constant bank (*_global_table); VEM_TEMPORAL_ROWS (above) picks
-// rows by name. Rates only: the bytes a step moves are measured with Nsight Compute.
+// in global memory instead of the constant bank (*_global_table), or the constant bank instead of
+// the two-step and persistent kernels' shared-memory copy (*_constant_table); VEM_TEMPORAL_ROWS
+// (above) picks rows by name. Rates only: the bytes a step moves are measured with Nsight Compute.
 int run_temporal(int argc, char** argv) {
   const std::string out = argc > 2 ? argv[2] : "fdtd_temporal.json";
   const std::string commit = argc > 3 ? argv[3] : "unknown";
@@ -266,8 +267,8 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_chained", TB::two_steps, 16, 32, "VEM_TWO_STEP_HOIST=0", true},
                           {"two_steps_pass_chunk_32", TB::two_steps, 16, 32, "VEM_TWO_STEP_PASS_CHUNK=32", true},
                           {"two_steps_interior_first", TB::two_steps, 16, 32, "VEM_TWO_STEP_ORDER=interior_first", true},
-                          {"two_steps_shared_table", TB::two_steps, 16, 32, "VEM_SHARED_TABLE=1", true},
-                          {"default_shared_table", TB::automatic, 0, 0, "VEM_SHARED_TABLE=1", true},
+                          {"two_steps_constant_table", TB::two_steps, 16, 32, "VEM_SHARED_TABLE=0", true},
+                          {"default_constant_table", TB::automatic, 0, 0, "VEM_SHARED_TABLE=0", true},
                           {"two_steps_interior_grid_1", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=1", true},
                           {"two_steps_interior_grid_2", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=2", true},
                           {"two_steps_interior_grid_3", TB::two_steps, 16, 32, "VEM_TWO_STEP_INTERIOR_GRID=3", true},

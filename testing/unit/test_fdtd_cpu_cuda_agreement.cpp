@@ -671,8 +671,8 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           // 0.02 blocks a multiprocessor: 2-3 blocks, each looping over many tiles
                           {16, 7, false, "VEM_TWO_STEP_INTERIOR_GRID", "0.02", "32x16, 7 planes, interior in 2-3 blocks"},
                           {16, 0, false, "VEM_TWO_STEP_INTERIOR_GRID", "2", "32x16, interior in 2 blocks a multiprocessor"},
-                          {16, 0, false, "VEM_SHARED_TABLE", "1", "32x16, material table in shared memory"},
-                          {32, 5, false, "VEM_SHARED_TABLE", "1", "32x32, 5 planes, material table in shared memory"}};
+                          {16, 0, false, "VEM_SHARED_TABLE", "0", "32x16, material table in the constant bank"},
+                          {32, 5, false, "VEM_SHARED_TABLE", "0", "32x32, 5 planes, material table in the constant bank"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
       EngineTuning t = one;
@@ -793,19 +793,19 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
     const int n = steps(300);
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
     ASSERT_EQ(ref->run(n), n);
-    // (the third: hoisted with the material table in shared memory, VEM_SHARED_TABLE=1; the same
-    // as the constant bank with coefficient arrays)
+    // (the third: hoisted with the material table read from the constant bank, VEM_SHARED_TABLE=0,
+    // instead of the default copy in shared memory; the same as the first with coefficient arrays)
     for (int variant = 0; variant < 3; ++variant) {
       const PS ps = variant == 1 ? PS::chained : PS::hoisted;
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
       t.persistent_samples = ps;
-      if (variant == 2) setenv("VEM_SHARED_TABLE", "1", 1);
+      if (variant == 2) setenv("VEM_SHARED_TABLE", "0", 1);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       unsetenv("VEM_SHARED_TABLE");
       ASSERT_EQ(eng->run(n), n);
       const std::string name =
-          std::string(m.name) + (variant == 0 ? ", hoisted" : variant == 1 ? ", chained" : ", hoisted, shared table");
+          std::string(m.name) + (variant == 0 ? ", hoisted" : variant == 1 ? ", chained" : ", hoisted, constant-bank table");
       EXPECT_EQ(eng->persistent_steps(), n) << name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));

@@ -2308,11 +2308,12 @@ void FdtdEngineCuda::set_onepass_coefs(const EngineTuning& tuning) {
     onepass_coefs_.kind = constant ? onepass::CoefKind::constant_table : onepass::CoefKind::global_table;
     onepass_coefs_.index = index_.ptr;
     onepass_coefs_.table = table_.ptr;
-    // VEM_SHARED_TABLE=1: the two-step and persistent kernels read a copy of the constant table in
-    // each block's shared memory (onepass::Coefs::shared_table; measured in results/fdtd.md,
-    // session 22), for tables of up to 256 entries (12 KB).
+    // The two-step and persistent kernels read a copy of the constant table in each block's shared
+    // memory (onepass::Coefs::shared_table), for tables of up to 256 entries (12 KB): +0.7-1.5 %
+    // at 128^3-512^3 with two steps per pass, +5 % at 64^3 persistent, in one call (results/fdtd.md,
+    // session 22). VEM_SHARED_TABLE=0 keeps them on the constant bank.
     onepass_coefs_.table_entries = int(ct.entries);
-    onepass_coefs_.shared_table = constant && ct.entries <= 256 && env_is("VEM_SHARED_TABLE", "1");
+    onepass_coefs_.shared_table = constant && ct.entries <= 256 && !env_is("VEM_SHARED_TABLE", "0");
   } else {
     onepass_coefs_.kind = onepass::CoefKind::arrays;
     for (int q = 0; q < 12; ++q) onepass_coefs_.arr[q] = coef_ptr_[q];

@@ -157,6 +157,10 @@ struct EngineTuning {
   // z planes each thread of the bulk kernels marches over (registers carry the z-neighbour);
   // 1 is one thread per sample (the paper's xyz-mapping), >= nz+1 one thread per column.
   int z_chunk = 0;
+  // Where the CUDA kernels read the material table: the constant bank (automatic: when it fits and
+  // no other live engine holds it) or global memory. With the constant bank, the two-step and
+  // persistent kernels read a copy in each block's shared memory (tables of up to 256 entries;
+  // measured faster, fdtd.md, session 22).
   enum class TablePlacement { automatic, constant, global } table = TablePlacement::automatic;
   // CPML corrections: all six slabs in one launch per half step (merged) or one launch per axis;
   // automatic: merged below 8 M cells, where launches weigh most (measured, fdtd.md).

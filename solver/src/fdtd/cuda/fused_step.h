@@ -40,8 +40,9 @@ struct Coefs {
   const float* arr[12] = {};
   // constant_table only: the two-step interior, the rest's blocks and the persistent kernel copy
   // the table's `table_entries` rows from `table` into each block's shared memory and read them
-  // there (measurement switch VEM_SHARED_TABLE, fdtd_engine_cuda.cu; the other kernels keep the
-  // constant bank). Same values: the same fields bit for bit.
+  // there (the engine's default for tables of up to 256 entries, fdtd_engine_cuda.cu,
+  // set_onepass_coefs; the other kernels keep the constant bank). Same values: the same fields bit
+  // for bit.
   bool shared_table = false;
   int table_entries = 0;
 };
