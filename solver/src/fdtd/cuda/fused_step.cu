@@ -1014,8 +1014,16 @@ Fields<T> fields(float* const f[6]) {
   return F;
 }
 
-template <class Fn>
+// SHARED: the launch's kernel binds SharedTab (bind_table), which it gets where c asks for the
+// table in shared memory; the other launches keep ConstTab (and instantiate no SharedTab kernel).
+template <bool SHARED = false, class Fn>
 void with_coef(const Coefs& c, Fn&& fn) {
+  if constexpr (SHARED) {
+    if (c.kind == CoefKind::constant_table && c.shared_table) {
+      fn(SharedTab{c.index, c.table, c.table_entries * 12});
+      return;
+    }
+  }
   switch (c.kind) {
     case CoefKind::constant_table: fn(ConstTab{c.index}); break;
     case CoefKind::global_table: fn(GlobalTable{c.index, c.table}); break;
@@ -1027,32 +1035,14 @@ void with_coef(const Coefs& c, Fn&& fn) {
   }
 }
 
-// with_coef, and SharedTab where c asks for the table in shared memory (the kernels that bind it).
-template <class Fn>
-void with_coef_shared(const Coefs& c, Fn&& fn) {
-  if (c.kind == CoefKind::constant_table && c.shared_table)
-    fn(SharedTab{c.index, c.table, c.table_entries * 12});
-  else
-    with_coef(c, fn);
-}
-template <class Fn>
-void with_fields_and_coef_shared(FieldStorage storage, const Coefs& c, float* const cur[6], float* const next[6],
-                                 Fn&& fn) {
-  cuda_kernels::with_storage(storage, [&](auto t) {
-    using T = decltype(t);
-    const Fields<T> A = fields<T>(cur), B = fields<T>(next);
-    with_coef_shared(c, [&](const auto& coef) { fn(A, B, coef); });
-  });
-}
-
 // Calls fn(A, B, coef): cur and next as arrays of the storage's element type, the coefficients
 // through c's access policy (every launch of this file instantiates its kernel for each).
-template <class Fn>
+template <bool SHARED = false, class Fn>
 void with_fields_and_coef(FieldStorage storage, const Coefs& c, float* const cur[6], float* const next[6], Fn&& fn) {
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> A = fields<T>(cur), B = fields<T>(next);
-    with_coef(c, [&](const auto& coef) { fn(A, B, coef); });
+    with_coef<SHARED>(c, [&](const auto& coef) { fn(A, B, coef); });
   });
 }
 
@@ -1118,24 +1108,29 @@ void pass_blocks(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
   kernel<<<unsigned(count), dim3(32, kPassTileY + 1), table_bytes(coef), stream>>>(A, B, g, coef, blocks, ch, ce);
 }
 
+// The 32 x 32 interior has 48 KB of static shared memory: the table's dynamic bytes beside it need
+// the opt-in (32 x 16 has 24 KB and needs none).
+template <int TY, class Kernel, class Coef>
+void allow_table_bytes(Kernel kernel, const Coef& coef) {
+  if (TY == 32 && table_bytes(coef) > 0)
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
+}
+
 template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
                  int grid_blocks, cudaStream_t stream) {
   constexpr int kMinBlocks = TY == 32 ? 1 : 3;
+  const std::size_t smem = table_bytes(coef);
   if (grid_blocks > 0 && grid_blocks < count) {
-    if (TY == 32 && table_bytes(coef) > 0)
-      VEM_CUDA_CHECK(cudaFuncSetAttribute(two_step_interior_strided<TY, kMinBlocks, Coef, T>,
-                                          cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
-    two_step_interior_strided<TY, kMinBlocks, Coef, T>
-        <<<unsigned(grid_blocks), dim3(32, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, count);
+    auto kernel = two_step_interior_strided<TY, kMinBlocks, Coef, T>;
+    allow_table_bytes<TY>(kernel, coef);
+    kernel<<<unsigned(grid_blocks), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles, count);
     VEM_CUDA_CHECK_LAUNCH("two_step_interior_strided");
     return;
   }
-  if (TY == 32 && table_bytes(coef) > 0)  // (48 KB of static shared memory: the table needs the opt-in)
-    VEM_CUDA_CHECK(cudaFuncSetAttribute(two_step_interior<TY, kMinBlocks, Coef, T>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
-  two_step_interior<TY, kMinBlocks, Coef, T>
-      <<<unsigned(count), dim3(32, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles);
+  auto kernel = two_step_interior<TY, kMinBlocks, Coef, T>;
+  allow_table_bytes<TY>(kernel, coef);
+  kernel<<<unsigned(count), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
@@ -1297,7 +1292,7 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef_shared(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
+    with_coef<true>(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
   });
 }
 
@@ -1419,7 +1414,7 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               int grid_blocks, cudaStream_t stream) {
   if (count <= 0) return;
-  with_fields_and_coef_shared(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+  with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     if (tile_y == 32)
       two_step_ty<32>(g, coef, A, B, tiles, count, grid_blocks, stream);
     else
@@ -1431,7 +1426,7 @@ void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, flo
                         const PassBlock* blocks, int count, const CpmlSet& cpml_h, const CpmlSet& cpml_e,
                         bool hoist, cudaStream_t stream) {
   if (count <= 0) return;
-  with_fields_and_coef_shared(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+  with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     pass_blocks(g, coef, A, B, blocks, count, cpml_h, cpml_e, hoist, stream);
   });
   VEM_CUDA_CHECK_LAUNCH("onepass_blocks");
