@@ -276,6 +276,13 @@ int run_temporal(int argc, char** argv) {
                            "VEM_TWO_STEP_INTERIOR_GRID=1 VEM_TWO_STEP_ORDER=interior_first", true},
                           {"two_steps_interior_grid_2_first", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_INTERIOR_GRID=2 VEM_TWO_STEP_ORDER=interior_first", true},
+                          {"two_steps_shell", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=1", true},
+                          {"two_steps_shell_16", TB::two_steps, 16, 16, "VEM_TWO_STEP_SHELL=1", true},
+                          {"two_steps_shell_first", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=shell_first", true},
+                          {"two_steps_shell_1_block", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_BLOCKS=1", true},
+                          {"default_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=1", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
     // The planes per block: two_steps_<interior z chunk>_<rest's planes per block>; chunk 0 and no

@@ -659,7 +659,15 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
         EXPECT_EQ(count_differences(pa.values[p], pb.values[p]).first, 0u) << m.name << ", hoisted, probe " << p;
     }
     // env: the engine's measurement switches (fdtd_engine_cuda.cu, setup_two_step), set while it is made.
-    struct V { int ty, chunk; bool two_pass_middle; const char* env_name; const char* env_value; const char* name; };
+    struct V {
+      int ty, chunk;
+      bool two_pass_middle;
+      const char* env_name;
+      const char* env_value;
+      const char* name;
+      const char* env2_name = nullptr;  // a second switch
+      const char* env2_value = nullptr;
+    };
     const V variants[] = {{16, 64, false, nullptr, nullptr, "32x16, 64 planes"},
                           {16, 7, false, nullptr, nullptr, "32x16, 7 planes"},
                           {32, 5, false, nullptr, nullptr, "32x32, 5 planes"},
@@ -672,15 +680,27 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 7, false, "VEM_TWO_STEP_INTERIOR_GRID", "0.02", "32x16, 7 planes, interior in 2-3 blocks"},
                           {16, 0, false, "VEM_TWO_STEP_INTERIOR_GRID", "2", "32x16, interior in 2 blocks a multiprocessor"},
                           {16, 0, false, "VEM_SHARED_TABLE", "0", "32x16, material table in the constant bank"},
-                          {32, 5, false, "VEM_SHARED_TABLE", "0", "32x32, 5 planes, material table in the constant bank"}};
+                          {32, 5, false, "VEM_SHARED_TABLE", "0", "32x32, 5 planes, material table in the constant bank"},
+                          // the CPML shell and the faces in two-step tiles (the tiles next to the
+                          // sources and probes, one of them in the y CPML, left to the rest)
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles"},
+                          {32, 5, false, "VEM_TWO_STEP_SHELL", "1", "32x32, 5 planes, shell tiles"},
+                          {16, 0, true, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-pass middle"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles launched first",
+                           "VEM_TWO_STEP_ORDER", "shell_first"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, one block a multiprocessor",
+                           "VEM_TWO_STEP_SHELL_BLOCKS", "1"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
+      if (v.env2_name) setenv(v.env2_name, v.env2_value, 1);
       EngineTuning t = one;
       t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
       t.two_step_tile_y = v.ty;
       t.two_step_z_chunk = v.chunk;
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       if (v.env_name) unsetenv(v.env_name);
+      if (v.env2_name) unsetenv(v.env2_name);
       int pairs_steps = 0, one_steps = n;
       if (v.two_pass_middle) {
         const int a = n / 3, b = n / 5;  // 133 + 80 + 187 at n = 400
@@ -699,6 +719,8 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
       }
       const std::string label = std::string(m.name) + ", " + v.name;
       EXPECT_EQ(eng->two_step_steps(), pairs_steps) << label;
+      const bool shell = v.env_name && std::string(v.env_name) == "VEM_TWO_STEP_SHELL";
+      EXPECT_EQ(eng->two_step_shell_steps(), shell ? pairs_steps : 0) << label;
       EXPECT_EQ(eng->one_pass_steps(), one_steps) << label;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));

@@ -1272,6 +1272,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool fields_on_device() const override { return true; }
   std::int64_t one_pass_steps() const override { return one_pass_steps_; }
   std::int64_t two_step_steps() const override { return two_step_steps_; }
+  std::int64_t two_step_shell_steps() const override { return two_step_shell_steps_; }
   std::int64_t persistent_steps() const override { return persistent_steps_; }
   int coefficient_arrays_stored() const override { return use_table_ ? 0 : coef_distinct_; }
   bool set_fused_e_source(const float* const s[3]) override {
@@ -1359,14 +1360,16 @@ class FdtdEngineCuda final : public FdtdEngine {
   struct AxisProfile { DeviceArray<float> b_e, c_e, kinv_e, b_h, c_h, kinv_h; };
   AxisProfile profile_[3];
   // psi_h_next: the second H psi set of a one-pass step with folded CPML (onepass::Slab);
-  // psi_e_next: the second E psi set of temporal blocking (setup_two_step).
+  // psi_e_next: the second E psi set of temporal blocking (setup_two_step); psi_h_mid, psi_e_mid:
+  // the third sets of its shell tiles' pairs (the rest's psi between its two steps).
   struct SlabState {
     int axis, face;
     SlabParams e, h;
-    DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2], psi_e_next[2];
+    DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2], psi_e_next[2], psi_h_mid[2], psi_e_mid[2];
     std::int64_t ne = 0, nh = 0;
   };
   void swap_h_psi();
+  void swap_e_psi();
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
   // High-order schemes: resolve tables and terms on the device, the bulk kernels' block.
   bool high_order_ = false;
@@ -1463,7 +1466,18 @@ class FdtdEngineCuda final : public FdtdEngine {
   // side_ beside the second (tb_rest_first_) or the first. E psi: read from psi_e and written into psi_e_next in the first step, back in
   // the second (tb_cpml_e_[step]); H psi likewise through the one-pass pair of sets, so a pair
   // leaves both where they were.
+  // Shell tiles (tb_shell_, plan_two_step's `shell`): the CPML shell and the faces step in pairs too
+  // (onepass::launch_two_step_shell), the rest's blocks hold only the tiles next to sources and
+  // probes. psi: the shell tiles read the current sets and write the second ones, the rest goes
+  // through the third (psi_*_mid) in its step 1 and into the second in its step 2; after the pair
+  // swap_h_psi and swap_e_psi make the second sets current.
   bool two_step_ = false;
+  bool tb_shell_ = false;
+  bool tb_shell_interior_first_ = true;  // (setup_two_step)
+  int tb_shell_blocks_ = 2;               // resident blocks the shell kernel is compiled for (setup_two_step)
+  DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;
+  onepass::CpmlSet tb_mid_h_[2], tb_mid_e_[2];  // the rest's sets of a shell pair: [step]; rebuilt per pair
+  void shell_pair_sets();
   DeviceArray<float> mid_[6];
   DeviceArray<onepass::TwoStepTile> tb_tiles_;
   DeviceArray<onepass::PassBlock> tb_first_, tb_second_;
@@ -1473,7 +1487,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool tb_hoist_ = true;       // the rest's blocks with the hoisted slabs (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   SideStream side_;  // temporal blocking's interior; the high-order shell (ho_shell_beside_)
-  std::int64_t two_step_steps_ = 0;
+  std::int64_t two_step_steps_ = 0, two_step_shell_steps_ = 0;
   // automatic: chosen by default (setup_onepass); a model it cannot take then steps one pass at a
   // time instead of failing.
   void setup_two_step(const EngineTuning& tuning, bool automatic);
@@ -2201,9 +2215,12 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   const bool align = !env_is("VEM_TWO_STEP_ALIGN", "0");
   const char* chunk_env = std::getenv("VEM_TWO_STEP_PASS_CHUNK");
   int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
+  // VEM_TWO_STEP_SHELL=1: the CPML shell and the faces in two-step tiles too (results/fdtd.md,
+  // session 23); the shell tiles correct at most one slab of each axis (hoistable).
+  tb_shell_ = env_is("VEM_TWO_STEP_SHELL", "1") && hoistable_slabs();
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
-                                  pass_chunk, align);
+                                  pass_chunk, align, tb_shell_);
   };
   onepass::TwoStepPlan plan = make_plan();
   // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8
@@ -2213,7 +2230,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   int sms = 0;
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
   const std::size_t enough = std::size_t(8) * std::size_t(sms);
-  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() < enough) {
+  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell.size() < enough) {
     z_chunk /= 2;
     plan = make_plan();
   }
@@ -2225,6 +2242,12 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
   // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
   tb_rest_first_ = !env_is("VEM_TWO_STEP_ORDER", "interior_first");
+  // With shell tiles the interior is forked before them (both start at once) unless
+  // VEM_TWO_STEP_ORDER=shell_first (it then waits for the shell tiles).
+  tb_shell_interior_first_ = !env_is("VEM_TWO_STEP_ORDER", "shell_first");
+  // VEM_TWO_STEP_SHELL_BLOCKS=1: the shell kernel compiled for one resident block (no spills)
+  // instead of two (measured in results/fdtd.md, session 23).
+  tb_shell_blocks_ = env_is("VEM_TWO_STEP_SHELL_BLOCKS", "1") ? 1 : 2;
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.
@@ -2237,7 +2260,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // The rest's blocks with the hoisted slabs (onepass::tile_pass) where the slab sets allow them;
   // VEM_TWO_STEP_HOIST=0 for the chained ones (measured in results/fdtd.md, session 19).
   tb_hoist_ = !env_is("VEM_TWO_STEP_HOIST", "0") && hoistable_slabs();
-  if (plan.interior.empty()) {
+  if (plan.interior.empty() && plan.shell.empty()) {
     if (automatic) return;
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
@@ -2249,6 +2272,21 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_first_.upload(plan.first.data(), plan.first.size());
   tb_second_.allocate(plan.second.size(), "two-step pass blocks");
   tb_second_.upload(plan.second.data(), plan.second.size());
+  if (tb_shell_) {
+    tb_shell_tiles_.allocate(plan.shell.size(), "two-step shell tiles");
+    tb_shell_tiles_.upload(plan.shell.data(), plan.shell.size());
+    for (const auto& st : slabs_)
+      for (int q = 0; q < 2; ++q) {
+        if (st->nh > 0) {
+          st->psi_h_mid[q].allocate(std::size_t(st->nh), "CPML psi arrays (third set)");
+          st->psi_h_mid[q].zero();
+        }
+        if (st->ne > 0) {
+          st->psi_e_mid[q].allocate(std::size_t(st->ne), "CPML psi arrays (third set)");
+          st->psi_e_mid[q].zero();
+        }
+      }
+  }
   for (int c = 0; c < 6; ++c) {
     mid_[c].allocate(field_floats_, "temporal blocking's third set of field arrays");
     mid_[c].zero();
@@ -2258,10 +2296,10 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   side_.create();
   if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
     std::fprintf(stderr,
-                 "temporal blocking: %zu interior tiles (%lld samples, %d planes), step 1 %zu blocks (%lld samples), "
-                 "step 2 %zu blocks (%lld samples, %d planes)\n",
-                 plan.interior.size(), plan.interior_samples, z_chunk, plan.first.size(), plan.first_samples,
-                 plan.second.size(), plan.second_samples, pass_chunk);
+                 "temporal blocking: %zu interior tiles (%lld samples, %d planes), %zu shell tiles (%lld samples), "
+                 "step 1 %zu blocks (%lld samples), step 2 %zu blocks (%lld samples, %d planes)\n",
+                 plan.interior.size(), plan.interior_samples, z_chunk, plan.shell.size(), plan.shell_samples,
+                 plan.first.size(), plan.first_samples, plan.second.size(), plan.second_samples, pass_chunk);
   two_step_ = true;
 }
 
@@ -2368,6 +2406,63 @@ void FdtdEngineCuda::swap_h_psi() {
     }
   }
   onepass_cpml_h_ = swapped_psi(onepass_cpml_h_);
+}
+
+namespace {
+// Every psi pointer of `cs` equal to a becomes b and the other way round.
+void exchange_psi(onepass::CpmlSet& cs, const float* a, const float* b) {
+  for (int p = 0; p < cs.count; ++p)
+    for (int q = 0; q < 2; ++q) {
+      const float* in = cs.s[p].psi_in[q];
+      float* out = cs.s[p].psi_out[q];
+      if (in == a) cs.s[p].psi_in[q] = b;
+      else if (in == b) cs.s[p].psi_in[q] = a;
+      if (out == a) cs.s[p].psi_out[q] = const_cast<float*>(b);
+      else if (out == b) cs.s[p].psi_out[q] = const_cast<float*>(a);
+    }
+}
+}  // namespace
+
+// After a pair with shell tiles (step_pair): psi^{n+2} (written into psi_e_next) becomes the
+// current E psi everywhere the engine keeps the pointers (the slab kernels' sets, the one-pass
+// step's in-place set, temporal blocking's pair of sets).
+void FdtdEngineCuda::swap_e_psi() {
+  for (const auto& st : slabs_) {
+    for (int q = 0; q < 2; ++q) {
+      float* const was = st->psi_e[q].ptr;
+      float* const now = st->psi_e_next[q].ptr;
+      if (!now) continue;
+      std::swap(st->psi_e[q].ptr, st->psi_e_next[q].ptr);
+      st->e.psi[q] = now;
+      SlabSet* sets[] = {&set_e_, &set_axis_e_[0], &set_axis_e_[1], &set_axis_e_[2]};
+      for (SlabSet* set : sets)
+        for (int p = 0; p < set->count; ++p)
+          if (set->s[p].psi[q] == was) set->s[p].psi[q] = now;
+      for (onepass::CpmlSet* cs : {&onepass_cpml_e_, &tb_cpml_e_[0], &tb_cpml_e_[1]}) exchange_psi(*cs, was, now);
+    }
+  }
+}
+
+// The rest's slab sets of a pair with shell tiles: step 1 from the current psi into the third set,
+// step 2 from there into the second (the sets' slabs in fill_cpml_set's order).
+void FdtdEngineCuda::shell_pair_sets() {
+  tb_mid_h_[0] = tb_mid_h_[1] = onepass_cpml_h_;
+  tb_mid_e_[0] = tb_mid_e_[1] = tb_cpml_e_[0];
+  for (int electric = 0; electric < 2; ++electric) {
+    onepass::CpmlSet* m = electric ? tb_mid_e_ : tb_mid_h_;
+    int p = 0;
+    for (int a = 0; a < 3; ++a)
+      for (const auto& st : slabs_) {
+        if (st->axis != a || (electric ? st->ne : st->nh) == 0) continue;
+        for (int q = 0; q < 2; ++q) {
+          float* const mid = electric ? st->psi_e_mid[q].ptr : st->psi_h_mid[q].ptr;
+          m[0].s[p].psi_out[q] = mid;
+          m[1].s[p].psi_in[q] = mid;
+        }
+        ++p;
+      }
+    if (p != m[0].count) fail("temporal blocking: the CPML slab sets changed");
+  }
 }
 
 void FdtdEngineCuda::push_point_updates(bool electric, int step) {
@@ -2719,6 +2814,34 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
                                       int(tb_tiles_.count), tb_tile_y_, tb_interior_blocks_, side_.stream);
   };
+  if (tb_shell_) {
+    // The interior forked before the shell tiles (both read only fields_), or after them
+    // (tb_shell_interior_first_).
+    shell_pair_sets();
+    if (tb_shell_interior_first_) interior();
+    onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_tiles_.ptr,
+                                   int(tb_shell_tiles_.count), onepass_cpml_h_, tb_cpml_e_[0], tb_shell_blocks_,
+                                   stream_);
+    if (!tb_shell_interior_first_) interior();
+    onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
+                                tb_mid_h_[0], tb_mid_e_[0], tb_hoist_, stream_);
+    for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
+    push_point_updates(true, step);
+    gather_probes_at(step);
+    onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count),
+                                tb_mid_h_[1], tb_mid_e_[1], tb_hoist_, stream_);
+    side_.join(stream_);
+    for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
+    push_point_updates(true, step + 1);
+    gather_probes_at(step + 1);
+    for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);
+    swap_h_psi();
+    swap_e_psi();
+    one_pass_steps_ += 2;
+    two_step_steps_ += 2;
+    two_step_shell_steps_ += 2;
+    return;
+  }
   if (!tb_rest_first_) interior();
   // H psi: the first step from the current set into the other (the one-pass pair), the second back.
   const onepass::CpmlSet h2 = swapped_psi(onepass_cpml_h_);

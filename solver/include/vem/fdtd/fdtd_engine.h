@@ -111,6 +111,9 @@ class FdtdEngine {
   // Steps this engine ran two per pass (temporal blocking, EngineTuning::temporal_blocking; also
   // counted in one_pass_steps); 0 for the others.
   virtual std::int64_t two_step_steps() const { return 0; }
+  // Of those, the steps whose pairs stepped the CPML shell and the faces in two-step tiles too
+  // (the CUDA engine's shell tiles, fused_step.h).
+  virtual std::int64_t two_step_shell_steps() const { return 0; }
   // Steps taken by the persistent kernel (CUDA engine, EngineTuning::Step::persistent); 0 for the others.
   virtual std::int64_t persistent_steps() const { return 0; }
   // Coefficient arrays the engine holds in its own memory when it reads a coefficient-array model

@@ -361,12 +361,13 @@ __device__ __forceinline__ void load_psi(const CpmlSet& cs, const SlabHits& h, f
 // (h_slab's / e_slab's expressions): component c = cpml_component(A, ELECTRIC, Q) % 3 of v, where
 // it is updated (u[c]), gets the increment from the difference d[A][Q] (times the slab's
 // 1 / cell size) and the preloaded psi[A][Q]; the slab's psi_out[Q] gets the new psi (store: a
-// tile's halo samples store none).
+// tile's halo samples store none), and keep[A][Q] too where given (the shell tiles' first step,
+// which carries it to their second).
 template <bool ELECTRIC, class T, class Coef>
 __device__ __forceinline__ void hoisted_corrections(const CpmlSet& cs, const SlabHits& hit, const float (&psi)[3][2],
                                                     const float (&d)[3][2], const Coef& coef, long long o, int key,
                                                     int i, int j, int k, const bool (&u)[3], float (&v)[3],
-                                                    bool store = true) {
+                                                    bool store = true, float (*keep)[2] = nullptr) {
 #pragma unroll
   for (int A = 0; A < 3; ++A) {
     if (hit.p[A] < 0) continue;
@@ -381,6 +382,7 @@ __device__ __forceinline__ void hoisted_corrections(const CpmlSet& cs, const Sla
       v[comp % 3] = rnd<T>(v[comp % 3]) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), Q == 0 ? 1.0f : -1.0f,
                                                                        d[A][Q] * s.inv_d, psi[A][Q], s.lagged, &p);
       if (store) s.psi_out[Q][hit.t[A]] = p;
+      if (keep) keep[A][Q] = p;
     }
   }
 }
@@ -392,9 +394,8 @@ __device__ __forceinline__ void hoisted_corrections(const CpmlSet& cs, const Sla
 // (i, j, k) from its x/y bits (mask: bit p for slab p of the set) and the plane test, and the psi
 // pairs of the components in MASK (H: bit c-3 for component c; E: all three) loaded. At most one
 // slab of each axis may hold a sample (hoistable; the engine checks it).
-template <int MASK, bool ELECTRIC, class LD>
-__device__ __forceinline__ void tile_slabs(const CpmlSet& cs, unsigned mask, int i, int j, int k, SlabHits& h,
-                                           float (&psi)[3][2]) {
+// tile_hits: the slabs only (tile_slabs without the loads).
+__device__ __forceinline__ void tile_hits(const CpmlSet& cs, unsigned mask, int i, int j, int k, SlabHits& h) {
 #pragma unroll
   for (int p = 0; p < kMaxCpmlSlabs; ++p) {
     if (!(mask & (1u << p))) continue;
@@ -407,6 +408,11 @@ __device__ __forceinline__ void tile_slabs(const CpmlSet& cs, unsigned mask, int
       default: h.p[2] = p; h.t[2] = t; break;
     }
   }
+}
+template <int MASK, bool ELECTRIC, class LD>
+__device__ __forceinline__ void tile_slabs(const CpmlSet& cs, unsigned mask, int i, int j, int k, SlabHits& h,
+                                           float (&psi)[3][2]) {
+  tile_hits(cs, mask, i, j, k, h);
   load_psi<LD, MASK, ELECTRIC>(cs, h, psi);
 }
 
@@ -808,6 +814,169 @@ __global__ void __launch_bounds__(32 * TY, MINB)
   for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY>(A, B, g, coef, tiles[b], sm);
 }
 
+// Two steps per pass in the CPML shell and at the faces (fused_step.h, "shell tiles"): tiles of
+// the same shape as the interior's (32 x TY threads, a core of 29 x (TY-3) columns) marching as
+// two_step_tile does, with the one-pass tile's general path in every update: each thread's x/y
+// range and slab bits once (h_bits, e_bits), the plane tests per plane, and the hoisted slabs'
+// corrections (h_update_hoisted's and e_update_hoisted's expressions and rounding, operand for
+// operand, with the operands of the second step from shared memory and registers as in
+// two_step_tile). Psi: the first step reads psi^{n-1/2} (H) and psi^n (E) of every sample it
+// computes from the sets' psi_in and keeps the new values in registers (keep); the second step
+// corrects from those, one plane behind, and the core stores psi^{n+3/2} and psi^{n+2} into
+// psi_out. psi_in and psi_out are different arrays for both kinds (the tiles' rims read the
+// neighbours' psi^{n-1/2} / psi^n), so after a pair the engine exchanges them.
+// Columns and planes outside the layout's ghost layer (field_layout.h) are clamped into it: the
+// threads past a face (rows j < -1 or > ny, planes < -1 or > nz, columns > nx) compute the values
+// of the last sample again. No update in range reads them: along each axis the E samples of
+// planes 0 and n that read a neighbour outside are tangential on a PEC face (not updated), and an
+// H sample reads only E at its own index and +1. The neighbour loads of each component are issued
+// only where it is updated (h_update_hoisted), so every load stays inside the arrays.
+template <int TY, class Coef, class T>
+__device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g,
+                                                    const Coef& coef, const CpmlSet& ch, const CpmlSet& ce,
+                                                    const TwoStepTile t, TwoStepShared<TY>& sm) {
+  using LD = ReadOnlyLoad;
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int i = min(t.i0 - 2 + min(tx, t.cw + 2), g.nx);
+  const int j = max(-1, min(t.j0 - 2 + min(ty, t.ch + 2), g.ny));
+  const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
+  const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
+  const long long sy = g.sy, sz = g.sz;
+  const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
+  const T* __restrict__ Ex = A.f[0];
+  const T* __restrict__ Ey = A.f[1];
+  const T* __restrict__ Ez = A.f[2];
+  const unsigned hb = h_bits(g, ch, i, j), eb = e_bits(g, ce, i, j);
+  const long long base = g.origin + (long long)i + (long long)j * sy;
+  auto plane = [&](int k) { return max(-1, min(k, g.nz)); };
+  // H_c updated at plane k (h_sample's tests), E_c (e_sample's).
+  auto h_upd = [&](int k, bool (&u)[3]) {
+    const bool kin = k >= 0 && k <= g.nz, more = k < g.nz;
+    u[0] = kin && more && (hb & 1u);
+    u[1] = kin && more && (hb & 2u);
+    u[2] = kin && (hb & 4u);
+  };
+  auto e_upd = [&](int k, bool (&u)[3]) {
+    for (int c = 0; c < 3; ++c) u[c] = (eb & (1u << c)) && in(k, g.lo[c][2], g.hi[c][2]);
+  };
+  int kc1 = plane(t.k0 - 2);  // plane kk (clamped)
+  long long o1 = base + (long long)kc1 * sz;
+  float ex1 = LD::field(Ex + o1), ey1 = LD::field(Ey + o1), ez1 = LD::field(Ez + o1);  // E^n at kk
+  float h1x_k = 0.0f, h1y_k = 0.0f, h1z_k = 0.0f;  // H1 at k
+  float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
+  float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
+  float ph_k[3][2] = {}, pe_k[3][2] = {};          // psi after the first step at k (H, E)
+  int key_k = 0;
+  for (int k = t.k0 - 3; k <= t.k1; ++k) {
+    const int pk = k & 1, pkk = pk ^ 1;
+    const int kc0 = plane(k), kc2 = plane(k + 2);
+    const long long o0 = base + (long long)kc0 * sz, o2 = base + (long long)kc2 * sz;
+    const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
+    // H1 = H^{n+1/2} at kk, and the E slabs' psi of E1 (loaded before the barrier).
+    bool hu[3], eu[3];
+    h_upd(kc1, hu);
+    e_upd(kc1, eu);
+    SlabHits hh, eh;
+    float ph[3][2], pe[3][2];
+    tile_slabs<kHx | kHy | kHz, false, LD>(ch, kc1 >= 0 ? hb >> kSlabBit : 0u, i, j, kc1, hh, ph);
+    tile_slabs<kHx | kHy | kHz, true, LD>(ce, eb >> kSlabBit, i, j, kc1, eh, pe);
+    const float hx0 = LD::field(A.f[3] + o1), hy0 = LD::field(A.f[4] + o1), hz0 = LD::field(A.f[5] + o1);
+    const float ez_y = hu[0] ? LD::field(Ez + o1 + sy) : 0.0f;
+    const float ez_x = hu[1] ? LD::field(Ez + o1 + 1) : 0.0f;
+    const float ey_x = hu[2] ? LD::field(Ey + o1 + 1) : 0.0f, ex_y = hu[2] ? LD::field(Ex + o1 + sy) : 0.0f;
+    const int key = (hu[0] || hu[1] || hu[2] || eu[0] || eu[1] || eu[2]) ? coef.key(o1) : 0;
+    float h1[3] = {hu[0] ? coef.a(3, o1, key) * hx0 - coef.b(3, o1, key) * ((ez_y - ez1) * idy - (ey2 - ey1) * idz) : hx0,
+                   hu[1] ? coef.a(4, o1, key) * hy0 - coef.b(4, o1, key) * ((ex2 - ex1) * idz - (ez_x - ez1) * idx) : hy0,
+                   hu[2] ? coef.a(5, o1, key) * hz0 - coef.b(5, o1, key) * ((ey_x - ey1) * idx - (ex_y - ex1) * idy) : hz0};
+    {
+      const float d[3][2] = {{ez_x - ez1, ey_x - ey1}, {ex_y - ex1, ez_y - ez1}, {ey2 - ey1, ex2 - ex1}};
+      hoisted_corrections<false, T>(ch, hh, ph, d, coef, o1, key, i, j, kc1, hu, h1, false, ph);
+    }
+    const float h1x = rnd<T>(h1[0]), h1y = rnd<T>(h1[1]), h1z = rnd<T>(h1[2]);
+    sm.h1[0][ty][tx] = h1x;
+    sm.h1[1][ty][tx] = h1y;
+    sm.h1[2][ty][tx] = h1z;
+    __syncthreads();
+    // E1 = E^{n+1} at kk.
+    float e1[3];
+    {
+      const float hz_jm = sm.h1[2][ym][tx], hx_jm = sm.h1[0][ym][tx];
+      const float hz_im = sm.h1[2][ty][xm], hy_im = sm.h1[1][ty][xm];
+      e1[0] = eu[0] ? coef.a(0, o1, key) * ex1 + coef.b(0, o1, key) * ((h1z - hz_jm) * idy - (h1y - h1y_k) * idz) : ex1;
+      e1[1] = eu[1] ? coef.a(1, o1, key) * ey1 + coef.b(1, o1, key) * ((h1x - h1x_k) * idz - (h1z - hz_im) * idx) : ey1;
+      e1[2] = eu[2] ? coef.a(2, o1, key) * ez1 + coef.b(2, o1, key) * ((h1y - hy_im) * idx - (h1x - hx_jm) * idy) : ez1;
+      const float d[3][2] = {{h1y - hy_im, h1z - hz_im}, {h1z - hz_jm, h1x - hx_jm}, {h1x - h1x_k, h1y - h1y_k}};
+      hoisted_corrections<true, T>(ce, eh, pe, d, coef, o1, key, i, j, kc1, eu, e1, false, pe);
+    }
+    const float e1x = rnd<T>(e1[0]), e1y = rnd<T>(e1[1]), e1z = rnd<T>(e1[2]);
+    sm.e1[pkk][0][ty][tx] = e1x;
+    sm.e1[pkk][1][ty][tx] = e1y;
+    sm.e1[pkk][2][ty][tx] = e1z;
+    // H2 = H^{n+3/2} at k from H1 and E1 (E1 at kk own, at k own and x+1 / y+1 shared).
+    const bool store = core && k >= t.k0;
+    float h2[3];
+    {
+      bool u[3];
+      h_upd(kc0, u);
+      SlabHits hit;
+      tile_hits(ch, kc0 >= 0 ? hb >> kSlabBit : 0u, i, j, kc0, hit);
+      const float e_zy = sm.e1[pk][2][yp][tx], e_zx = sm.e1[pk][2][ty][xp];
+      const float e_yx = sm.e1[pk][1][ty][xp], e_xy = sm.e1[pk][0][yp][tx];
+      h2[0] = u[0] ? coef.a(3, o0, key_k) * h1x_k - coef.b(3, o0, key_k) * ((e_zy - e1z_k) * idy - (e1y - e1y_k) * idz) : h1x_k;
+      h2[1] = u[1] ? coef.a(4, o0, key_k) * h1y_k - coef.b(4, o0, key_k) * ((e1x - e1x_k) * idz - (e_zx - e1z_k) * idx) : h1y_k;
+      h2[2] = u[2] ? coef.a(5, o0, key_k) * h1z_k - coef.b(5, o0, key_k) * ((e_yx - e1y_k) * idx - (e_xy - e1x_k) * idy) : h1z_k;
+      const float d[3][2] = {{e_zx - e1z_k, e_yx - e1y_k}, {e_xy - e1x_k, e_zy - e1z_k}, {e1y - e1y_k, e1x - e1x_k}};
+      hoisted_corrections<false, T>(ch, hit, ph_k, d, coef, o0, key_k, i, j, kc0, u, h2, store);
+    }
+    const float h2x = rnd<T>(h2[0]), h2y = rnd<T>(h2[1]), h2z = rnd<T>(h2[2]);
+    sm.h2[0][ty][tx] = h2x;
+    sm.h2[1][ty][tx] = h2y;
+    sm.h2[2][ty][tx] = h2z;
+    __syncthreads();
+    // E2 = E^{n+2} at k, the core only.
+    if (store) {
+      bool u[3];
+      e_upd(kc0, u);
+      SlabHits hit;
+      tile_hits(ce, eb >> kSlabBit, i, j, kc0, hit);
+      const float hz_jm = sm.h2[2][ym][tx], hx_jm = sm.h2[0][ym][tx];
+      const float hz_im = sm.h2[2][ty][xm], hy_im = sm.h2[1][ty][xm];
+      float e2[3] = {u[0] ? coef.a(0, o0, key_k) * e1x_k + coef.b(0, o0, key_k) * ((h2z - hz_jm) * idy - (h2y - h2y_m) * idz) : e1x_k,
+                     u[1] ? coef.a(1, o0, key_k) * e1y_k + coef.b(1, o0, key_k) * ((h2x - h2x_m) * idz - (h2z - hz_im) * idx) : e1y_k,
+                     u[2] ? coef.a(2, o0, key_k) * e1z_k + coef.b(2, o0, key_k) * ((h2y - hy_im) * idx - (h2x - hx_jm) * idy) : e1z_k};
+      const float d[3][2] = {{h2y - hy_im, h2z - hz_im}, {h2z - hz_jm, h2x - hx_jm}, {h2x - h2x_m, h2y - h2y_m}};
+      hoisted_corrections<true, T>(ce, hit, pe_k, d, coef, o0, key_k, i, j, kc0, u, e2);
+      st(B.f[0] + o0, e2[0]);
+      st(B.f[1] + o0, e2[1]);
+      st(B.f[2] + o0, e2[2]);
+      st(B.f[3] + o0, h2x);
+      st(B.f[4] + o0, h2y);
+      st(B.f[5] + o0, h2z);
+    }
+    // Carried along z: H2 at k, H1, E1 and their psi at kk, E^n at kk+1, the key of kk.
+    h2x_m = h2x, h2y_m = h2y;
+    h1x_k = h1x, h1y_k = h1y, h1z_k = h1z;
+    e1x_k = e1x, e1y_k = e1y, e1z_k = e1z;
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+      for (int q = 0; q < 2; ++q) ph_k[a][q] = ph[a][q], pe_k[a][q] = pe[a][q];
+    ex1 = ex2, ey1 = ey2, ez1 = ez2, key_k = key;
+    kc1 = plane(k + 2);
+    o1 = o2;
+  }
+}
+
+// MINB: see two_step_shell_ty.
+template <int TY, int MINB, class Coef, class T>
+__global__ void __launch_bounds__(32 * TY, MINB)
+    two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles, CpmlSet ch,
+                   CpmlSet ce) {
+  bind_table(coef);
+  __shared__ TwoStepShared<TY> sm;
+  two_step_shell_tile<TY>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm);
+}
+
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
 // stride are split into (i, j, k) once, and each advance adds the stride's parts with carries.
 struct SampleWalk {
@@ -1134,6 +1303,17 @@ void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
 
+
+// The shell tiles' kernel (32 x kShellTileY threads), with 2 resident blocks asked of the compiler
+// (64 registers, about 128 bytes spilled) or 1 (blocks_per_sm 1).
+template <class Coef, class T>
+void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles,
+                           int count, const CpmlSet& ch, const CpmlSet& ce, int blocks_per_sm, cudaStream_t stream) {
+  auto kernel = blocks_per_sm == 1 ? two_step_shell<kShellTileY, 1, Coef, T> : two_step_shell<kShellTileY, 2, Coef, T>;
+  kernel<<<unsigned(count), dim3(32, kShellTileY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
+  VEM_CUDA_CHECK_LAUNCH("two_step_shell");
+}
+
 }  // namespace
 
 // The slabs of one axis do not overlap along it (fused_step.h).
@@ -1309,7 +1489,7 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest) {
+                          bool align_rest, bool shell) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
@@ -1347,7 +1527,18 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
   // the x faces are 12-14 samples wide in blocks of 32 columns. Along x and y the interior box
   // shrinks to the fewest interior tiles that keep the rest's step-1 boxes on each side (the shell
   // grown by one: [0, rlo] and [rhi, n]) in the blocks they take now; of those, the widest box.
-  if (align_rest && rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2]) {
+  // Shell tiles: the shell's boxes along x and y made whole tiles (their tiles' cores would run
+  // over into the interior box anyway: the x faces' boxes are about 12 samples wide), so the
+  // interior box shrinks to make them so.
+  if (shell && rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2]) {
+    const int core[2] = {cw, kShellTileY - 3};
+    for (int a = 0; a < 2; ++a) {
+      const int C = core[a];
+      rlo[a] = (rlo[a] + C - 1) / C * C;
+      rhi[a] = n[a] - (n[a] - rhi[a] + C - 1) / C * C;
+    }
+  }
+  if (!shell && align_rest && rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2]) {
     const int block[2] = {32, kPassTileY}, core[2] = {cw, chh};
     for (int a = 0; a < 2; ++a) {
       const int B = block[a], C = core[a];
@@ -1360,13 +1551,17 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
     }
   }
   std::vector<std::array<int, 6>> rest;  // boxes (lo, hi inclusive) left to the one-pass blocks
-  const bool any = rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2];
-  if (any) {
-    for (int k = rlo[2]; k <= rhi[2]; k += z_chunk)
-      for (int j = rlo[1]; j <= rhi[1]; j += chh)
-        for (int i = rlo[0]; i <= rhi[0]; i += cw) {
-          const TwoStepTile t{i, j, k, std::min(rhi[2], k + z_chunk - 1), std::min(cw, rhi[0] - i + 1),
-                              std::min(chh, rhi[1] - j + 1)};
+  // The tiles of box [blo, bhi] with cores of w x h columns and `chunk` planes: those clear of
+  // keep_out (no source or probe within their core grown by margin_lo / margin_hi) into `tiles`,
+  // the others into `rest`.
+  auto tile_box = [&](const int blo[3], const int bhi[3], int w, int h, int chunk, std::vector<TwoStepTile>& tiles,
+                      long long& samples) {
+    if (bhi[0] < blo[0] || bhi[1] < blo[1] || bhi[2] < blo[2]) return;
+    for (int k = blo[2]; k <= bhi[2]; k += chunk)
+      for (int j = blo[1]; j <= bhi[1]; j += h)
+        for (int i = blo[0]; i <= bhi[0]; i += w) {
+          const TwoStepTile t{i, j, k, std::min(bhi[2], k + chunk - 1), std::min(w, bhi[0] - i + 1),
+                              std::min(h, bhi[1] - j + 1)};
           const int thi[3] = {i + t.cw - 1, j + t.ch - 1, t.k1};
           bool clear = true;
           for (const auto& s : keep_out) {
@@ -1378,22 +1573,39 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
             clear = clear && !inside;
           }
           if (clear) {
-            plan.interior.push_back(t);
-            plan.interior_samples += (long long)t.cw * t.ch * (t.k1 - t.k0 + 1);
+            tiles.push_back(t);
+            samples += (long long)t.cw * t.ch * (t.k1 - t.k0 + 1);
           } else {
             rest.push_back({i, j, k, thi[0], thi[1], thi[2]});
           }
         }
+  };
+  std::vector<std::array<int, 6>> around;  // the boxes around the interior box
+  const bool any = rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2];
+  if (any) {
+    tile_box(rlo, rhi, cw, chh, z_chunk, plan.interior, plan.interior_samples);
     // The shell around the interior box [rlo, rhi]: the z slabs whole, the y slabs within the
     // box's z range, the x slabs within its y and z ranges (disjoint).
-    rest.push_back({0, 0, 0, n[0], n[1], rlo[2] - 1});
-    rest.push_back({0, 0, rhi[2] + 1, n[0], n[1], n[2]});
-    rest.push_back({0, 0, rlo[2], n[0], rlo[1] - 1, rhi[2]});
-    rest.push_back({0, rhi[1] + 1, rlo[2], n[0], n[1], rhi[2]});
-    rest.push_back({0, rlo[1], rlo[2], rlo[0] - 1, rhi[1], rhi[2]});
-    rest.push_back({rhi[0] + 1, rlo[1], rlo[2], n[0], rhi[1], rhi[2]});
+    around.push_back({0, 0, 0, n[0], n[1], rlo[2] - 1});
+    around.push_back({0, 0, rhi[2] + 1, n[0], n[1], n[2]});
+    around.push_back({0, 0, rlo[2], n[0], rlo[1] - 1, rhi[2]});
+    around.push_back({0, rhi[1] + 1, rlo[2], n[0], n[1], rhi[2]});
+    around.push_back({0, rlo[1], rlo[2], rlo[0] - 1, rhi[1], rhi[2]});
+    around.push_back({rhi[0] + 1, rlo[1], rlo[2], n[0], rhi[1], rhi[2]});
   } else {
-    rest.push_back({0, 0, 0, n[0], n[1], n[2]});
+    around.push_back({0, 0, 0, n[0], n[1], n[2]});
+  }
+  for (const auto& b : around) {
+    if (!shell) {
+      rest.push_back(b);
+      continue;
+    }
+    // Shell tiles: the box's planes in chunks of at most z_chunk, as even as they go.
+    const int blo[3] = {b[0], b[1], b[2]}, bhi[3] = {b[3], b[4], b[5]};
+    const int depth = bhi[2] - blo[2] + 1;
+    if (depth <= 0) continue;
+    const int chunks = (depth + z_chunk - 1) / z_chunk;
+    tile_box(blo, bhi, cw, kShellTileY - 3, (depth + chunks - 1) / chunks, plan.shell, plan.shell_samples);
   }
   for (const auto& b : rest) {
     const int blo[3] = {b[0], b[1], b[2]}, bhi[3] = {b[3], b[4], b[5]};
@@ -1419,6 +1631,18 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
       two_step_ty<32>(g, coef, A, B, tiles, count, grid_blocks, stream);
     else
       two_step_ty<16>(g, coef, A, B, tiles, count, grid_blocks, stream);
+  });
+}
+
+void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
+                           float* const next[6], const TwoStepTile* tiles, int count, const CpmlSet& cpml_h,
+                           const CpmlSet& cpml_e, int blocks_per_sm, cudaStream_t stream) {
+  if (count <= 0) return;
+  if (!hoistable(cpml_h) || !hoistable(cpml_e))
+    fail("two steps per pass in the CPML shell: two CPML slabs of one axis overlap (the shell tiles correct at most "
+         "one slab of each axis)");
+  with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
+    two_step_shell_launch(g, coef, A, B, tiles, count, cpml_h, cpml_e, blocks_per_sm, stream);
   });
 }
 

@@ -138,22 +138,36 @@ struct TwoStepTile {
 };
 struct TwoStepPlan {
   std::vector<TwoStepTile> interior;
+  std::vector<TwoStepTile> shell;        // shell tiles (plan_two_step's `shell`), cores of 29 x (kShellTileY-3)
   std::vector<PassBlock> first, second;  // one-pass blocks of 32 x kPassTileY (step 1, step 2)
-  long long interior_samples = 0, first_samples = 0, second_samples = 0;
+  long long interior_samples = 0, shell_samples = 0, first_samples = 0, second_samples = 0;
 };
 constexpr int kPassTileY = 8;
+constexpr int kShellTileY = 16;
 // keep_out: samples (i, j, k) of point sources and probes, which the interior tiles avoid.
 // tile_y: 16 or 32 (threads per block 32 x tile_y); z_chunk: planes per interior block; pass_chunk:
 // planes per one-pass block; align_rest: the interior box shrunk along x and y to the fewest tiles
 // that leave the rest's blocks as many as they are (fused_step.cu).
+// shell: the CPML shell and the faces in two-step tiles too (launch_two_step_shell), the rest only
+// the tiles of either kind that are not clear of keep_out; the shell's boxes are whole tiles along
+// x and y (the interior box shrinks to make them so), and align_rest is not used.
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest = true);
+                          bool align_rest = true, bool shell = false);
 // tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
 // tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                               float* const next[6], const TwoStepTile* tiles, int count, int tile_y,
                               int grid_blocks, cudaStream_t stream);
+// The shell tiles (fused_step.cu, two_step_shell_tile): cur -> next, psi of both kinds read from
+// the sets' psi_in (psi^{n-1/2}, psi^n) and psi^{n+3/2}, psi^{n+2} of the cores written into psi_out
+// (arrays other than psi_in: the caller exchanges them after the pair). Both sets must be
+// hoistable. The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
+// and from there into psi_out in step 2. blocks_per_sm: the resident blocks the kernel is compiled
+// for (1 or 2).
+void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
+                           float* const next[6], const TwoStepTile* tiles, int count, const CpmlSet& cpml_h,
+                           const CpmlSet& cpml_e, int blocks_per_sm, cudaStream_t stream);
 // hoist: the hoisted slabs (fused_step.cu, tile_pass); the caller makes sure both sets are
 // hoistable.
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
