@@ -282,6 +282,12 @@ int run_temporal(int argc, char** argv) {
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=shell_first", true},
                           {"two_steps_shell_1_block", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_BLOCKS=1", true},
+                          {"two_steps_shell_wide", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_NARROW=0", true},
+                          {"two_steps_shell_wide_first", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_NARROW=0 VEM_TWO_STEP_ORDER=shell_first", true},
+                          {"default_shell_first", TB::automatic, 0, 0,
+                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=shell_first", true},
                           {"default_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=1", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};

@@ -1475,7 +1475,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool tb_shell_ = false;
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
   int tb_shell_blocks_ = 2;               // resident blocks the shell kernel is compiled for (setup_two_step)
-  DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;
+  DeviceArray<onepass::TwoStepTile> tb_shell_tiles_, tb_shell_x_tiles_;
   onepass::CpmlSet tb_mid_h_[2], tb_mid_e_[2];  // the rest's sets of a shell pair: [step]; rebuilt per pair
   void shell_pair_sets();
   DeviceArray<float> mid_[6];
@@ -2217,10 +2217,13 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
   // VEM_TWO_STEP_SHELL=1: the CPML shell and the faces in two-step tiles too (results/fdtd.md,
   // session 23); the shell tiles correct at most one slab of each axis (hoistable).
+  // VEM_TWO_STEP_SHELL_NARROW=0: the x faces' shell tiles of 32 x 16 threads like the others
+  // instead of 16 x 32.
   tb_shell_ = env_is("VEM_TWO_STEP_SHELL", "1") && hoistable_slabs();
+  const bool shell_narrow = !env_is("VEM_TWO_STEP_SHELL_NARROW", "0");
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
-                                  pass_chunk, align, tb_shell_);
+                                  pass_chunk, align, tb_shell_, shell_narrow);
   };
   onepass::TwoStepPlan plan = make_plan();
   // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8
@@ -2230,7 +2233,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   int sms = 0;
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
   const std::size_t enough = std::size_t(8) * std::size_t(sms);
-  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell.size() < enough) {
+  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell.size() + plan.shell_x.size() < enough) {
     z_chunk /= 2;
     plan = make_plan();
   }
@@ -2260,7 +2263,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // The rest's blocks with the hoisted slabs (onepass::tile_pass) where the slab sets allow them;
   // VEM_TWO_STEP_HOIST=0 for the chained ones (measured in results/fdtd.md, session 19).
   tb_hoist_ = !env_is("VEM_TWO_STEP_HOIST", "0") && hoistable_slabs();
-  if (plan.interior.empty() && plan.shell.empty()) {
+  if (plan.interior.empty() && plan.shell.empty() && plan.shell_x.empty()) {
     if (automatic) return;
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
@@ -2275,6 +2278,8 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   if (tb_shell_) {
     tb_shell_tiles_.allocate(plan.shell.size(), "two-step shell tiles");
     tb_shell_tiles_.upload(plan.shell.data(), plan.shell.size());
+    tb_shell_x_tiles_.allocate(plan.shell_x.size(), "two-step shell tiles");
+    tb_shell_x_tiles_.upload(plan.shell_x.data(), plan.shell_x.size());
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
         if (st->nh > 0) {
@@ -2297,8 +2302,10 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
     std::fprintf(stderr,
                  "temporal blocking: %zu interior tiles (%lld samples, %d planes), %zu shell tiles (%lld samples), "
+                 "%zu of them 16 x 32, "
                  "step 1 %zu blocks (%lld samples), step 2 %zu blocks (%lld samples, %d planes)\n",
-                 plan.interior.size(), plan.interior_samples, z_chunk, plan.shell.size(), plan.shell_samples,
+                 plan.interior.size(), plan.interior_samples, z_chunk, plan.shell.size() + plan.shell_x.size(),
+                 plan.shell_samples, plan.shell_x.size(),
                  plan.first.size(), plan.first_samples, plan.second.size(), plan.second_samples, pass_chunk);
   two_step_ = true;
 }
@@ -2820,8 +2827,8 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     shell_pair_sets();
     if (tb_shell_interior_first_) interior();
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_tiles_.ptr,
-                                   int(tb_shell_tiles_.count), onepass_cpml_h_, tb_cpml_e_[0], tb_shell_blocks_,
-                                   stream_);
+                                   int(tb_shell_tiles_.count), tb_shell_x_tiles_.ptr, int(tb_shell_x_tiles_.count),
+                                   onepass_cpml_h_, tb_cpml_e_[0], tb_shell_blocks_, stream_);
     if (!tb_shell_interior_first_) interior();
     onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
                                 tb_mid_h_[0], tb_mid_e_[0], tb_hoist_, stream_);

@@ -706,11 +706,11 @@ __global__ void __launch_bounds__(32 * (kPassTileY + 1), kPassMinBlocks)
 // each value rounded to the storage as its store would (rnd): two one-pass steps bit for bit.
 // Shared memory: H1 of plane kk, E1 of planes k and kk (by parity), H2 of plane k; two barriers a
 // plane (E1's parity buffers need none of their own).
-template <int TY>
+template <int TY, int TX = 32>
 struct TwoStepShared {
-  float h1[3][TY][32];
-  float e1[2][3][TY][32];
-  float h2[3][TY][32];
+  float h1[3][TY][TX];
+  float e1[2][3][TY][TX];
+  float h2[3][TY][TX];
 };
 // MINB: resident blocks asked of the compiler. 32 x 16: 3 (40 registers, no spills) measured
 // 36,950 against 36,380 Mcells/s at 2 (48 registers) at 512^3 in one call (results/fdtd.md,
@@ -831,16 +831,16 @@ __global__ void __launch_bounds__(32 * TY, MINB)
 // planes 0 and n that read a neighbour outside are tangential on a PEC face (not updated), and an
 // H sample reads only E at its own index and +1. The neighbour loads of each component are issued
 // only where it is updated (h_update_hoisted), so every load stays inside the arrays.
-template <int TY, class Coef, class T>
+template <int TX, int TY, class Coef, class T>
 __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g,
                                                     const Coef& coef, const CpmlSet& ch, const CpmlSet& ce,
-                                                    const TwoStepTile t, TwoStepShared<TY>& sm) {
+                                                    const TwoStepTile t, TwoStepShared<TY, TX>& sm) {
   using LD = ReadOnlyLoad;
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int i = min(t.i0 - 2 + min(tx, t.cw + 2), g.nx);
   const int j = max(-1, min(t.j0 - 2 + min(ty, t.ch + 2), g.ny));
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
-  const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
+  const int xm = max(tx - 1, 0), xp = min(tx + 1, TX - 1), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
   const long long sy = g.sy, sz = g.sz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const T* __restrict__ Ex = A.f[0];
@@ -967,14 +967,15 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   }
 }
 
-// MINB: see two_step_shell_ty.
-template <int TY, int MINB, class Coef, class T>
-__global__ void __launch_bounds__(32 * TY, MINB)
+// TX x TY threads: 32 x 16 (cores of 29 x 13) for the boxes of the y and z faces, 16 x 32 (13 x 29)
+// for those of the x faces. MINB: see two_step_shell_launch.
+template <int TX, int TY, int MINB, class Coef, class T>
+__global__ void __launch_bounds__(TX * TY, MINB)
     two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles, CpmlSet ch,
                    CpmlSet ce) {
   bind_table(coef);
-  __shared__ TwoStepShared<TY> sm;
-  two_step_shell_tile<TY>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm);
+  __shared__ TwoStepShared<TY, TX> sm;
+  two_step_shell_tile<TX, TY>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1304,13 +1305,14 @@ void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
 }
 
 
-// The shell tiles' kernel (32 x kShellTileY threads), with 2 resident blocks asked of the compiler
-// (64 registers, about 128 bytes spilled) or 1 (blocks_per_sm 1).
-template <class Coef, class T>
+// The shell tiles' kernel (TX x TY threads), with 2 resident blocks asked of the compiler (64
+// registers, about 128 bytes spilled) or 1 (blocks_per_sm 1: 118 registers, none spilled).
+template <int TX, int TY, class Coef, class T>
 void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles,
                            int count, const CpmlSet& ch, const CpmlSet& ce, int blocks_per_sm, cudaStream_t stream) {
-  auto kernel = blocks_per_sm == 1 ? two_step_shell<kShellTileY, 1, Coef, T> : two_step_shell<kShellTileY, 2, Coef, T>;
-  kernel<<<unsigned(count), dim3(32, kShellTileY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
+  if (count <= 0) return;
+  auto kernel = blocks_per_sm == 1 ? two_step_shell<TX, TY, 1, Coef, T> : two_step_shell<TX, TY, 2, Coef, T>;
+  kernel<<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
 }
 
@@ -1489,7 +1491,7 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest, bool shell) {
+                          bool align_rest, bool shell, bool shell_narrow) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
@@ -1531,7 +1533,7 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
   // over into the interior box anyway: the x faces' boxes are about 12 samples wide), so the
   // interior box shrinks to make them so.
   if (shell && rhi[0] >= rlo[0] && rhi[1] >= rlo[1] && rhi[2] >= rlo[2]) {
-    const int core[2] = {cw, kShellTileY - 3};
+    const int core[2] = {shell_narrow ? 13 : cw, kShellTileY - 3};
     for (int a = 0; a < 2; ++a) {
       const int C = core[a];
       rlo[a] = (rlo[a] + C - 1) / C * C;
@@ -1605,7 +1607,13 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
     const int depth = bhi[2] - blo[2] + 1;
     if (depth <= 0) continue;
     const int chunks = (depth + z_chunk - 1) / z_chunk;
-    tile_box(blo, bhi, cw, kShellTileY - 3, (depth + chunks - 1) / chunks, plan.shell, plan.shell_samples);
+    const int chunk = (depth + chunks - 1) / chunks;
+    // (the boxes of the x faces are the last two: 16 x 32 threads there when shell_narrow)
+    const bool x_face = any && (&b - around.data()) >= 4;
+    if (shell_narrow && x_face)
+      tile_box(blo, bhi, 13, 2 * kShellTileY - 3, chunk, plan.shell_x, plan.shell_samples);
+    else
+      tile_box(blo, bhi, cw, kShellTileY - 3, chunk, plan.shell, plan.shell_samples);
   }
   for (const auto& b : rest) {
     const int blo[3] = {b[0], b[1], b[2]}, bhi[3] = {b[3], b[4], b[5]};
@@ -1635,14 +1643,16 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 }
 
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
-                           float* const next[6], const TwoStepTile* tiles, int count, const CpmlSet& cpml_h,
-                           const CpmlSet& cpml_e, int blocks_per_sm, cudaStream_t stream) {
-  if (count <= 0) return;
+                           float* const next[6], const TwoStepTile* tiles, int count, const TwoStepTile* tiles_x,
+                           int count_x, const CpmlSet& cpml_h, const CpmlSet& cpml_e, int blocks_per_sm,
+                           cudaStream_t stream) {
+  if (count <= 0 && count_x <= 0) return;
   if (!hoistable(cpml_h) || !hoistable(cpml_e))
     fail("two steps per pass in the CPML shell: two CPML slabs of one axis overlap (the shell tiles correct at most "
          "one slab of each axis)");
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
-    two_step_shell_launch(g, coef, A, B, tiles, count, cpml_h, cpml_e, blocks_per_sm, stream);
+    two_step_shell_launch<16, 2 * kShellTileY>(g, coef, A, B, tiles_x, count_x, cpml_h, cpml_e, blocks_per_sm, stream);
+    two_step_shell_launch<32, kShellTileY>(g, coef, A, B, tiles, count, cpml_h, cpml_e, blocks_per_sm, stream);
   });
 }
 

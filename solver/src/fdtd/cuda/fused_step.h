@@ -139,6 +139,7 @@ struct TwoStepTile {
 struct TwoStepPlan {
   std::vector<TwoStepTile> interior;
   std::vector<TwoStepTile> shell;        // shell tiles (plan_two_step's `shell`), cores of 29 x (kShellTileY-3)
+  std::vector<TwoStepTile> shell_x;      // shell_narrow: the x faces' shell tiles, cores of 13 x (2 kShellTileY-3)
   std::vector<PassBlock> first, second;  // one-pass blocks of 32 x kPassTileY (step 1, step 2)
   long long interior_samples = 0, shell_samples = 0, first_samples = 0, second_samples = 0;
 };
@@ -150,10 +151,12 @@ constexpr int kShellTileY = 16;
 // that leave the rest's blocks as many as they are (fused_step.cu).
 // shell: the CPML shell and the faces in two-step tiles too (launch_two_step_shell), the rest only
 // the tiles of either kind that are not clear of keep_out; the shell's boxes are whole tiles along
-// x and y (the interior box shrinks to make them so), and align_rest is not used.
+// x and y (the interior box shrinks to make them so), and align_rest is not used. shell_narrow:
+// the boxes of the x faces in tiles of 16 x 32 threads (cores 13 wide, so the boxes, about 12
+// samples wide with a 10-cell CPML, grow less), the others in 32 x 16.
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest = true, bool shell = false);
+                          bool align_rest = true, bool shell = false, bool shell_narrow = false);
 // tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
 // tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
@@ -165,9 +168,11 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // hoistable. The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
 // and from there into psi_out in step 2. blocks_per_sm: the resident blocks the kernel is compiled
 // for (1 or 2).
+// tiles_x: the x faces' tiles of a shell_narrow plan (16 x 32 threads).
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
-                           float* const next[6], const TwoStepTile* tiles, int count, const CpmlSet& cpml_h,
-                           const CpmlSet& cpml_e, int blocks_per_sm, cudaStream_t stream);
+                           float* const next[6], const TwoStepTile* tiles, int count, const TwoStepTile* tiles_x,
+                           int count_x, const CpmlSet& cpml_h, const CpmlSet& cpml_e, int blocks_per_sm,
+                           cudaStream_t stream);
 // hoist: the hoisted slabs (fused_step.cu, tile_pass); the caller makes sure both sets are
 // hoistable.
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
