@@ -280,8 +280,6 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_shell_16", TB::two_steps, 16, 16, "VEM_TWO_STEP_SHELL=1", true},
                           {"two_steps_shell_first", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=shell_first", true},
-                          {"two_steps_shell_1_block", TB::two_steps, 16, 32,
-                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_BLOCKS=1", true},
                           {"two_steps_shell_wide", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_NARROW=0", true},
                           {"two_steps_shell_wide_first", TB::two_steps, 16, 32,

@@ -689,8 +689,6 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 0, true, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-pass middle"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles launched first",
                            "VEM_TWO_STEP_ORDER", "shell_first"},
-                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, one block a multiprocessor",
-                           "VEM_TWO_STEP_SHELL_BLOCKS", "1"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles all 32 x 16",
                            "VEM_TWO_STEP_SHELL_NARROW", "0"}};
     for (const V& v : variants) {

@@ -1474,8 +1474,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool two_step_ = false;
   bool tb_shell_ = false;
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
-  int tb_shell_blocks_ = 2;               // resident blocks the shell kernel is compiled for (setup_two_step)
-  DeviceArray<onepass::TwoStepTile> tb_shell_tiles_, tb_shell_x_tiles_;
+  DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;  // every list of the plan's shell, one after the other
+  onepass::ShellLists tb_shell_lists_;
   onepass::CpmlSet tb_mid_h_[2], tb_mid_e_[2];  // the rest's sets of a shell pair: [step]; rebuilt per pair
   void shell_pair_sets();
   DeviceArray<float> mid_[6];
@@ -2233,7 +2233,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   int sms = 0;
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
   const std::size_t enough = std::size_t(8) * std::size_t(sms);
-  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell.size() + plan.shell_x.size() < enough) {
+  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell_tiles() < enough) {
     z_chunk /= 2;
     plan = make_plan();
   }
@@ -2248,9 +2248,6 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // With shell tiles the interior is forked before them (both start at once) unless
   // VEM_TWO_STEP_ORDER=shell_first (it then waits for the shell tiles).
   tb_shell_interior_first_ = !env_is("VEM_TWO_STEP_ORDER", "shell_first");
-  // VEM_TWO_STEP_SHELL_BLOCKS=1: the shell kernel compiled for one resident block (no spills)
-  // instead of two (measured in results/fdtd.md, session 23).
-  tb_shell_blocks_ = env_is("VEM_TWO_STEP_SHELL_BLOCKS", "1") ? 1 : 2;
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.
@@ -2263,7 +2260,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // The rest's blocks with the hoisted slabs (onepass::tile_pass) where the slab sets allow them;
   // VEM_TWO_STEP_HOIST=0 for the chained ones (measured in results/fdtd.md, session 19).
   tb_hoist_ = !env_is("VEM_TWO_STEP_HOIST", "0") && hoistable_slabs();
-  if (plan.interior.empty() && plan.shell.empty() && plan.shell_x.empty()) {
+  if (plan.interior.empty() && plan.shell_tiles() == 0) {
     if (automatic) return;
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
@@ -2276,10 +2273,20 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_second_.allocate(plan.second.size(), "two-step pass blocks");
   tb_second_.upload(plan.second.data(), plan.second.size());
   if (tb_shell_) {
-    tb_shell_tiles_.allocate(plan.shell.size(), "two-step shell tiles");
-    tb_shell_tiles_.upload(plan.shell.data(), plan.shell.size());
-    tb_shell_x_tiles_.allocate(plan.shell_x.size(), "two-step shell tiles");
-    tb_shell_x_tiles_.upload(plan.shell_x.data(), plan.shell_x.size());
+    std::vector<onepass::TwoStepTile> all;
+    std::size_t at[2][4];
+    for (int shape = 0; shape < 2; ++shape)
+      for (int cls = 0; cls < 4; ++cls) {
+        at[shape][cls] = all.size();
+        all.insert(all.end(), plan.shell[shape][cls].begin(), plan.shell[shape][cls].end());
+      }
+    tb_shell_tiles_.allocate(all.size(), "two-step shell tiles");
+    tb_shell_tiles_.upload(all.data(), all.size());
+    for (int shape = 0; shape < 2; ++shape)
+      for (int cls = 0; cls < 4; ++cls) {
+        tb_shell_lists_.tiles[shape][cls] = tb_shell_tiles_.ptr + at[shape][cls];
+        tb_shell_lists_.count[shape][cls] = int(plan.shell[shape][cls].size());
+      }
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
         if (st->nh > 0) {
@@ -2302,10 +2309,11 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
     std::fprintf(stderr,
                  "temporal blocking: %zu interior tiles (%lld samples, %d planes), %zu shell tiles (%lld samples), "
-                 "%zu of them 16 x 32, "
+                 "%zu of them 16 x 32, %zu general, "
                  "step 1 %zu blocks (%lld samples), step 2 %zu blocks (%lld samples, %d planes)\n",
-                 plan.interior.size(), plan.interior_samples, z_chunk, plan.shell.size() + plan.shell_x.size(),
-                 plan.shell_samples, plan.shell_x.size(),
+                 plan.interior.size(), plan.interior_samples, z_chunk, plan.shell_tiles(), plan.shell_samples,
+                 plan.shell[1][0].size() + plan.shell[1][1].size() + plan.shell[1][2].size() + plan.shell[1][3].size(),
+                 plan.shell[0][0].size() + plan.shell[1][0].size(),
                  plan.first.size(), plan.first_samples, plan.second.size(), plan.second_samples, pass_chunk);
   two_step_ = true;
 }
@@ -2826,9 +2834,8 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     // (tb_shell_interior_first_).
     shell_pair_sets();
     if (tb_shell_interior_first_) interior();
-    onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_tiles_.ptr,
-                                   int(tb_shell_tiles_.count), tb_shell_x_tiles_.ptr, int(tb_shell_x_tiles_.count),
-                                   onepass_cpml_h_, tb_cpml_e_[0], tb_shell_blocks_, stream_);
+    onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
+                                   tb_cpml_e_[0], stream_);
     if (!tb_shell_interior_first_) interior();
     onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
                                 tb_mid_h_[0], tb_mid_e_[0], tb_hoist_, stream_);

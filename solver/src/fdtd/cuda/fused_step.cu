@@ -831,7 +831,31 @@ __global__ void __launch_bounds__(32 * TY, MINB)
 // planes 0 and n that read a neighbour outside are tangential on a PEC face (not updated), and an
 // H sample reads only E at its own index and +1. The neighbour loads of each component are issued
 // only where it is updated (h_update_hoisted), so every load stays inside the arrays.
-template <int TX, int TY, class Coef, class T>
+// AXIS >= 0: a tile whose computed samples meet no CPML slab but (at most) the slab t.sh of ch
+// and t.se of ce, both of axis AXIS (plan_two_step's classes): each sample's hits from that slab
+// alone (axis_hit), so the other axes' psi and corrections drop out at compile time (fewer
+// registers and instructions; the same expressions). AXIS < 0: every slab tested (tile_hits).
+template <int AXIS>
+__device__ __forceinline__ void shell_hits(const CpmlSet& cs, unsigned bits, int p, bool col_in, int i, int j, int k,
+                                           SlabHits& h) {
+  if constexpr (AXIS < 0) {
+    tile_hits(cs, bits >> kSlabBit, i, j, k, h);
+  } else {
+    if (!col_in) return;
+    const Slab& s = cs.s[p];
+    if (!in_slab_z(s, k)) return;
+    h.p[AXIS] = p;
+    h.t[AXIS] = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+  }
+}
+template <int AXIS, class LD, bool ELECTRIC>
+__device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, int p, bool col_in, int i, int j, int k,
+                                            SlabHits& h, float (&psi)[3][2]) {
+  shell_hits<AXIS>(cs, bits, p, col_in, i, j, k, h);
+  load_psi<LD, kHx | kHy | kHz, ELECTRIC>(cs, h, psi);
+}
+
+template <int TX, int TY, int AXIS, class Coef, class T>
 __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g,
                                                     const Coef& coef, const CpmlSet& ch, const CpmlSet& ce,
                                                     const TwoStepTile t, TwoStepShared<TY, TX>& sm) {
@@ -847,6 +871,9 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   const T* __restrict__ Ey = A.f[1];
   const T* __restrict__ Ez = A.f[2];
   const unsigned hb = h_bits(g, ch, i, j), eb = e_bits(g, ce, i, j);
+  // (AXIS >= 0: the thread's column inside the tile's slab of each set)
+  const bool hcol = AXIS >= 0 && t.sh >= 0 && in_slab_xy(ch.s[t.sh], i, j);
+  const bool ecol = AXIS >= 0 && t.se >= 0 && in_slab_xy(ce.s[t.se], i, j);
   const long long base = g.origin + (long long)i + (long long)j * sy;
   auto plane = [&](int k) { return max(-1, min(k, g.nz)); };
   // H_c updated at plane k (h_sample's tests), E_c (e_sample's).
@@ -878,8 +905,8 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     e_upd(kc1, eu);
     SlabHits hh, eh;
     float ph[3][2], pe[3][2];
-    tile_slabs<kHx | kHy | kHz, false, LD>(ch, kc1 >= 0 ? hb >> kSlabBit : 0u, i, j, kc1, hh, ph);
-    tile_slabs<kHx | kHy | kHz, true, LD>(ce, eb >> kSlabBit, i, j, kc1, eh, pe);
+    shell_slabs<AXIS, LD, false>(ch, kc1 >= 0 ? hb : 0u, t.sh, hcol && kc1 >= 0, i, j, kc1, hh, ph);
+    shell_slabs<AXIS, LD, true>(ce, eb, t.se, ecol, i, j, kc1, eh, pe);
     const float hx0 = LD::field(A.f[3] + o1), hy0 = LD::field(A.f[4] + o1), hz0 = LD::field(A.f[5] + o1);
     const float ez_y = hu[0] ? LD::field(Ez + o1 + sy) : 0.0f;
     const float ez_x = hu[1] ? LD::field(Ez + o1 + 1) : 0.0f;
@@ -919,7 +946,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       bool u[3];
       h_upd(kc0, u);
       SlabHits hit;
-      tile_hits(ch, kc0 >= 0 ? hb >> kSlabBit : 0u, i, j, kc0, hit);
+      shell_hits<AXIS>(ch, kc0 >= 0 ? hb : 0u, t.sh, hcol && kc0 >= 0, i, j, kc0, hit);
       const float e_zy = sm.e1[pk][2][yp][tx], e_zx = sm.e1[pk][2][ty][xp];
       const float e_yx = sm.e1[pk][1][ty][xp], e_xy = sm.e1[pk][0][yp][tx];
       h2[0] = u[0] ? coef.a(3, o0, key_k) * h1x_k - coef.b(3, o0, key_k) * ((e_zy - e1z_k) * idy - (e1y - e1y_k) * idz) : h1x_k;
@@ -938,7 +965,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       bool u[3];
       e_upd(kc0, u);
       SlabHits hit;
-      tile_hits(ce, eb >> kSlabBit, i, j, kc0, hit);
+      shell_hits<AXIS>(ce, eb, t.se, ecol, i, j, kc0, hit);
       const float hz_jm = sm.h2[2][ym][tx], hx_jm = sm.h2[0][ym][tx];
       const float hz_im = sm.h2[2][ty][xm], hy_im = sm.h2[1][ty][xm];
       float e2[3] = {u[0] ? coef.a(0, o0, key_k) * e1x_k + coef.b(0, o0, key_k) * ((h2z - hz_jm) * idy - (h2y - h2y_m) * idz) : e1x_k,
@@ -969,13 +996,14 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 
 // TX x TY threads: 32 x 16 (cores of 29 x 13) for the boxes of the y and z faces, 16 x 32 (13 x 29)
 // for those of the x faces. MINB: see two_step_shell_launch.
-template <int TX, int TY, int MINB, class Coef, class T>
+// AXIS: the tiles' class (two_step_shell_tile).
+template <int TX, int TY, int AXIS, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(TX * TY, MINB)
     two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles, CpmlSet ch,
                    CpmlSet ce) {
   bind_table(coef);
   __shared__ TwoStepShared<TY, TX> sm;
-  two_step_shell_tile<TX, TY>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm);
+  two_step_shell_tile<TX, TY, AXIS>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1305,13 +1333,15 @@ void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
 }
 
 
-// The shell tiles' kernel (TX x TY threads), with 2 resident blocks asked of the compiler (64
-// registers, about 128 bytes spilled) or 1 (blocks_per_sm 1: 118 registers, none spilled).
-template <int TX, int TY, class Coef, class T>
+// The shell tiles' kernel (TX x TY threads) for one class of tiles, 2 resident blocks asked of the
+// compiler. (The general class has 64 registers and spills about 128 bytes there; compiled for 1
+// block, 118 registers and no spill, it measured 1-2 % slower at 256^3 and 512^3 before the
+// classes: results/fdtd.md, session 23.)
+template <int TX, int TY, int AXIS, class Coef, class T>
 void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles,
-                           int count, const CpmlSet& ch, const CpmlSet& ce, int blocks_per_sm, cudaStream_t stream) {
+                           int count, const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
   if (count <= 0) return;
-  auto kernel = blocks_per_sm == 1 ? two_step_shell<TX, TY, 1, Coef, T> : two_step_shell<TX, TY, 2, Coef, T>;
+  auto kernel = two_step_shell<TX, TY, AXIS, 2, Coef, T>;
   kernel<<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
 }
@@ -1610,10 +1640,41 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
     const int chunk = (depth + chunks - 1) / chunks;
     // (the boxes of the x faces are the last two: 16 x 32 threads there when shell_narrow)
     const bool x_face = any && (&b - around.data()) >= 4;
-    if (shell_narrow && x_face)
-      tile_box(blo, bhi, 13, 2 * kShellTileY - 3, chunk, plan.shell_x, plan.shell_samples);
+    const int shape = shell_narrow && x_face ? 1 : 0;
+    std::vector<TwoStepTile> tiles;
+    if (shape == 1)
+      tile_box(blo, bhi, 13, 2 * kShellTileY - 3, chunk, tiles, plan.shell_samples);
     else
-      tile_box(blo, bhi, cw, kShellTileY - 3, chunk, plan.shell, plan.shell_samples);
+      tile_box(blo, bhi, cw, kShellTileY - 3, chunk, tiles, plan.shell_samples);
+    // The tile's class (two_step_shell_tile's AXIS + 1): the slabs its computed samples meet
+    // (columns i0-2 .. i0+cw, rows j0-2 .. j0+ch, planes k0-2 .. k1+1). One slab of each set at
+    // most, all of one axis: that axis (the x faces' shape takes only x, the other only y and z);
+    // none: the shape's first axis class; otherwise general (0).
+    for (TwoStepTile& t : tiles) {
+      const int clo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, chi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
+      int axis = -1;
+      bool general = false;
+      for (int e = 0; e < 2; ++e) {
+        const CpmlSet& cs = e ? ce : ch;
+        int& idx = e ? t.se : t.sh;
+        for (int p = 0; p < cs.count; ++p) {
+          const Slab& sl = cs.s[p];
+          bool meets = true;
+          for (int a = 0; a < 3; ++a) meets = meets && sl.o[a] <= chi[a] && sl.o[a] + sl.d[a] - 1 >= clo[a] && sl.d[a] > 0;
+          if (!meets) continue;
+          if (idx >= 0 || (axis >= 0 && axis != sl.axis)) general = true;
+          idx = p;
+          axis = sl.axis;
+        }
+      }
+      int cls = 0;
+      if (!general) {
+        if (axis < 0) cls = shape == 1 ? 1 : 3;
+        else if (shape == 1 ? axis == 0 : axis != 0) cls = axis + 1;
+      }
+      if (cls == 0) t.sh = t.se = -1;
+      plan.shell[shape][cls].push_back(t);
+    }
   }
   for (const auto& b : rest) {
     const int blo[3] = {b[0], b[1], b[2]}, bhi[3] = {b[3], b[4], b[5]};
@@ -1643,16 +1704,23 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 }
 
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
-                           float* const next[6], const TwoStepTile* tiles, int count, const TwoStepTile* tiles_x,
-                           int count_x, const CpmlSet& cpml_h, const CpmlSet& cpml_e, int blocks_per_sm,
-                           cudaStream_t stream) {
-  if (count <= 0 && count_x <= 0) return;
+                           float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
+                           const CpmlSet& cpml_e, cudaStream_t stream) {
   if (!hoistable(cpml_h) || !hoistable(cpml_e))
     fail("two steps per pass in the CPML shell: two CPML slabs of one axis overlap (the shell tiles correct at most "
          "one slab of each axis)");
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
-    two_step_shell_launch<16, 2 * kShellTileY>(g, coef, A, B, tiles_x, count_x, cpml_h, cpml_e, blocks_per_sm, stream);
-    two_step_shell_launch<32, kShellTileY>(g, coef, A, B, tiles, count, cpml_h, cpml_e, blocks_per_sm, stream);
+    // shape 1 (16 x 32): the x faces' boxes (class x, or general); shape 0 (32 x 16): the y and z
+    // faces' (classes y, z, general). plan_two_step puts no tile in the other classes.
+    constexpr int W = 2 * kShellTileY;
+    two_step_shell_launch<16, W, 0>(g, coef, A, B, lists.tiles[1][1], lists.count[1][1], cpml_h, cpml_e, stream);
+    two_step_shell_launch<16, W, -1>(g, coef, A, B, lists.tiles[1][0], lists.count[1][0], cpml_h, cpml_e, stream);
+    two_step_shell_launch<32, kShellTileY, 2>(g, coef, A, B, lists.tiles[0][3], lists.count[0][3], cpml_h, cpml_e,
+                                              stream);
+    two_step_shell_launch<32, kShellTileY, 1>(g, coef, A, B, lists.tiles[0][2], lists.count[0][2], cpml_h, cpml_e,
+                                              stream);
+    two_step_shell_launch<32, kShellTileY, -1>(g, coef, A, B, lists.tiles[0][0], lists.count[0][0], cpml_h, cpml_e,
+                                               stream);
   });
 }
 

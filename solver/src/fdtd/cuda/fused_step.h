@@ -135,11 +135,20 @@ struct PassBlock {
 struct TwoStepTile {
   int i0, j0, k0, k1;  // the core: i0..i0+cw-1, j0..j0+ch-1, planes k0..k1
   int cw, ch;
+  int sh = -1, se = -1;  // shell tiles of one slab axis: the slab of the H / E set they meet (-1: none)
 };
 struct TwoStepPlan {
   std::vector<TwoStepTile> interior;
-  std::vector<TwoStepTile> shell;        // shell tiles (plan_two_step's `shell`), cores of 29 x (kShellTileY-3)
-  std::vector<TwoStepTile> shell_x;      // shell_narrow: the x faces' shell tiles, cores of 13 x (2 kShellTileY-3)
+  // Shell tiles (plan_two_step's `shell`), [shape][class]: shape 0 cores of 29 x (kShellTileY-3)
+  // (32 x kShellTileY threads), 1 (shell_narrow, the x faces) 13 x (2 kShellTileY-3) (16 x 2
+  // kShellTileY); class 0 general, 1-3 tiles meeting CPML slabs of the axis x, y, z only.
+  std::vector<TwoStepTile> shell[2][4];
+  std::size_t shell_tiles() const {
+    std::size_t n = 0;
+    for (const auto& s : shell)
+      for (const auto& c : s) n += c.size();
+    return n;
+  }
   std::vector<PassBlock> first, second;  // one-pass blocks of 32 x kPassTileY (step 1, step 2)
   long long interior_samples = 0, shell_samples = 0, first_samples = 0, second_samples = 0;
 };
@@ -166,13 +175,15 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // the sets' psi_in (psi^{n-1/2}, psi^n) and psi^{n+3/2}, psi^{n+2} of the cores written into psi_out
 // (arrays other than psi_in: the caller exchanges them after the pair). Both sets must be
 // hoistable. The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
-// and from there into psi_out in step 2. blocks_per_sm: the resident blocks the kernel is compiled
-// for (1 or 2).
-// tiles_x: the x faces' tiles of a shell_narrow plan (16 x 32 threads).
+// and from there into psi_out in step 2.
+// lists: TwoStepPlan::shell's lists on the device.
+struct ShellLists {
+  const TwoStepTile* tiles[2][4] = {};
+  int count[2][4] = {};
+};
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
-                           float* const next[6], const TwoStepTile* tiles, int count, const TwoStepTile* tiles_x,
-                           int count_x, const CpmlSet& cpml_h, const CpmlSet& cpml_e, int blocks_per_sm,
-                           cudaStream_t stream);
+                           float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
+                           const CpmlSet& cpml_e, cudaStream_t stream);
 // hoist: the hoisted slabs (fused_step.cu, tile_pass); the caller makes sure both sets are
 // hoistable.
 void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],
