@@ -690,7 +690,13 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles launched first",
                            "VEM_TWO_STEP_ORDER", "shell_first"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles all 32 x 16",
-                           "VEM_TWO_STEP_SHELL_NARROW", "0"}};
+                           "VEM_TWO_STEP_SHELL_NARROW", "0"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles in pieces of 3 planes",
+                           "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "3"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles not cut",
+                           "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "0"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
+                           "VEM_TWO_STEP_SHELL_LAUNCH", "classes"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
       if (v.env2_name) setenv(v.env2_name, v.env2_value, 1);

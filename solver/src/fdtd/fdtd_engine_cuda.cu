@@ -1513,6 +1513,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   static constexpr std::int64_t kPersistentBelowCells = std::int64_t(8) * 1000 * 1000;
   // Temporal blocking by default from this many cells (setup_onepass).
   static constexpr std::int64_t kTwoStepFromCells = std::int64_t(2) * 1000 * 1000;
+  // Shell tiles with temporal blocking from this many cells (setup_two_step; measured in
+  // results/fdtd.md, session 23).
+  static constexpr std::int64_t kShellFromCells = std::int64_t(64) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2215,15 +2218,23 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   const bool align = !env_is("VEM_TWO_STEP_ALIGN", "0");
   const char* chunk_env = std::getenv("VEM_TWO_STEP_PASS_CHUNK");
   int pass_chunk = chunk_env ? std::max(1, std::atoi(chunk_env)) : 16;
-  // VEM_TWO_STEP_SHELL=1: the CPML shell and the faces in two-step tiles too (results/fdtd.md,
-  // session 23); the shell tiles correct at most one slab of each axis (hoistable).
+  // Shell tiles (the CPML shell and the faces in two-step tiles too) by default from
+  // kShellFromCells (results/fdtd.md, session 23); VEM_TWO_STEP_SHELL=1 / 0 asks for them or not
+  // at any size. The shell tiles correct at most one slab of each axis (hoistable).
   // VEM_TWO_STEP_SHELL_NARROW=0: the x faces' shell tiles of 32 x 16 threads like the others
   // instead of 16 x 32.
-  tb_shell_ = env_is("VEM_TWO_STEP_SHELL", "1") && hoistable_slabs();
+  const char* shell_env = std::getenv("VEM_TWO_STEP_SHELL");
+  const bool want_shell =
+      shell_env ? std::string(shell_env) == "1" : op_.grid().cell_count() >= kShellFromCells;
+  tb_shell_ = want_shell && hoistable_slabs();
+  // VEM_TWO_STEP_SHELL_GENERAL_CHUNK=<planes>: the general shell tiles cut into pieces of at most
+  // that many planes (default 8; 0: not cut).
   const bool shell_narrow = !env_is("VEM_TWO_STEP_SHELL_NARROW", "0");
+  const char* general_env = std::getenv("VEM_TWO_STEP_SHELL_GENERAL_CHUNK");
+  const int general_chunk = general_env ? std::max(0, std::atoi(general_env)) : 8;
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
-                                  pass_chunk, align, tb_shell_, shell_narrow);
+                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk);
   };
   onepass::TwoStepPlan plan = make_plan();
   // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8
@@ -2287,6 +2298,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
         tb_shell_lists_.tiles[shape][cls] = tb_shell_tiles_.ptr + at[shape][cls];
         tb_shell_lists_.count[shape][cls] = int(plan.shell[shape][cls].size());
       }
+    // VEM_TWO_STEP_SHELL_LAUNCH=classes: one launch a class of shell tiles instead of one for all
+    // (measured in results/fdtd.md, session 23).
+    tb_shell_lists_.one_launch = !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
         if (st->nh > 0) {

@@ -858,9 +858,9 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
 template <int TX, int TY, int AXIS, class Coef, class T>
 __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g,
                                                     const Coef& coef, const CpmlSet& ch, const CpmlSet& ce,
-                                                    const TwoStepTile t, TwoStepShared<TY, TX>& sm) {
+                                                    const TwoStepTile t, TwoStepShared<TY, TX>& sm, int tid) {
   using LD = ReadOnlyLoad;
-  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int tx = tid % TX, ty = tid / TX;
   const int i = min(t.i0 - 2 + min(tx, t.cw + 2), g.nx);
   const int j = max(-1, min(t.j0 - 2 + min(ty, t.ch + 2), g.ny));
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
@@ -996,14 +996,46 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 
 // TX x TY threads: 32 x 16 (cores of 29 x 13) for the boxes of the y and z faces, 16 x 32 (13 x 29)
 // for those of the x faces. MINB: see two_step_shell_launch.
-// AXIS: the tiles' class (two_step_shell_tile).
-template <int TX, int TY, int AXIS, int MINB, class Coef, class T>
-__global__ void __launch_bounds__(TX * TY, MINB)
-    two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles, CpmlSet ch,
-                   CpmlSet ce) {
+// Every shell tile in one launch of 512 threads a block (32 x kShellTileY or 16 x 2 kShellTileY,
+// the thread's column from its flat index): the blocks take the lists in ShellOrder's order, the
+// general tiles (the slowest) first, so every class's tiles share the machine. (One launch per
+// class measured slower at 256^3, where each class has less than a wave of blocks:
+// results/fdtd.md, session 23.) 2 resident blocks asked of the compiler: 64 registers; the
+// general class's code spills about 128 bytes, the one-axis classes' none.
+struct ShellOrder {
+  const TwoStepTile* tiles[5];
+  int end[5];  // cumulative block counts: general 32 x 16, general 16 x 32, x 16 x 32, y and z 32 x 16
+};
+constexpr int kShellThreads = 32 * kShellTileY;
+static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
+              "the two shell shapes share the block's shared memory");
+// One class per launch (ShellLists::one_launch false): its own kernel, TX x TY threads.
+template <int TX, int TY, int AXIS, class Coef, class T>
+__global__ void __launch_bounds__(TX * TY, 2)
+    two_step_shell_class(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
+                         CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
   __shared__ TwoStepShared<TY, TX> sm;
-  two_step_shell_tile<TX, TY, AXIS>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm);
+  two_step_shell_tile<TX, TY, AXIS>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
+                                    int(threadIdx.x + TX * threadIdx.y));
+}
+template <class Coef, class T>
+__global__ void __launch_bounds__(kShellThreads, 2)
+    two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, ShellOrder o, CpmlSet ch, CpmlSet ce) {
+  bind_table(coef);
+  __shared__ TwoStepShared<kShellTileY, 32> sm;
+  auto& sm_narrow = *reinterpret_cast<TwoStepShared<2 * kShellTileY, 16>*>(&sm);
+  const int b = int(blockIdx.x), tid = int(threadIdx.x);
+  if (b < o.end[0])
+    two_step_shell_tile<32, kShellTileY, -1>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid);
+  else if (b < o.end[1])
+    two_step_shell_tile<16, 2 * kShellTileY, -1>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid);
+  else if (b < o.end[2])
+    two_step_shell_tile<16, 2 * kShellTileY, 0>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm_narrow, tid);
+  else if (b < o.end[3])
+    two_step_shell_tile<32, kShellTileY, 1>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid);
+  else
+    two_step_shell_tile<32, kShellTileY, 2>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1333,16 +1365,21 @@ void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
 }
 
 
-// The shell tiles' kernel (TX x TY threads) for one class of tiles, 2 resident blocks asked of the
-// compiler. (The general class has 64 registers and spills about 128 bytes there; compiled for 1
-// block, 118 registers and no spill, it measured 1-2 % slower at 256^3 and 512^3 before the
-// classes: results/fdtd.md, session 23.)
+// (Compiled for 1 resident block, 118 registers and no spill, the general code measured 1-2 %
+// slower at 256^3 and 512^3 than at 2: results/fdtd.md, session 23.)
 template <int TX, int TY, int AXIS, class Coef, class T>
-void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles,
-                           int count, const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
+void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles,
+                                 int count, const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
   if (count <= 0) return;
-  auto kernel = two_step_shell<TX, TY, AXIS, 2, Coef, T>;
-  kernel<<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
+  two_step_shell_class<TX, TY, AXIS, Coef, T>
+      <<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
+  VEM_CUDA_CHECK_LAUNCH("two_step_shell_class");
+}
+template <class Coef, class T>
+void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const ShellOrder& o,
+                           const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
+  if (o.end[4] <= 0) return;
+  two_step_shell<Coef, T><<<unsigned(o.end[4]), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
 }
 
@@ -1521,7 +1558,7 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest, bool shell, bool shell_narrow) {
+                          bool align_rest, bool shell, bool shell_narrow, int general_chunk) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
@@ -1650,7 +1687,8 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
     // (columns i0-2 .. i0+cw, rows j0-2 .. j0+ch, planes k0-2 .. k1+1). One slab of each set at
     // most, all of one axis: that axis (the x faces' shape takes only x, the other only y and z);
     // none: the shape's first axis class; otherwise general (0).
-    for (TwoStepTile& t : tiles) {
+    auto classify = [&](TwoStepTile& t) {
+      t.sh = t.se = -1;
       const int clo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, chi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
       int axis = -1;
       bool general = false;
@@ -1673,7 +1711,25 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
         else if (shape == 1 ? axis == 0 : axis != 0) cls = axis + 1;
       }
       if (cls == 0) t.sh = t.se = -1;
-      plan.shell[shape][cls].push_back(t);
+      return cls;
+    };
+    // General tiles deeper than general_chunk planes are cut into pieces of at most that many
+    // (the general code is the slowest a plane, and a mid-size grid has few such tiles), each
+    // classified again.
+    for (TwoStepTile& t : tiles) {
+      const int cls = classify(t);
+      const int depth = t.k1 - t.k0 + 1;
+      if (cls != 0 || general_chunk <= 0 || depth <= general_chunk) {
+        plan.shell[shape][cls].push_back(t);
+        continue;
+      }
+      const int pieces = (depth + general_chunk - 1) / general_chunk, step = (depth + pieces - 1) / pieces;
+      for (int k = t.k0; k <= t.k1; k += step) {
+        TwoStepTile piece = t;
+        piece.k0 = k;
+        piece.k1 = std::min(t.k1, k + step - 1);
+        plan.shell[shape][classify(piece)].push_back(piece);
+      }
     }
   }
   for (const auto& b : rest) {
@@ -1712,15 +1768,26 @@ void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, 
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     // shape 1 (16 x 32): the x faces' boxes (class x, or general); shape 0 (32 x 16): the y and z
     // faces' (classes y, z, general). plan_two_step puts no tile in the other classes.
+    ShellOrder o{};
+    const int order[5][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 2}, {0, 3}};
+    int end = 0;
+    for (int q = 0; q < 5; ++q) {
+      o.tiles[q] = lists.tiles[order[q][0]][order[q][1]];
+      end += lists.count[order[q][0]][order[q][1]];
+      o.end[q] = end;
+    }
+    if (lists.count[0][1] != 0 || lists.count[1][2] != 0 || lists.count[1][3] != 0)
+      fail("two steps per pass in the CPML shell: a shell tile in a class its shape has no kernel for");
+    if (lists.one_launch) {
+      two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, stream);
+      return;
+    }
     constexpr int W = 2 * kShellTileY;
-    two_step_shell_launch<16, W, 0>(g, coef, A, B, lists.tiles[1][1], lists.count[1][1], cpml_h, cpml_e, stream);
-    two_step_shell_launch<16, W, -1>(g, coef, A, B, lists.tiles[1][0], lists.count[1][0], cpml_h, cpml_e, stream);
-    two_step_shell_launch<32, kShellTileY, 2>(g, coef, A, B, lists.tiles[0][3], lists.count[0][3], cpml_h, cpml_e,
-                                              stream);
-    two_step_shell_launch<32, kShellTileY, 1>(g, coef, A, B, lists.tiles[0][2], lists.count[0][2], cpml_h, cpml_e,
-                                              stream);
-    two_step_shell_launch<32, kShellTileY, -1>(g, coef, A, B, lists.tiles[0][0], lists.count[0][0], cpml_h, cpml_e,
-                                               stream);
+    two_step_shell_class_launch<32, kShellTileY, -1>(g, coef, A, B, o.tiles[0], lists.count[0][0], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<16, W, -1>(g, coef, A, B, o.tiles[1], lists.count[1][0], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<16, W, 0>(g, coef, A, B, o.tiles[2], lists.count[1][1], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<32, kShellTileY, 1>(g, coef, A, B, o.tiles[3], lists.count[0][2], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<32, kShellTileY, 2>(g, coef, A, B, o.tiles[4], lists.count[0][3], cpml_h, cpml_e, stream);
   });
 }
 

@@ -162,10 +162,12 @@ constexpr int kShellTileY = 16;
 // the tiles of either kind that are not clear of keep_out; the shell's boxes are whole tiles along
 // x and y (the interior box shrinks to make them so), and align_rest is not used. shell_narrow:
 // the boxes of the x faces in tiles of 16 x 32 threads (cores 13 wide, so the boxes, about 12
-// samples wide with a 10-cell CPML, grow less), the others in 32 x 16.
+// samples wide with a 10-cell CPML, grow less), the others in 32 x 16. general_chunk (> 0): the
+// shell tiles of the general class cut into pieces of at most that many planes.
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest = true, bool shell = false, bool shell_narrow = false);
+                          bool align_rest = true, bool shell = false, bool shell_narrow = false,
+                          int general_chunk = 0);
 // tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
 // tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
@@ -177,9 +179,11 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // hoistable. The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
 // and from there into psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
+// one_launch: every tile in one launch (the general ones first), else one launch a class.
 struct ShellLists {
   const TwoStepTile* tiles[2][4] = {};
   int count[2][4] = {};
+  bool one_launch = true;
 };
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                            float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
