@@ -1513,9 +1513,11 @@ class FdtdEngineCuda final : public FdtdEngine {
   static constexpr std::int64_t kPersistentBelowCells = std::int64_t(8) * 1000 * 1000;
   // Temporal blocking by default from this many cells (setup_onepass).
   static constexpr std::int64_t kTwoStepFromCells = std::int64_t(2) * 1000 * 1000;
-  // Shell tiles with temporal blocking from this many cells (setup_two_step; measured in
-  // results/fdtd.md, session 23).
-  static constexpr std::int64_t kShellFromCells = std::int64_t(64) * 1000 * 1000;
+  // Shell tiles with temporal blocking from this many cells (setup_two_step): one H100, one call,
+  // Mcells/s without / with them: 256^3 30,804 / 36,618, 320^3 34,049 / 39,824, 384^3 37,867 /
+  // 42,745, 512^3 39,856 / 47,196 (results/fdtd.md, session 23). Smaller grids were measured with
+  // one launch a class of tiles only, which lost there (128^3 17,216 / 13,553).
+  static constexpr std::int64_t kShellFromCells = std::int64_t(16) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2256,9 +2258,11 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // beside step 2) measured 37,717 against 36,950 Mcells/s launched first (beside step 1) at 512^3
   // in one call (results/fdtd.md, session 18). VEM_TWO_STEP_ORDER=interior_first for the other order.
   tb_rest_first_ = !env_is("VEM_TWO_STEP_ORDER", "interior_first");
-  // With shell tiles the interior is forked before them (both start at once) unless
-  // VEM_TWO_STEP_ORDER=shell_first (it then waits for the shell tiles).
-  tb_shell_interior_first_ = !env_is("VEM_TWO_STEP_ORDER", "shell_first");
+  // With shell tiles the interior waits for them (forked after their launch): measured 47,196 /
+  // 42,745 / 39,824 / 36,618 against 46,773 / 40,500 / 38,223 / 36,640 Mcells/s forked before them
+  // at 512^3 / 384^3 / 320^3 / 256^3 in one call (results/fdtd.md, session 23);
+  // VEM_TWO_STEP_ORDER=interior_first forks it before them (both start at once).
+  tb_shell_interior_first_ = env_is("VEM_TWO_STEP_ORDER", "interior_first");
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.

@@ -128,6 +128,11 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // The interior launch reads only cur and writes only the interior of next, so it runs beside
 // either step of the rest (a second stream). Same expressions in the same order: the fields of two one-pass steps bit
 // for bit.
+// Shell tiles (plan_two_step's `shell`; the engine's default from 16 M cells): the CPML shell and
+// the faces step in pairs too, in tiles of the interior's shape that carry the range tests, the
+// CPML corrections and both psi kinds (launch_two_step_shell), so the rest keeps only the tiles
+// next to point sources and probes (usually a few blocks). The shell's psi is read once and
+// written once a pair, into the second set (the engine then exchanges the sets).
 struct PassBlock {
   int i0, j0, k0, k1;  // first column, first row, planes k0..k1
   int ilast, jlast;    // the block's samples: i0..min(i0+31, ilast), j0..min(j0+TY-1, jlast)
