@@ -1,0 +1,191 @@
+// The plan of temporal blocking (solver/src/fdtd/cuda/fused_step.h, plan_two_step), checked on the
+// host: it needs no GPU, so CI runs it. On a model with a 10-cell CPML on every face, a point
+// source in the interior and a probe inside the y CPML, with and without shell tiles:
+//  - every sample (i, j, k), 0 <= i <= nx etc., is stored by exactly one of: an interior tile's
+//    core, a shell tile's core, a block of the rest's step 2;
+//  - the rest's step 1 covers every step-2 sample and its neighbours one sample away (inside the
+//    grid);
+//  - an interior tile's computed samples (its core grown by 2 towards the low faces and 1 towards
+//    the high ones) are plain: inside every update range, outside every CPML slab;
+//  - no interior or shell tile has a source or probe within its core grown by 2 / 1;
+//  - a shell tile of a one-axis class meets no slab of another axis and, of its own axis, only the
+//    slab it names for each set; the x faces' tiles (16 x 32 threads) have cores of at most
+//    13 x 29 samples, the others 29 x 13; on a grid of 200 x 176 x 150 most shell tiles are of a
+//    one-axis class.
+// The GPU agreement test (test_fdtd_cpu_cuda_agreement.cpp, TwoStepsPerPassMatchOnePass) runs the
+// plans' kernels; this one shows the plan is whole on its own, for grids other than the tests'.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "test_support.h"
+#include "vem/fdtd/fdtd_operator.h"
+#if VEM_WITH_CUDA
+#include "fdtd/cuda/fused_step.h"
+#include "fdtd/engine_common.h"
+#endif
+
+using namespace vem;
+
+namespace {
+
+#if VEM_WITH_CUDA
+FdtdSetup plan_setup(int nx, int ny, int nz) {
+  FdtdSetup s;
+  s.grid = {nx, ny, nz, 1e-3, 1e-3, 1e-3};
+  s.boundaries = BoundarySpec::all(BoundaryType::cpml);
+  for (auto& c : s.boundaries.cpml) c.thickness = 10;
+  s.materials = {Material::vacuum()};
+  PointSource src;
+  src.i = nx / 2; src.j = ny / 3; src.k = nz / 2;
+  src.direction = {0.0, 0.0, 1.0};
+  src.waveform = Waveform::gaussian_for_bandwidth(50e9);
+  s.sources = {src};
+  s.probes = {{"ez in the y CPML", Component::Ez, nx / 3, 4, nz / 3}};
+  return s;
+}
+
+// The folded slabs of one kind, as the engine fills them (axis order; the boxes of PsiBox).
+onepass::CpmlSet slab_set(const FdtdOperator& op, bool electric) {
+  const YeeGrid& g = op.grid();
+  const int n[3] = {g.nx, g.ny, g.nz};
+  onepass::CpmlSet cs;
+  for (int a = 0; a < 3; ++a)
+    for (const CpmlSlab& sl : op.cpml_slabs()) {
+      if (sl.axis != a) continue;
+      const PsiBox b(sl, electric, n);
+      if (b.size() == 0) continue;
+      onepass::Slab& d = cs.s[cs.count++];
+      for (int x = 0; x < 3; ++x) {
+        d.o[x] = b.o[x];
+        d.d[x] = b.d[x];
+      }
+      d.axis = a;
+    }
+  onepass::finish_cpml_set(cs, n);
+  return cs;
+}
+
+bool box_meets(const onepass::Slab& s, const int lo[3], const int hi[3]) {
+  for (int a = 0; a < 3; ++a)
+    if (s.d[a] <= 0 || s.o[a] > hi[a] || s.o[a] + s.d[a] - 1 < lo[a]) return false;
+  return true;
+}
+#endif
+
+}  // namespace
+
+TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
+#if !VEM_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA: the plan of temporal blocking belongs to the CUDA engine";
+#else
+  for (const std::array<int, 3> dims :
+       {std::array<int, 3>{96, 80, 70}, std::array<int, 3>{61, 130, 45}, std::array<int, 3>{200, 176, 150}}) {
+    const FdtdOperator op(plan_setup(dims[0], dims[1], dims[2]));
+    const onepass::Grid g = onepass::grid_for(op);
+    const onepass::CpmlSet ch = slab_set(op, false), ce = slab_set(op, true);
+    ASSERT_EQ(ch.count, 6);
+    ASSERT_EQ(ce.count, 6);
+    const FieldLayout& L = op.layout();
+    std::vector<std::array<int, 3>> keep_out;
+    for (const auto& ps : op.sources())
+      for (int a = 0; a < 3; ++a)
+        if (ps.active[a]) keep_out.push_back(L.sample(ps.offset[a]));
+    for (const auto& pr : op.probes()) keep_out.push_back(L.sample(pr.offset));
+    const int n[3] = {g.nx, g.ny, g.nz};
+    const std::size_t samples = std::size_t(n[0] + 1) * (n[1] + 1) * (n[2] + 1);
+    auto at = [&](int i, int j, int k) { return i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k); };
+    for (const bool shell : {false, true}) {
+      const std::string label = std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
+                                (shell ? ", shell tiles" : ", no shell tiles");
+      const onepass::TwoStepPlan plan =
+          onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, 8);
+      EXPECT_FALSE(plan.interior.empty()) << label;
+      EXPECT_EQ(plan.shell_tiles() > 0, shell) << label;
+      std::vector<int> stored(samples, 0), first(samples, 0);
+      auto mark = [&](std::vector<int>& v, int i0, int i1, int j0, int j1, int k0, int k1) {
+        for (int k = k0; k <= k1; ++k)
+          for (int j = j0; j <= j1; ++j)
+            for (int i = i0; i <= i1; ++i) {
+              ASSERT_TRUE(i >= 0 && i <= n[0] && j >= 0 && j <= n[1] && k >= 0 && k <= n[2]) << label;
+              ++v[at(i, j, k)];
+            }
+      };
+      auto clear_of_keep_out = [&](const onepass::TwoStepTile& t) {
+        for (const auto& s : keep_out)
+          if (s[0] >= t.i0 - 2 && s[0] <= t.i0 + t.cw && s[1] >= t.j0 - 2 && s[1] <= t.j0 + t.ch && s[2] >= t.k0 - 2 &&
+              s[2] <= t.k1 + 1)
+            return false;
+        return true;
+      };
+      for (const auto& t : plan.interior) {
+        mark(stored, t.i0, t.i0 + t.cw - 1, t.j0, t.j0 + t.ch - 1, t.k0, t.k1);
+        EXPECT_TRUE(clear_of_keep_out(t)) << label << ": interior tile at " << t.i0 << ", " << t.j0 << ", " << t.k0;
+        // computed samples: plain (every range; no slab)
+        const int lo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, hi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
+        for (int a = 0; a < 3; ++a)
+          for (int c = 0; c < 6; ++c) {
+            EXPECT_GE(lo[a], g.lo[c][a]) << label;
+            EXPECT_LE(hi[a], g.hi[c][a]) << label;
+          }
+        EXPECT_LT(hi[2], g.nz) << label;
+        for (const onepass::CpmlSet* cs : {&ch, &ce})
+          for (int p = 0; p < cs->count; ++p) EXPECT_FALSE(box_meets(cs->s[p], lo, hi)) << label << ": interior tile meets a slab";
+      }
+      for (int shape = 0; shape < 2; ++shape)
+        for (int cls = 0; cls < 4; ++cls)
+          for (const auto& t : plan.shell[shape][cls]) {
+            mark(stored, t.i0, t.i0 + t.cw - 1, t.j0, t.j0 + t.ch - 1, t.k0, t.k1);
+            EXPECT_TRUE(clear_of_keep_out(t)) << label << ": shell tile at " << t.i0 << ", " << t.j0 << ", " << t.k0;
+            EXPECT_LE(t.cw, shape == 1 ? 13 : 29) << label;
+            EXPECT_LE(t.ch, shape == 1 ? 29 : 13) << label;
+            if (cls == 0) continue;
+            EXPECT_TRUE(shape == 1 ? cls == 1 : cls >= 2) << label << ": class " << cls << " in shape " << shape;
+            const int lo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, hi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
+            for (int e = 0; e < 2; ++e) {
+              const onepass::CpmlSet& cs = e ? ce : ch;
+              const int named = e ? t.se : t.sh;
+              if (named >= 0) EXPECT_EQ(cs.s[named].axis, cls - 1) << label;
+              for (int p = 0; p < cs.count; ++p)
+                if (p != named) EXPECT_FALSE(box_meets(cs.s[p], lo, hi)) << label << ": class " << cls << " tile meets slab " << p;
+            }
+          }
+      for (const auto& b : plan.second)
+        mark(stored, b.i0, std::min(b.i0 + 31, b.ilast), b.j0, std::min(b.j0 + onepass::kPassTileY - 1, b.jlast), b.k0, b.k1);
+      for (const auto& b : plan.first)
+        mark(first, b.i0, std::min(b.i0 + 31, b.ilast), b.j0, std::min(b.j0 + onepass::kPassTileY - 1, b.jlast), b.k0, b.k1);
+      std::size_t wrong = 0, step1_missing = 0;
+      for (int k = 0; k <= n[2]; ++k)
+        for (int j = 0; j <= n[1]; ++j)
+          for (int i = 0; i <= n[0]; ++i)
+            wrong += stored[at(i, j, k)] != 1;
+      // step 2's samples and their neighbours within the grid are computed by step 1
+      for (const auto& b : plan.second)
+        for (int k = b.k0 - 1; k <= b.k1 + 1; ++k)
+          for (int j = b.j0 - 1; j <= std::min(b.j0 + onepass::kPassTileY - 1, b.jlast) + 1; ++j)
+            for (int i = b.i0 - 1; i <= std::min(b.i0 + 31, b.ilast) + 1; ++i)
+              if (i >= 0 && i <= n[0] && j >= 0 && j <= n[1] && k >= 0 && k <= n[2]) step1_missing += first[at(i, j, k)] == 0;
+      EXPECT_EQ(wrong, 0u) << label << ": samples stored other than once";
+      EXPECT_EQ(step1_missing, 0u) << label << ": samples step 2 reads that step 1 does not compute";
+      // the keep-out samples are the rest's
+      for (const auto& s : keep_out) {
+        bool in_rest = false;
+        for (const auto& b : plan.second)
+          in_rest = in_rest || (s[0] >= b.i0 && s[0] <= std::min(b.i0 + 31, b.ilast) && s[1] >= b.j0 &&
+                                s[1] <= std::min(b.j0 + onepass::kPassTileY - 1, b.jlast) && s[2] >= b.k0 && s[2] <= b.k1);
+        EXPECT_TRUE(in_rest) << label << ": source or probe at " << s[0] << ", " << s[1] << ", " << s[2];
+      }
+      if (shell) {
+        EXPECT_GT(plan.shell[1][1].size(), 0u) << label << ": the x faces in 16 x 32 tiles";
+        // On a grid of some size most shell tiles are of a face, not an edge (on the small ones the
+        // edges' general tiles, cut into 8-plane pieces, are the most).
+        std::size_t one_axis = 0, all = plan.shell_tiles();
+        for (int shape = 0; shape < 2; ++shape)
+          for (int cls = 1; cls < 4; ++cls) one_axis += plan.shell[shape][cls].size();
+        if (n[0] >= 150 && n[1] >= 150 && n[2] >= 150)
+          EXPECT_GT(one_axis, all / 2) << label << ": most shell tiles meet the slabs of one axis only";
+      }
+    }
+  }
+#endif
+}
