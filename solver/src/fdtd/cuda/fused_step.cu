@@ -815,7 +815,7 @@ __global__ void __launch_bounds__(32 * TY, MINB)
 }
 
 // Two steps per pass in the CPML shell and at the faces (fused_step.h, "shell tiles"): tiles of
-// the same shape as the interior's (32 x TY threads, a core of 29 x (TY-3) columns) marching as
+// TX x TY threads (a core of (TX-3) x (TY-3) columns) marching as
 // two_step_tile does, with the one-pass tile's general path in every update: each thread's x/y
 // range and slab bits once (h_bits, e_bits), the plane tests per plane, and the hoisted slabs'
 // corrections (h_update_hoisted's and e_update_hoisted's expressions and rounding, operand for
@@ -833,7 +833,7 @@ __global__ void __launch_bounds__(32 * TY, MINB)
 // only where it is updated (h_update_hoisted), so every load stays inside the arrays.
 // AXIS >= 0: a tile whose computed samples meet no CPML slab but (at most) the slab t.sh of ch
 // and t.se of ce, both of axis AXIS (plan_two_step's classes): each sample's hits from that slab
-// alone (axis_hit), so the other axes' psi and corrections drop out at compile time (fewer
+// alone (shell_hits), so the other axes' psi and corrections drop out at compile time (fewer
 // registers and instructions; the same expressions). AXIS < 0: every slab tested (tile_hits).
 template <int AXIS>
 __device__ __forceinline__ void shell_hits(const CpmlSet& cs, unsigned bits, int p, bool col_in, int i, int j, int k,
@@ -995,7 +995,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 }
 
 // TX x TY threads: 32 x 16 (cores of 29 x 13) for the boxes of the y and z faces, 16 x 32 (13 x 29)
-// for those of the x faces. MINB: see two_step_shell_launch.
+// for those of the x faces.
 // Every shell tile in one launch of 512 threads a block (32 x kShellTileY or 16 x 2 kShellTileY,
 // the thread's column from its flat index): the blocks take the lists in ShellOrder's order, the
 // general tiles (the slowest) first, so every class's tiles share the machine. (One launch per
@@ -1762,9 +1762,6 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                            float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
                            const CpmlSet& cpml_e, cudaStream_t stream) {
-  if (!hoistable(cpml_h) || !hoistable(cpml_e))
-    fail("two steps per pass in the CPML shell: two CPML slabs of one axis overlap (the shell tiles correct at most "
-         "one slab of each axis)");
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     // shape 1 (16 x 32): the x faces' boxes (class x, or general); shape 0 (32 x 16): the y and z
     // faces' (classes y, z, general). plan_two_step puts no tile in the other classes.

@@ -181,7 +181,7 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // The shell tiles (fused_step.cu, two_step_shell_tile): cur -> next, psi of both kinds read from
 // the sets' psi_in (psi^{n-1/2}, psi^n) and psi^{n+3/2}, psi^{n+2} of the cores written into psi_out
 // (arrays other than psi_in: the caller exchanges them after the pair). Both sets must be
-// hoistable. The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
+// hoistable (the caller makes sure, once at set-up: the engine's setup_two_step). The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
 // and from there into psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
 // one_launch: every tile in one launch (the general ones first), else one launch a class.
