@@ -281,7 +281,6 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_no_shell", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=0", true},
                           {"default_no_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=0", true},
                           {"two_steps_shell", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=1", true},
-                          {"two_steps_shell_16", TB::two_steps, 16, 16, "VEM_TWO_STEP_SHELL=1", true},
                           {"two_steps_shell_beside", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=interior_first", true},
                           {"two_steps_shell_classes", TB::two_steps, 16, 32,
@@ -291,6 +290,14 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_shell_wide", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_NARROW=0", true},
                           {"default_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=1", true},
+                          // pairs in CUDA graphs (session 24); chunk 0: the engine's z chunk
+                          {"two_steps_auto", TB::two_steps, 16, 0, nullptr, true},
+                          {"two_steps_auto_graph", TB::two_steps, 16, 0, "VEM_TWO_STEP_GRAPH=1", true},
+                          {"two_steps_shell_auto", TB::two_steps, 16, 0, "VEM_TWO_STEP_SHELL=1", true},
+                          {"two_steps_shell_auto_graph", TB::two_steps, 16, 0, "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_GRAPH=1",
+                           true},
+                          {"default_graph", TB::automatic, 0, 0, "VEM_TWO_STEP_GRAPH=1", true},
+                          {"default_shell_graph", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_GRAPH=1", true},
                           {"two_steps", TB::two_steps, 32, 64},
                           {"one_pass_again", TB::off, 0, 0}};
     // The planes per block: two_steps_<interior z chunk>_<rest's planes per block>; chunk 0 and no
@@ -304,7 +311,8 @@ int run_temporal(int argc, char** argv) {
                                    {"two_steps_8_4", TB::two_steps, 16, 8, "VEM_TWO_STEP_PASS_CHUNK=4"},
                                    {"two_steps_automatic", TB::two_steps, 16, 0},
                                    {"one_pass_again", TB::off, 0, 0}};
-    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step, 32 x 16 / 32 planes and the switches only;
+    // VEM_TEMPORAL_QUICK=1: indexed, the one-pass step, 32 x 16 / 32 planes (or the engine's chunk) and
+    // the switches only;
     // =chunks: indexed, the chunk rows.
     const char* quick_env = std::getenv("VEM_TEMPORAL_QUICK");
     const bool quick = quick_env != nullptr, chunk_rows = quick && std::string(quick_env) == "chunks";
@@ -313,7 +321,7 @@ int run_temporal(int argc, char** argv) {
       if (mode != MaterialMode::indexed && v.ty == 32) continue;
       if (v.quick_only && !quick) continue;
       if (!row_wanted(v.name)) continue;
-      if (quick && !chunk_rows && v.ty != 0 && !(v.ty == 16 && v.chunk == 32)) continue;
+      if (quick && !chunk_rows && v.ty != 0 && !(v.ty == 16 && (v.chunk == 32 || v.chunk == 0))) continue;
       EngineTuning t;
       if (v.tb != TB::automatic) t.step = EngineTuning::Step::one_pass;  // (default: both left to the engine)
       t.temporal_blocking = v.tb;

@@ -627,10 +627,12 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // two-step tiles too, the tiles next to the sources and probes, one of them in the y CPML, left to
 // the rest) the same way, in both launch orders, with every class of tile in one launch and a
 // launch a class, the general tiles cut or not, the x faces' tiles narrow or not; the engine must
-// have stepped every pair with them. A model the pass cannot take whole (periodic faces, a
+// have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
+// and without shell tiles, the same way. A model the pass cannot take whole (periodic faces, a
 // magnetic source) is refused with the reason.
 TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
+  setenv("VEM_CUDA_GRAPH_STRICT", "1", 1);  // the variants with pairs in graphs: a failed capture fails
   struct M { FdtdSetup setup; const char* name; };
   FdtdSetup half = cpml_everywhere_setup(MaterialMode::indexed, 77);
   half.field_storage = FieldStorage::float16;
@@ -700,7 +702,11 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles not cut",
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "0"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
-                           "VEM_TWO_STEP_SHELL_LAUNCH", "classes"}};
+                           "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
+                          // pairs captured in CUDA graphs (the interior forked inside the capture)
+                          {16, 0, false, "VEM_TWO_STEP_GRAPH", "1", "32x16, pairs in graphs"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles, pairs in graphs",
+                           "VEM_TWO_STEP_GRAPH", "1"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
       if (v.env2_name) setenv(v.env2_name, v.env2_value, 1);

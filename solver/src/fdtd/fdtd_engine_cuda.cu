@@ -1368,8 +1368,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     DeviceArray<float> psi_e[2], psi_h[2], psi_h_next[2], psi_e_next[2], psi_h_mid[2], psi_e_mid[2];
     std::int64_t ne = 0, nh = 0;
   };
-  void swap_h_psi();
-  void swap_e_psi();
+  void swap_psi(bool electric);
   template <bool ELECTRIC, class Coef> void launch_cpml(const Coef& coef);
   // High-order schemes: resolve tables and terms on the device, the bulk kernels' block.
   bool high_order_ = false;
@@ -1470,7 +1469,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // (onepass::launch_two_step_shell), the rest's blocks hold only the tiles next to sources and
   // probes. psi: the shell tiles read the current sets and write the second ones, the rest goes
   // through the third (psi_*_mid) in its step 1 and into the second in its step 2; after the pair
-  // swap_h_psi and swap_e_psi make the second sets current.
+  // swap_psi makes the second sets of both kinds current.
   bool two_step_ = false;
   bool tb_shell_ = false;
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
@@ -2167,7 +2166,7 @@ void FdtdEngineCuda::setup_onepass(const EngineTuning& tuning) {
     onepass_boxes_.push_back(b);
   }
   // Folded CPML (onepass::CpmlSet): the slabs in the order of set_h_ / set_e_ (axis order). H psi
-  // gets a second set (the pass reads one and writes the other; swap_h_psi after each step). The
+  // gets a second set (the pass reads one and writes the other; swap_psi after each step). The
   // E corrections fold only when no E sample is computed again after the pass (it would be
   // corrected twice, from a psi updated once already).
   onepass_cpml_h_ = {};
@@ -2280,7 +2279,10 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
   }
-  graph_.enabled = false;  // (graph automatic) stream launches
+  // Pairs in CUDA graphs only with VEM_TWO_STEP_GRAPH=1 (measured in results/fdtd.md, session
+  // 24); else stream launches.
+  graph_.enabled = env_is("VEM_TWO_STEP_GRAPH", "1");
+  if (graph_.enabled && !graph_.stream) VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&graph_.stream, cudaStreamDefault));
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
   tb_first_.allocate(plan.first.size(), "two-step pass blocks");
@@ -2421,26 +2423,6 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   persistent_ = true;
 }
 
-// After a one-pass step with folded H corrections: psi^n (written into the second set) becomes
-// the current H psi everywhere the engine keeps the pointers (the slab kernels' sets for steps
-// in two passes, the pass's own set).
-void FdtdEngineCuda::swap_h_psi() {
-  for (const auto& st : slabs_) {
-    for (int q = 0; q < 2; ++q) {
-      float* const was = st->psi_h[q].ptr;
-      float* const now = st->psi_h_next[q].ptr;
-      if (!now) continue;
-      std::swap(st->psi_h[q].ptr, st->psi_h_next[q].ptr);
-      st->h.psi[q] = now;
-      SlabSet* sets[] = {&set_h_, &set_axis_h_[0], &set_axis_h_[1], &set_axis_h_[2]};
-      for (SlabSet* set : sets)
-        for (int p = 0; p < set->count; ++p)
-          if (set->s[p].psi[q] == was) set->s[p].psi[q] = now;
-    }
-  }
-  onepass_cpml_h_ = swapped_psi(onepass_cpml_h_);
-}
-
 namespace {
 // Every psi pointer of `cs` equal to a becomes b and the other way round.
 void exchange_psi(onepass::CpmlSet& cs, const float* a, const float* b) {
@@ -2456,22 +2438,30 @@ void exchange_psi(onepass::CpmlSet& cs, const float* a, const float* b) {
 }
 }  // namespace
 
-// After a pair with shell tiles (step_pair): psi^{n+2} (written into psi_e_next) becomes the
-// current E psi everywhere the engine keeps the pointers (the slab kernels' sets, the one-pass
-// step's in-place set, temporal blocking's pair of sets).
-void FdtdEngineCuda::swap_e_psi() {
+// The second psi set of one kind becomes the current one everywhere the engine keeps the
+// pointers: the slab kernels' sets (steps in two passes) and the one-pass sets. H: after a
+// one-pass step with folded H corrections, which wrote psi^n into psi_h_next, and after a pair
+// with shell tiles. E: after a pair with shell tiles, which wrote psi^{n+2} into psi_e_next
+// (the one-pass step's in-place set and temporal blocking's pair of sets follow).
+void FdtdEngineCuda::swap_psi(bool electric) {
+  SlabSet* const sets[] = {electric ? &set_e_ : &set_h_, electric ? &set_axis_e_[0] : &set_axis_h_[0],
+                           electric ? &set_axis_e_[1] : &set_axis_h_[1], electric ? &set_axis_e_[2] : &set_axis_h_[2]};
+  onepass::CpmlSet* const passes[] = {electric ? &onepass_cpml_e_ : &onepass_cpml_h_, electric ? &tb_cpml_e_[0] : nullptr,
+                                      electric ? &tb_cpml_e_[1] : nullptr};
   for (const auto& st : slabs_) {
     for (int q = 0; q < 2; ++q) {
-      float* const was = st->psi_e[q].ptr;
-      float* const now = st->psi_e_next[q].ptr;
+      DeviceArray<float>& cur = electric ? st->psi_e[q] : st->psi_h[q];
+      DeviceArray<float>& next = electric ? st->psi_e_next[q] : st->psi_h_next[q];
+      float* const was = cur.ptr;
+      float* const now = next.ptr;
       if (!now) continue;
-      std::swap(st->psi_e[q].ptr, st->psi_e_next[q].ptr);
-      st->e.psi[q] = now;
-      SlabSet* sets[] = {&set_e_, &set_axis_e_[0], &set_axis_e_[1], &set_axis_e_[2]};
+      std::swap(cur.ptr, next.ptr);
+      (electric ? st->e : st->h).psi[q] = now;
       for (SlabSet* set : sets)
         for (int p = 0; p < set->count; ++p)
           if (set->s[p].psi[q] == was) set->s[p].psi[q] = now;
-      for (onepass::CpmlSet* cs : {&onepass_cpml_e_, &tb_cpml_e_[0], &tb_cpml_e_[1]}) exchange_psi(*cs, was, now);
+      for (onepass::CpmlSet* cs : passes)
+        if (cs) exchange_psi(*cs, was, now);
     }
   }
 }
@@ -2812,7 +2802,7 @@ void FdtdEngineCuda::step_once(const Coef& coef, int step) {
   }
   if (one) {
     for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
-    if (fold_h) swap_h_psi();
+    if (fold_h) swap_psi(false);
     ++one_pass_steps_;
   }
   gather_probes_at(step);
@@ -2847,49 +2837,44 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
                                       int(tb_tiles_.count), tb_tile_y_, tb_interior_blocks_, side_.stream);
   };
+  // psi sets of the rest's two steps. Plain pairs: E psi from the current set into the second and
+  // back; H likewise through the one-pass pair of sets, so a pair leaves both where they were.
+  // With shell tiles: from the current sets through the third into the second (shell_pair_sets),
+  // which swap_psi then makes current.
+  onepass::CpmlSet h1 = onepass_cpml_h_, e1 = tb_cpml_e_[0], h2, e2 = tb_cpml_e_[1];
   if (tb_shell_) {
-    // The interior forked before the shell tiles (both read only fields_), or after them
-    // (tb_shell_interior_first_).
     shell_pair_sets();
+    h1 = tb_mid_h_[0];
+    e1 = tb_mid_e_[0];
+    h2 = tb_mid_h_[1];
+    e2 = tb_mid_e_[1];
+    // The interior forked before the shell tiles (both read only fields_), or after them.
     if (tb_shell_interior_first_) interior();
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
                                    tb_cpml_e_[0], stream_);
     if (!tb_shell_interior_first_) interior();
-    onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
-                                tb_mid_h_[0], tb_mid_e_[0], tb_hoist_, stream_);
-    for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
-    push_point_updates(true, step);
-    gather_probes_at(step);
-    onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count),
-                                tb_mid_h_[1], tb_mid_e_[1], tb_hoist_, stream_);
-    side_.join(stream_);
-    for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
-    push_point_updates(true, step + 1);
-    gather_probes_at(step + 1);
-    for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);
-    swap_h_psi();
-    swap_e_psi();
-    one_pass_steps_ += 2;
-    two_step_steps_ += 2;
-    two_step_shell_steps_ += 2;
-    return;
+  } else {
+    h2 = swapped_psi(onepass_cpml_h_);
+    if (!tb_rest_first_) interior();
   }
-  if (!tb_rest_first_) interior();
-  // H psi: the first step from the current set into the other (the one-pass pair), the second back.
-  const onepass::CpmlSet h2 = swapped_psi(onepass_cpml_h_);
-  onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count),
-                              onepass_cpml_h_, tb_cpml_e_[0], tb_hoist_, stream_);
-  if (tb_rest_first_) interior();
+  onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count), h1, e1,
+                              tb_hoist_, stream_);
+  if (!tb_shell_ && tb_rest_first_) interior();
   for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
   push_point_updates(true, step);
   gather_probes_at(step);
-  onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2,
-                              tb_cpml_e_[1], tb_hoist_, stream_);
+  onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2, e2,
+                              tb_hoist_, stream_);
   side_.join(stream_);
   for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
   push_point_updates(true, step + 1);
   gather_probes_at(step + 1);
   for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
+  if (tb_shell_) {
+    swap_psi(false);
+    swap_psi(true);
+    two_step_shell_steps_ += 2;
+  }
   one_pass_steps_ += 2;
   two_step_steps_ += 2;
 }
@@ -2908,6 +2893,13 @@ void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
     if (two_step_ && !has_extensions() && !fused_.s[0])
       for (; s + 1 < n; s += 2) step_pair(coef, steps_ + s);
     for (; s < n; ++s) step_once(coef, steps_ + s);
+    return;
+  }
+  if (two_step_) {
+    // Graphs of graph_.chunk pairs (each pair's interior forked onto side_ inside the capture).
+    const int pairs = n / 2;
+    small_grid::run_steps_graph(graph_, pairs, 0, [&](int p) { step_pair(coef, steps_ + 2 * p); }, stream_, pdl_);
+    for (int s = 2 * pairs; s < n; ++s) step_once(coef, steps_ + s);
     return;
   }
   small_grid::run_steps_graph(graph_, n, steps_, [&](int s) { step_once(coef, s); }, stream_, pdl_);
