@@ -276,13 +276,16 @@ int run_temporal(int argc, char** argv) {
                            "VEM_TWO_STEP_INTERIOR_GRID=1 VEM_TWO_STEP_ORDER=interior_first", true},
                           {"two_steps_interior_grid_2_first", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_INTERIOR_GRID=2 VEM_TWO_STEP_ORDER=interior_first", true},
-                          // the shell tiles (results/fdtd.md, session 23; on by default from 16 M
-                          // cells, the interior launched after them)
+                          // the shell tiles (results/fdtd.md, sessions 23 and 24; on by default with
+                          // temporal blocking, the interior forked after them from 16 M cells, before
+                          // them below)
                           {"two_steps_no_shell", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=0", true},
                           {"default_no_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=0", true},
                           {"two_steps_shell", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=1", true},
                           {"two_steps_shell_beside", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=interior_first", true},
+                          {"two_steps_shell_after", TB::two_steps, 16, 32,
+                           "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_ORDER=interior_after", true},
                           {"two_steps_shell_classes", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_LAUNCH=classes", true},
                           {"two_steps_shell_unsplit", TB::two_steps, 16, 32,

@@ -1512,11 +1512,16 @@ class FdtdEngineCuda final : public FdtdEngine {
   static constexpr std::int64_t kPersistentBelowCells = std::int64_t(8) * 1000 * 1000;
   // Temporal blocking by default from this many cells (setup_onepass).
   static constexpr std::int64_t kTwoStepFromCells = std::int64_t(2) * 1000 * 1000;
-  // Shell tiles with temporal blocking from this many cells (setup_two_step): one H100, one call,
-  // Mcells/s without / with them: 256^3 30,804 / 36,618, 320^3 34,049 / 39,824, 384^3 37,867 /
-  // 42,745, 512^3 39,856 / 47,196 (results/fdtd.md, session 23). Smaller grids were measured with
-  // one launch a class of tiles only, which lost there (128^3 17,216 / 13,553).
-  static constexpr std::int64_t kShellFromCells = std::int64_t(16) * 1000 * 1000;
+  // Shell tiles with temporal blocking from this many cells (setup_two_step), that is wherever
+  // temporal blocking is on by default. One H100, one call, Mcells/s without / with them: 256^3
+  // 30,804 / 36,618, 320^3 34,049 / 39,824, 384^3 37,867 / 42,745, 512^3 39,856 / 47,196
+  // (results/fdtd.md, session 23); one H200, one call, without / with them (the interior forked
+  // before them): 128^3 18,870 / 23,326, 160 x 160 x 93 20,461 / 21,565, 192^3 27,027 / 35,114
+  // (session 24).
+  static constexpr std::int64_t kShellFromCells = std::int64_t(2) * 1000 * 1000;
+  // With shell tiles the interior is forked after their launch from this many cells, before it
+  // below (setup_two_step).
+  static constexpr std::int64_t kShellInteriorAfterCells = std::int64_t(16) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2259,9 +2264,13 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_rest_first_ = !env_is("VEM_TWO_STEP_ORDER", "interior_first");
   // With shell tiles the interior waits for them (forked after their launch): measured 47,196 /
   // 42,745 / 39,824 / 36,618 against 46,773 / 40,500 / 38,223 / 36,640 Mcells/s forked before them
-  // at 512^3 / 384^3 / 320^3 / 256^3 in one call (results/fdtd.md, session 23);
-  // VEM_TWO_STEP_ORDER=interior_first forks it before them (both start at once).
-  tb_shell_interior_first_ = env_is("VEM_TWO_STEP_ORDER", "interior_first");
+  // at 512^3 / 384^3 / 320^3 / 256^3 in one call (results/fdtd.md, session 23). Below
+  // kShellInteriorAfterCells it is forked before them (both start at once): one H200, one call,
+  // Mcells/s after / before: 128^3 22,093 / 23,326, 160 x 160 x 93 21,794 / 21,565, 192^3 32,532 /
+  // 35,114 (session 24). VEM_TWO_STEP_ORDER=interior_first / interior_after asks for one order.
+  tb_shell_interior_first_ = env_is("VEM_TWO_STEP_ORDER", "interior_first") ||
+                             (!env_is("VEM_TWO_STEP_ORDER", "interior_after") &&
+                              op_.grid().cell_count() < kShellInteriorAfterCells);
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.
