@@ -699,8 +699,8 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_NARROW", "0"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles in pieces of 3 planes",
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "3"},
-                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles not cut",
-                           "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "0"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles in pieces of 8 planes",
+                           "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "8"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
                           // pairs captured in CUDA graphs (the interior forked inside the capture)

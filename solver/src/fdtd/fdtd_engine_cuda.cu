@@ -1519,6 +1519,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   // before them): 128^3 18,870 / 23,326, 160 x 160 x 93 20,461 / 21,565, 192^3 27,027 / 35,114
   // (session 24).
   static constexpr std::int64_t kShellFromCells = std::int64_t(2) * 1000 * 1000;
+  // The general shell tiles cut into pieces of 8 planes from this many cells, whole below
+  // (setup_two_step). Mcells/s cut / whole, one call each: one H100, 512^3 47,196 / 44,623, 384^3
+  // 42,745 / 40,847, 320^3 39,824 / 39,600, 256^3 36,618 / 37,742 (results/fdtd.md, session 23);
+  // one H200, 256^3 42,928 / 44,303, 192^3 35,162 / 36,725, 128^3 23,396 / 23,306, 160 x 160 x 93
+  // 21,518 / 21,359 (session 24).
+  static constexpr std::int64_t kShellGeneralCutFromCells = std::int64_t(32) * 1000 * 1000;
   // With shell tiles the interior is forked after their launch from this many cells, before it
   // below (setup_two_step).
   static constexpr std::int64_t kShellInteriorAfterCells = std::int64_t(16) * 1000 * 1000;
@@ -2234,10 +2240,11 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
       shell_env ? std::string(shell_env) == "1" : op_.grid().cell_count() >= kShellFromCells;
   tb_shell_ = want_shell && hoistable_slabs();
   // VEM_TWO_STEP_SHELL_GENERAL_CHUNK=<planes>: the general shell tiles cut into pieces of at most
-  // that many planes (default 8; 0: not cut).
+  // that many planes (0: not cut). Default: 8 from kShellGeneralCutFromCells, not cut below.
   const bool shell_narrow = !env_is("VEM_TWO_STEP_SHELL_NARROW", "0");
   const char* general_env = std::getenv("VEM_TWO_STEP_SHELL_GENERAL_CHUNK");
-  const int general_chunk = general_env ? std::max(0, std::atoi(general_env)) : 8;
+  const int general_chunk = general_env ? std::max(0, std::atoi(general_env))
+                                        : (op_.grid().cell_count() >= kShellGeneralCutFromCells ? 8 : 0);
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
                                   pass_chunk, align, tb_shell_, shell_narrow, general_chunk);
