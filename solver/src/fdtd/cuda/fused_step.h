@@ -128,9 +128,9 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // The interior launch reads only cur and writes only the interior of next, so it runs beside
 // either step of the rest (a second stream). Same expressions in the same order: the fields of two one-pass steps bit
 // for bit.
-// Shell tiles (plan_two_step's `shell`; the engine's default from 16 M cells): the CPML shell and
-// the faces step in pairs too, in tiles of the interior's shape that carry the range tests, the
-// CPML corrections and both psi kinds (launch_two_step_shell), so the rest keeps only the tiles
+// Shell tiles (plan_two_step's `shell`; the engine's default wherever it steps in pairs by
+// default): the CPML shell and the faces step in pairs too, in tiles of the interior's shape that
+// carry the range tests, the CPML corrections and both psi kinds (launch_two_step_shell), so the rest keeps only the tiles
 // next to point sources and probes (usually a few blocks). The shell's psi is read once and
 // written once a pair, into the second set (the engine then exchanges the sets).
 struct PassBlock {
