@@ -9,7 +9,8 @@
 //    the high ones) are plain: inside every update range, outside every CPML slab;
 //  - no interior or shell tile has a source or probe within its core grown by 2 / 1;
 //  - a shell tile of a one-axis class meets no slab of another axis and, of its own axis, only the
-//    slab it names for each set; the x faces' tiles (16 x 32 threads) have cores of at most
+//    slab it names for each set; the general tiles are whole (z chunks of 16 planes) or cut into
+//    pieces of at most 8 planes; the x faces' tiles (16 x 32 threads) have cores of at most
 //    13 x 29 samples, the others 29 x 13; on a grid of 200 x 176 x 150 most shell tiles are of a
 //    one-axis class.
 // The GPU agreement test (test_fdtd_cpu_cuda_agreement.cpp, TwoStepsPerPassMatchOnePass) runs the
@@ -95,11 +96,18 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
     const int n[3] = {g.nx, g.ny, g.nz};
     const std::size_t samples = std::size_t(n[0] + 1) * (n[1] + 1) * (n[2] + 1);
     auto at = [&](int i, int j, int k) { return i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k); };
-    for (const bool shell : {false, true}) {
+    // general_chunk: the general shell tiles cut into pieces of 8 planes (the engine's default from
+    // 32 M cells) or whole (below)
+    struct C { bool shell; int general_chunk; };
+    for (const C c : {C{false, 8}, C{true, 8}, C{true, 0}}) {
+      const bool shell = c.shell;
       const std::string label = std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
-                                (shell ? ", shell tiles" : ", no shell tiles");
+                                (shell ? ", shell tiles, general ones " +
+                                             (c.general_chunk ? "in pieces of " + std::to_string(c.general_chunk) + " planes"
+                                                              : std::string("whole"))
+                                       : ", no shell tiles");
       const onepass::TwoStepPlan plan =
-          onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, 8);
+          onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, c.general_chunk);
       EXPECT_FALSE(plan.interior.empty()) << label;
       EXPECT_EQ(plan.shell_tiles() > 0, shell) << label;
       std::vector<int> stored(samples, 0), first(samples, 0);
@@ -139,6 +147,7 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
             EXPECT_TRUE(clear_of_keep_out(t)) << label << ": shell tile at " << t.i0 << ", " << t.j0 << ", " << t.k0;
             EXPECT_LE(t.cw, shape == 1 ? 13 : 29) << label;
             EXPECT_LE(t.ch, shape == 1 ? 29 : 13) << label;
+            EXPECT_LE(t.k1 - t.k0 + 1, cls == 0 && c.general_chunk > 0 ? c.general_chunk : 16) << label;
             if (cls == 0) continue;
             EXPECT_TRUE(shape == 1 ? cls == 1 : cls >= 2) << label << ": class " << cls << " in shape " << shape;
             const int lo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, hi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
