@@ -626,7 +626,8 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // slab kernels look). The shell tiles (VEM_TWO_STEP_SHELL=1: the CPML shell and the faces in
 // two-step tiles too, the tiles next to the sources and probes, one of them in the y CPML, left to
 // the rest) the same way, in both launch orders, with every class of tile in one launch and a
-// launch a class, the general tiles cut or not, the x faces' tiles narrow or not; the engine must
+// launch a class, the general tiles cut or not, the x faces' tiles narrow or not, the tiles of two
+// axes in classes of their own (VEM_TWO_STEP_SHELL_EDGES=1) or general; the engine must
 // have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
 // and without shell tiles, the same way. A model the pass cannot take whole (periodic faces, a
 // magnetic source) is refused with the reason.
@@ -703,6 +704,11 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "8"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
+                          // the shell tiles of two axes in classes of their own
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-axis classes",
+                           "VEM_TWO_STEP_SHELL_EDGES", "1"},
+                          {32, 5, false, "VEM_TWO_STEP_SHELL", "1", "32x32, 5 planes, shell tiles, two-axis classes",
+                           "VEM_TWO_STEP_SHELL_EDGES", "1"},
                           // pairs captured in CUDA graphs (the interior forked inside the capture)
                           {16, 0, false, "VEM_TWO_STEP_GRAPH", "1", "32x16, pairs in graphs"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles, pairs in graphs",

@@ -9,7 +9,8 @@
 //    the high ones) are plain: inside every update range, outside every CPML slab;
 //  - no interior or shell tile has a source or probe within its core grown by 2 / 1;
 //  - a shell tile of a one-axis class meets no slab of another axis and, of its own axis, only the
-//    slab it names for each set; the general tiles are whole (z chunks of 16 planes) or cut into
+//    slab it names for each set; a tile of a two-axis class (32 x 16 only) meets only the slabs it
+//    names, of its two axes; the general tiles are whole (z chunks of 16 planes) or cut into
 //    pieces of at most 8 planes; the x faces' tiles (16 x 32 threads) have cores of at most
 //    13 x 29 samples, the others 29 x 13; on a grid of 200 x 176 x 150 most shell tiles are of a
 //    one-axis class.
@@ -98,16 +99,18 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
     auto at = [&](int i, int j, int k) { return i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k); };
     // general_chunk: the general shell tiles cut into pieces of 8 planes (the engine's default from
     // 32 M cells) or whole (below)
-    struct C { bool shell; int general_chunk; };
-    for (const C c : {C{false, 8}, C{true, 8}, C{true, 0}}) {
+    // edges: the tiles of two axes in classes of their own (shell_edges)
+    struct C { bool shell; int general_chunk; bool edges; };
+    for (const C c : {C{false, 8, false}, C{true, 8, false}, C{true, 0, false}, C{true, 0, true}}) {
       const bool shell = c.shell;
       const std::string label = std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
                                 (shell ? ", shell tiles, general ones " +
                                              (c.general_chunk ? "in pieces of " + std::to_string(c.general_chunk) + " planes"
-                                                              : std::string("whole"))
+                                                              : std::string("whole")) +
+                                             (c.edges ? ", two-axis classes" : "")
                                        : ", no shell tiles");
       const onepass::TwoStepPlan plan =
-          onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, c.general_chunk);
+          onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, c.general_chunk, c.edges);
       EXPECT_FALSE(plan.interior.empty()) << label;
       EXPECT_EQ(plan.shell_tiles() > 0, shell) << label;
       std::vector<int> stored(samples, 0), first(samples, 0);
@@ -141,7 +144,7 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
           for (int p = 0; p < cs->count; ++p) EXPECT_FALSE(box_meets(cs->s[p], lo, hi)) << label << ": interior tile meets a slab";
       }
       for (int shape = 0; shape < 2; ++shape)
-        for (int cls = 0; cls < 4; ++cls)
+        for (int cls = 0; cls < onepass::TwoStepPlan::kShellClasses; ++cls)
           for (const auto& t : plan.shell[shape][cls]) {
             mark(stored, t.i0, t.i0 + t.cw - 1, t.j0, t.j0 + t.ch - 1, t.k0, t.k1);
             EXPECT_TRUE(clear_of_keep_out(t)) << label << ": shell tile at " << t.i0 << ", " << t.j0 << ", " << t.k0;
@@ -150,13 +153,19 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
             EXPECT_LE(t.k1 - t.k0 + 1, cls == 0 && c.general_chunk > 0 ? c.general_chunk : 16) << label;
             if (cls == 0) continue;
             EXPECT_TRUE(shape == 1 ? cls == 1 : cls >= 2) << label << ": class " << cls << " in shape " << shape;
+            EXPECT_TRUE(cls < 4 || c.edges) << label << ": class " << cls << " without two-axis classes";
+            // the axes of the class: one (1-3), or two (4: x and y, 5: x and z, 6: y and z)
+            const int first = cls < 4 ? cls - 1 : (cls == 6 ? 1 : 0), second = cls < 4 ? -1 : (cls == 4 ? 1 : 2);
             const int lo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, hi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
             for (int e = 0; e < 2; ++e) {
               const onepass::CpmlSet& cs = e ? ce : ch;
-              const int named = e ? t.se : t.sh;
-              if (named >= 0) EXPECT_EQ(cs.s[named].axis, cls - 1) << label;
+              const int named = e ? t.se : t.sh, named2 = e ? t.se2 : t.sh2;
+              if (named >= 0) EXPECT_EQ(cs.s[named].axis, first) << label;
+              if (second < 0) EXPECT_EQ(named2, -1) << label;
+              if (named2 >= 0) EXPECT_EQ(cs.s[named2].axis, second) << label;
               for (int p = 0; p < cs.count; ++p)
-                if (p != named) EXPECT_FALSE(box_meets(cs.s[p], lo, hi)) << label << ": class " << cls << " tile meets slab " << p;
+                if (p != named && p != named2)
+                  EXPECT_FALSE(box_meets(cs.s[p], lo, hi)) << label << ": class " << cls << " tile meets slab " << p;
             }
           }
       for (const auto& b : plan.second)
@@ -193,6 +202,14 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
           for (int cls = 1; cls < 4; ++cls) one_axis += plan.shell[shape][cls].size();
         if (n[0] >= 150 && n[1] >= 150 && n[2] >= 150)
           EXPECT_GT(one_axis, all / 2) << label << ": most shell tiles meet the slabs of one axis only";
+        // With two-axis classes, on the large grid, every class of two axes has tiles, and the
+        // general ones are fewer than the tiles of two axes (the corners and the x faces' few; on
+        // the narrow grids most edge tiles reach a third axis's slab too).
+        if (c.edges && n[0] >= 150 && n[1] >= 150 && n[2] >= 150) {
+          const std::size_t two = plan.shell[0][4].size() + plan.shell[0][5].size() + plan.shell[0][6].size();
+          for (int cls = 4; cls < 7; ++cls) EXPECT_GT(plan.shell[0][cls].size(), 0u) << label << ": class " << cls;
+          EXPECT_LT(plan.shell[0][0].size() + plan.shell[1][0].size(), two) << label;
+        }
       }
     }
   }

@@ -2245,9 +2245,13 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   const char* general_env = std::getenv("VEM_TWO_STEP_SHELL_GENERAL_CHUNK");
   const int general_chunk = general_env ? std::max(0, std::atoi(general_env))
                                         : (op_.grid().cell_count() >= kShellGeneralCutFromCells ? 8 : 0);
+  // VEM_TWO_STEP_SHELL_EDGES=1: the 32 x 16 shell tiles that meet the slabs of two axes in classes
+  // of their own instead of the general one (built in session 24 from call 6's durations, not yet
+  // run on a GPU: off until measured, results/fdtd.md, session 24).
+  const bool shell_edges = env_is("VEM_TWO_STEP_SHELL_EDGES", "1");
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
-                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk);
+                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges);
   };
   onepass::TwoStepPlan plan = make_plan();
   // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8
@@ -2307,22 +2311,25 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_second_.upload(plan.second.data(), plan.second.size());
   if (tb_shell_) {
     std::vector<onepass::TwoStepTile> all;
-    std::size_t at[2][4];
+    constexpr int kClasses = onepass::TwoStepPlan::kShellClasses;
+    std::size_t at[2][kClasses];
     for (int shape = 0; shape < 2; ++shape)
-      for (int cls = 0; cls < 4; ++cls) {
+      for (int cls = 0; cls < kClasses; ++cls) {
         at[shape][cls] = all.size();
         all.insert(all.end(), plan.shell[shape][cls].begin(), plan.shell[shape][cls].end());
       }
     tb_shell_tiles_.allocate(all.size(), "two-step shell tiles");
     tb_shell_tiles_.upload(all.data(), all.size());
     for (int shape = 0; shape < 2; ++shape)
-      for (int cls = 0; cls < 4; ++cls) {
+      for (int cls = 0; cls < kClasses; ++cls) {
         tb_shell_lists_.tiles[shape][cls] = tb_shell_tiles_.ptr + at[shape][cls];
         tb_shell_lists_.count[shape][cls] = int(plan.shell[shape][cls].size());
       }
     // VEM_TWO_STEP_SHELL_LAUNCH=classes: one launch a class of shell tiles instead of one for all
     // (measured in results/fdtd.md, session 23).
     tb_shell_lists_.one_launch = !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
+    if (shell_edges && !tb_shell_lists_.one_launch)
+      fail("VEM_TWO_STEP_SHELL_EDGES=1 needs the shell tiles in one launch (VEM_TWO_STEP_SHELL_LAUNCH unset)");
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
         if (st->nh > 0) {
@@ -2345,11 +2352,12 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   if (std::getenv("VEM_TEMPORAL_BLOCKING_PLAN"))
     std::fprintf(stderr,
                  "temporal blocking: %zu interior tiles (%lld samples, %d planes), %zu shell tiles (%lld samples), "
-                 "%zu of them 16 x 32, %zu general, "
+                 "%zu of them 16 x 32, %zu general, %zu of two axes, "
                  "step 1 %zu blocks (%lld samples), step 2 %zu blocks (%lld samples, %d planes)\n",
                  plan.interior.size(), plan.interior_samples, z_chunk, plan.shell_tiles(), plan.shell_samples,
                  plan.shell[1][0].size() + plan.shell[1][1].size() + plan.shell[1][2].size() + plan.shell[1][3].size(),
                  plan.shell[0][0].size() + plan.shell[1][0].size(),
+                 plan.shell[0][4].size() + plan.shell[0][5].size() + plan.shell[0][6].size(),
                  plan.first.size(), plan.first_samples, plan.second.size(), plan.second_samples, pass_chunk);
   two_step_ = true;
 }

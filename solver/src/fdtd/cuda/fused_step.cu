@@ -831,27 +831,38 @@ __global__ void __launch_bounds__(32 * TY, MINB)
 // planes 0 and n that read a neighbour outside are tangential on a PEC face (not updated), and an
 // H sample reads only E at its own index and +1. The neighbour loads of each component are issued
 // only where it is updated (h_update_hoisted), so every load stays inside the arrays.
-// AXIS >= 0: a tile whose computed samples meet no CPML slab but (at most) the slab t.sh of ch
+// AXIS 0-2: a tile whose computed samples meet no CPML slab but (at most) the slab t.sh of ch
 // and t.se of ce, both of axis AXIS (plan_two_step's classes): each sample's hits from that slab
 // alone (shell_hits), so the other axes' psi and corrections drop out at compile time (fewer
-// registers and instructions; the same expressions). AXIS < 0: every slab tested (tile_hits).
+// registers and instructions; the same expressions). AXIS 3-5 (shell_edges): the slabs of two
+// axes, x and y, x and z, y and z, t.sh / t.se of the first and t.sh2 / t.se2 of the
+// second; the third axis drops out. AXIS < 0: every slab tested (tile_hits).
+// p, col_in: the slab of the (first) axis and whether the thread's column lies in it; p2, col2:
+// those of the second axis.
+__device__ __forceinline__ void shell_hit(const CpmlSet& cs, int p, int axis, int i, int j, int k, SlabHits& h) {
+  const Slab& s = cs.s[p];
+  if (!in_slab_z(s, k)) return;
+  h.p[axis] = p;
+  h.t[axis] = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+}
 template <int AXIS>
-__device__ __forceinline__ void shell_hits(const CpmlSet& cs, unsigned bits, int p, bool col_in, int i, int j, int k,
-                                           SlabHits& h) {
+__device__ __forceinline__ void shell_hits(const CpmlSet& cs, unsigned bits, int p, bool col_in, int p2, bool col2,
+                                           int i, int j, int k, SlabHits& h) {
   if constexpr (AXIS < 0) {
     tile_hits(cs, bits >> kSlabBit, i, j, k, h);
   } else {
-    if (!col_in) return;
-    const Slab& s = cs.s[p];
-    if (!in_slab_z(s, k)) return;
-    h.p[AXIS] = p;
-    h.t[AXIS] = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+    constexpr int first = AXIS < 3 ? AXIS : (AXIS == 5 ? 1 : 0);
+    if (col_in) shell_hit(cs, p, first, i, j, k, h);
+    if constexpr (AXIS >= 3) {
+      constexpr int second = AXIS == 3 ? 1 : 2;
+      if (col2) shell_hit(cs, p2, second, i, j, k, h);
+    }
   }
 }
 template <int AXIS, class LD, bool ELECTRIC>
-__device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, int p, bool col_in, int i, int j, int k,
-                                            SlabHits& h, float (&psi)[3][2]) {
-  shell_hits<AXIS>(cs, bits, p, col_in, i, j, k, h);
+__device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, int p, bool col_in, int p2, bool col2,
+                                            int i, int j, int k, SlabHits& h, float (&psi)[3][2]) {
+  shell_hits<AXIS>(cs, bits, p, col_in, p2, col2, i, j, k, h);
   load_psi<LD, kHx | kHy | kHz, ELECTRIC>(cs, h, psi);
 }
 
@@ -871,9 +882,12 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   const T* __restrict__ Ey = A.f[1];
   const T* __restrict__ Ez = A.f[2];
   const unsigned hb = h_bits(g, ch, i, j), eb = e_bits(g, ce, i, j);
-  // (AXIS >= 0: the thread's column inside the tile's slab of each set)
+  // (AXIS >= 0: the thread's column inside the tile's slab of each set; AXIS >= 3: of the second
+  // axis's too)
   const bool hcol = AXIS >= 0 && t.sh >= 0 && in_slab_xy(ch.s[t.sh], i, j);
   const bool ecol = AXIS >= 0 && t.se >= 0 && in_slab_xy(ce.s[t.se], i, j);
+  const bool hcol2 = AXIS >= 3 && t.sh2 >= 0 && in_slab_xy(ch.s[t.sh2], i, j);
+  const bool ecol2 = AXIS >= 3 && t.se2 >= 0 && in_slab_xy(ce.s[t.se2], i, j);
   const long long base = g.origin + (long long)i + (long long)j * sy;
   auto plane = [&](int k) { return max(-1, min(k, g.nz)); };
   // H_c updated at plane k (h_sample's tests), E_c (e_sample's).
@@ -905,8 +919,9 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     e_upd(kc1, eu);
     SlabHits hh, eh;
     float ph[3][2], pe[3][2];
-    shell_slabs<AXIS, LD, false>(ch, kc1 >= 0 ? hb : 0u, t.sh, hcol && kc1 >= 0, i, j, kc1, hh, ph);
-    shell_slabs<AXIS, LD, true>(ce, eb, t.se, ecol, i, j, kc1, eh, pe);
+    shell_slabs<AXIS, LD, false>(ch, kc1 >= 0 ? hb : 0u, t.sh, hcol && kc1 >= 0, t.sh2, hcol2 && kc1 >= 0, i, j, kc1,
+                                 hh, ph);
+    shell_slabs<AXIS, LD, true>(ce, eb, t.se, ecol, t.se2, ecol2, i, j, kc1, eh, pe);
     const float hx0 = LD::field(A.f[3] + o1), hy0 = LD::field(A.f[4] + o1), hz0 = LD::field(A.f[5] + o1);
     const float ez_y = hu[0] ? LD::field(Ez + o1 + sy) : 0.0f;
     const float ez_x = hu[1] ? LD::field(Ez + o1 + 1) : 0.0f;
@@ -946,7 +961,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       bool u[3];
       h_upd(kc0, u);
       SlabHits hit;
-      shell_hits<AXIS>(ch, kc0 >= 0 ? hb : 0u, t.sh, hcol && kc0 >= 0, i, j, kc0, hit);
+      shell_hits<AXIS>(ch, kc0 >= 0 ? hb : 0u, t.sh, hcol && kc0 >= 0, t.sh2, hcol2 && kc0 >= 0, i, j, kc0, hit);
       const float e_zy = sm.e1[pk][2][yp][tx], e_zx = sm.e1[pk][2][ty][xp];
       const float e_yx = sm.e1[pk][1][ty][xp], e_xy = sm.e1[pk][0][yp][tx];
       h2[0] = u[0] ? coef.a(3, o0, key_k) * h1x_k - coef.b(3, o0, key_k) * ((e_zy - e1z_k) * idy - (e1y - e1y_k) * idz) : h1x_k;
@@ -965,7 +980,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       bool u[3];
       e_upd(kc0, u);
       SlabHits hit;
-      shell_hits<AXIS>(ce, eb, t.se, ecol, i, j, kc0, hit);
+      shell_hits<AXIS>(ce, eb, t.se, ecol, t.se2, ecol2, i, j, kc0, hit);
       const float hz_jm = sm.h2[2][ym][tx], hx_jm = sm.h2[0][ym][tx];
       const float hz_im = sm.h2[2][ty][xm], hy_im = sm.h2[1][ty][xm];
       float e2[3] = {u[0] ? coef.a(0, o0, key_k) * e1x_k + coef.b(0, o0, key_k) * ((h2z - hz_jm) * idy - (h2y - h2y_m) * idz) : e1x_k,
@@ -1001,10 +1016,14 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 // general tiles (the slowest) first, so every class's tiles share the machine. (One launch per
 // class measured slower at 256^3, where each class has less than a wave of blocks:
 // results/fdtd.md, session 23.) 2 resident blocks asked of the compiler: 64 registers; the
-// general class's code spills about 128 bytes, the one-axis classes' none.
+// general class's code spills about 128 bytes, the one-axis classes' none. The tiles of two axes
+// (shell_edges) come after the general ones.
 struct ShellOrder {
-  const TwoStepTile* tiles[5];
-  int end[5];  // cumulative block counts: general 32 x 16, general 16 x 32, x 16 x 32, y and z 32 x 16
+  static constexpr int kLists = 8;
+  const TwoStepTile* tiles[kLists];
+  // cumulative block counts: general 32 x 16, general 16 x 32, x and y 32 x 16, x and z, y and z,
+  // x 16 x 32, y and z 32 x 16
+  int end[kLists];
 };
 constexpr int kShellThreads = 32 * kShellTileY;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
@@ -1019,23 +1038,43 @@ __global__ void __launch_bounds__(TX * TY, 2)
   two_step_shell_tile<TX, TY, AXIS>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
                                     int(threadIdx.x + TX * threadIdx.y));
 }
-template <class Coef, class T>
+// EDGES: the kernel also holds the classes of two axes (their lists non-empty); without them it
+// holds only the code of the classes the default plan uses.
+template <bool EDGES, class Coef, class T>
 __global__ void __launch_bounds__(kShellThreads, 2)
     two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, ShellOrder o, CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
   __shared__ TwoStepShared<kShellTileY, 32> sm;
   auto& sm_narrow = *reinterpret_cast<TwoStepShared<2 * kShellTileY, 16>*>(&sm);
   const int b = int(blockIdx.x), tid = int(threadIdx.x);
-  if (b < o.end[0])
+  if (b < o.end[0]) {
     two_step_shell_tile<32, kShellTileY, -1>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid);
-  else if (b < o.end[1])
+    return;
+  }
+  if (b < o.end[1]) {
     two_step_shell_tile<16, 2 * kShellTileY, -1>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid);
-  else if (b < o.end[2])
-    two_step_shell_tile<16, 2 * kShellTileY, 0>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm_narrow, tid);
-  else if (b < o.end[3])
-    two_step_shell_tile<32, kShellTileY, 1>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid);
+    return;
+  }
+  if constexpr (EDGES) {
+    if (b < o.end[2]) {
+      two_step_shell_tile<32, kShellTileY, 3>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm, tid);
+      return;
+    }
+    if (b < o.end[3]) {
+      two_step_shell_tile<32, kShellTileY, 4>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid);
+      return;
+    }
+    if (b < o.end[4]) {
+      two_step_shell_tile<32, kShellTileY, 5>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid);
+      return;
+    }
+  }
+  if (b < o.end[5])
+    two_step_shell_tile<16, 2 * kShellTileY, 0>(A, B, g, coef, ch, ce, o.tiles[5][b - o.end[4]], sm_narrow, tid);
+  else if (b < o.end[6])
+    two_step_shell_tile<32, kShellTileY, 1>(A, B, g, coef, ch, ce, o.tiles[6][b - o.end[5]], sm, tid);
   else
-    two_step_shell_tile<32, kShellTileY, 2>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid);
+    two_step_shell_tile<32, kShellTileY, 2>(A, B, g, coef, ch, ce, o.tiles[7][b - o.end[6]], sm, tid);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1378,8 +1417,12 @@ void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, F
 template <class Coef, class T>
 void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const ShellOrder& o,
                            const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
-  if (o.end[4] <= 0) return;
-  two_step_shell<Coef, T><<<unsigned(o.end[4]), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
+  const int blocks = o.end[ShellOrder::kLists - 1];
+  if (blocks <= 0) return;
+  if (o.end[4] > o.end[1])
+    two_step_shell<true, Coef, T><<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
+  else
+    two_step_shell<false, Coef, T><<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
 }
 
@@ -1558,7 +1601,7 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest, bool shell, bool shell_narrow, int general_chunk) {
+                          bool align_rest, bool shell, bool shell_narrow, int general_chunk, bool shell_edges) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
@@ -1686,31 +1729,46 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
     // The tile's class (two_step_shell_tile's AXIS + 1): the slabs its computed samples meet
     // (columns i0-2 .. i0+cw, rows j0-2 .. j0+ch, planes k0-2 .. k1+1). One slab of each set at
     // most, all of one axis: that axis (the x faces' shape takes only x, the other only y and z);
-    // none: the shape's first axis class; otherwise general (0).
+    // none: the shape's first axis class; at most one slab of each set and axis, two axes
+    // (shell_edges, shape 0): the class of that pair of axes; otherwise general (0).
     auto classify = [&](TwoStepTile& t) {
-      t.sh = t.se = -1;
+      t.sh = t.se = t.sh2 = t.se2 = -1;
       const int clo[3] = {t.i0 - 2, t.j0 - 2, t.k0 - 2}, chi[3] = {t.i0 + t.cw, t.j0 + t.ch, t.k1 + 1};
-      int axis = -1;
-      bool general = false;
+      int met[2][3] = {{-1, -1, -1}, {-1, -1, -1}};  // [set][axis]: the slab met, -2: more than one
       for (int e = 0; e < 2; ++e) {
         const CpmlSet& cs = e ? ce : ch;
-        int& idx = e ? t.se : t.sh;
         for (int p = 0; p < cs.count; ++p) {
           const Slab& sl = cs.s[p];
           bool meets = true;
           for (int a = 0; a < 3; ++a) meets = meets && sl.o[a] <= chi[a] && sl.o[a] + sl.d[a] - 1 >= clo[a] && sl.d[a] > 0;
-          if (!meets) continue;
-          if (idx >= 0 || (axis >= 0 && axis != sl.axis)) general = true;
-          idx = p;
-          axis = sl.axis;
+          if (meets) met[e][sl.axis] = met[e][sl.axis] == -1 ? p : -2;
         }
       }
-      int cls = 0;
-      if (!general) {
-        if (axis < 0) cls = shape == 1 ? 1 : 3;
-        else if (shape == 1 ? axis == 0 : axis != 0) cls = axis + 1;
+      int axes[3], count = 0;
+      bool twice = false;  // two slabs of one axis in one set
+      for (int a = 0; a < 3; ++a) {
+        if (met[0][a] != -1 || met[1][a] != -1) axes[count++] = a;
+        twice = twice || met[0][a] == -2 || met[1][a] == -2;
       }
-      if (cls == 0) t.sh = t.se = -1;
+      int cls = 0;
+      if (twice || count == 3) {
+        cls = 0;
+      } else if (count == 0) {
+        cls = shape == 1 ? 1 : 3;
+      } else if (count == 1) {
+        const int axis = axes[0];
+        if (shape == 1 ? axis == 0 : axis != 0) {
+          cls = axis + 1;
+          t.sh = met[0][axis];
+          t.se = met[1][axis];
+        }
+      } else if (shell_edges && shape == 0) {
+        cls = axes[0] == 0 ? (axes[1] == 1 ? 4 : 5) : 6;
+        t.sh = met[0][axes[0]];
+        t.se = met[1][axes[0]];
+        t.sh2 = met[0][axes[1]];
+        t.se2 = met[1][axes[1]];
+      }
       return cls;
     };
     // General tiles deeper than general_chunk planes are cut into pieces of at most that many
@@ -1764,27 +1822,35 @@ void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, 
                            const CpmlSet& cpml_e, cudaStream_t stream) {
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     // shape 1 (16 x 32): the x faces' boxes (class x, or general); shape 0 (32 x 16): the y and z
-    // faces' (classes y, z, general). plan_two_step puts no tile in the other classes.
+    // faces' (classes y, z, general, and with shell_edges the classes of two axes). plan_two_step
+    // puts no tile in the other classes.
     ShellOrder o{};
-    const int order[5][2] = {{0, 0}, {1, 0}, {1, 1}, {0, 2}, {0, 3}};
-    int end = 0;
-    for (int q = 0; q < 5; ++q) {
+    const int order[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
+    int end = 0, listed = 0;
+    for (int q = 0; q < ShellOrder::kLists; ++q) {
       o.tiles[q] = lists.tiles[order[q][0]][order[q][1]];
       end += lists.count[order[q][0]][order[q][1]];
       o.end[q] = end;
     }
-    if (lists.count[0][1] != 0 || lists.count[1][2] != 0 || lists.count[1][3] != 0)
-      fail("two steps per pass in the CPML shell: a shell tile in a class its shape has no kernel for");
+    for (const auto& shape : lists.count)
+      for (const int count : shape) listed += count;
+    if (listed != end) fail("two steps per pass in the CPML shell: a shell tile in a class its shape has no kernel for");
+    const int edges = lists.count[0][4] + lists.count[0][5] + lists.count[0][6];
+    if (edges > 0 && !lists.one_launch)
+      fail("two steps per pass in the CPML shell: the tiles of two axes run in one launch with the others only");
     if (lists.one_launch) {
       two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, stream);
       return;
     }
     constexpr int W = 2 * kShellTileY;
-    two_step_shell_class_launch<32, kShellTileY, -1>(g, coef, A, B, o.tiles[0], lists.count[0][0], cpml_h, cpml_e, stream);
-    two_step_shell_class_launch<16, W, -1>(g, coef, A, B, o.tiles[1], lists.count[1][0], cpml_h, cpml_e, stream);
-    two_step_shell_class_launch<16, W, 0>(g, coef, A, B, o.tiles[2], lists.count[1][1], cpml_h, cpml_e, stream);
-    two_step_shell_class_launch<32, kShellTileY, 1>(g, coef, A, B, o.tiles[3], lists.count[0][2], cpml_h, cpml_e, stream);
-    two_step_shell_class_launch<32, kShellTileY, 2>(g, coef, A, B, o.tiles[4], lists.count[0][3], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<32, kShellTileY, -1>(g, coef, A, B, lists.tiles[0][0], lists.count[0][0], cpml_h, cpml_e,
+                                                     stream);
+    two_step_shell_class_launch<16, W, -1>(g, coef, A, B, lists.tiles[1][0], lists.count[1][0], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<16, W, 0>(g, coef, A, B, lists.tiles[1][1], lists.count[1][1], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<32, kShellTileY, 1>(g, coef, A, B, lists.tiles[0][2], lists.count[0][2], cpml_h, cpml_e,
+                                                    stream);
+    two_step_shell_class_launch<32, kShellTileY, 2>(g, coef, A, B, lists.tiles[0][3], lists.count[0][3], cpml_h, cpml_e,
+                                                    stream);
   });
 }
 

@@ -140,14 +140,19 @@ struct PassBlock {
 struct TwoStepTile {
   int i0, j0, k0, k1;  // the core: i0..i0+cw-1, j0..j0+ch-1, planes k0..k1
   int cw, ch;
-  int sh = -1, se = -1;  // shell tiles of one slab axis: the slab of the H / E set they meet (-1: none)
+  int sh = -1, se = -1;    // shell tiles of one slab axis: the slab of the H / E set they meet (-1: none);
+                          // of two axes: the slab of the first axis
+  int sh2 = -1, se2 = -1;  // shell tiles of two slab axes: the slab of the second axis (-1: none)
 };
 struct TwoStepPlan {
   std::vector<TwoStepTile> interior;
   // Shell tiles (plan_two_step's `shell`), [shape][class]: shape 0 cores of 29 x (kShellTileY-3)
   // (32 x kShellTileY threads), 1 (shell_narrow, the x faces) 13 x (2 kShellTileY-3) (16 x 2
-  // kShellTileY); class 0 general, 1-3 tiles meeting CPML slabs of the axis x, y, z only.
-  std::vector<TwoStepTile> shell[2][4];
+  // kShellTileY); class 0 general, 1-3 tiles meeting CPML slabs of the axis x, y, z only, 4-6
+  // (shell_edges, shape 0 only) tiles meeting the slabs of two axes, x and y, x and z, y and z, one
+  // slab of each axis a set at most. Class = two_step_shell_tile's AXIS + 1.
+  static constexpr int kShellClasses = 7;
+  std::vector<TwoStepTile> shell[2][kShellClasses];
   std::size_t shell_tiles() const {
     std::size_t n = 0;
     for (const auto& s : shell)
@@ -168,11 +173,13 @@ constexpr int kShellTileY = 16;
 // x and y (the interior box shrinks to make them so), and align_rest is not used. shell_narrow:
 // the boxes of the x faces in tiles of 16 x 32 threads (cores 13 wide, so the boxes, about 12
 // samples wide with a 10-cell CPML, grow less), the others in 32 x 16. general_chunk (> 0): the
-// shell tiles of the general class cut into pieces of at most that many planes.
+// shell tiles of the general class cut into pieces of at most that many planes. shell_edges: the
+// 32 x 16 tiles that meet the slabs of two axes (the box's edges) in classes of their own (4-6)
+// instead of the general one.
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
                           bool align_rest = true, bool shell = false, bool shell_narrow = false,
-                          int general_chunk = 0);
+                          int general_chunk = 0, bool shell_edges = false);
 // tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
 // tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
@@ -184,10 +191,11 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // hoistable (the caller makes sure, once at set-up: the engine's setup_two_step). The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
 // and from there into psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
-// one_launch: every tile in one launch (the general ones first), else one launch a class.
+// one_launch: every tile in one launch (the general ones first, then those of two axes), else one
+// launch a class (classes 0-3 only).
 struct ShellLists {
-  const TwoStepTile* tiles[2][4] = {};
-  int count[2][4] = {};
+  const TwoStepTile* tiles[2][TwoStepPlan::kShellClasses] = {};
+  int count[2][TwoStepPlan::kShellClasses] = {};
   bool one_launch = true;
 };
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
