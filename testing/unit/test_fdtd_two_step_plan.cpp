@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "test_support.h"
+#include "vem/core/error.h"
 #include "vem/fdtd/fdtd_operator.h"
 #if VEM_WITH_CUDA
 #include "fdtd/cuda/fused_step.h"
@@ -113,6 +114,12 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
           onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, c.general_chunk, c.edges);
       EXPECT_FALSE(plan.interior.empty()) << label;
       EXPECT_EQ(plan.shell_tiles() > 0, shell) << label;
+      // every class the plan fills has a kernel in the one launch (the engine's set-up check)
+      onepass::ShellLists lists;
+      for (int shape = 0; shape < 2; ++shape)
+        for (int cls = 0; cls < onepass::TwoStepPlan::kShellClasses; ++cls)
+          lists.count[shape][cls] = int(plan.shell[shape][cls].size());
+      EXPECT_NO_THROW(onepass::check_shell_lists(lists)) << label;
       std::vector<int> stored(samples, 0), first(samples, 0);
       auto mark = [&](std::vector<int>& v, int i0, int i1, int j0, int j1, int k0, int k1) {
         for (int k = k0; k <= k1; ++k)
@@ -213,5 +220,35 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
       }
     }
   }
+#endif
+}
+
+// The engine's set-up check of the shell lists (check_shell_lists): a tile in a class its shape has
+// no kernel for, or tiles of two axes with a launch a class, are refused with the reason.
+TEST(TwoStepPlan, ShellListsWithoutAKernelAreRefused) {
+#if !VEM_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA: the plan of temporal blocking belongs to the CUDA engine";
+#else
+  onepass::ShellLists ok;
+  ok.count[0][0] = ok.count[1][1] = ok.count[0][2] = ok.count[0][3] = ok.count[0][6] = 3;
+  EXPECT_NO_THROW(onepass::check_shell_lists(ok));
+  onepass::ShellLists wrong_shape = ok;
+  wrong_shape.count[1][2] = 1;  // a y-face class in the x faces' shape
+  try {
+    onepass::check_shell_lists(wrong_shape);
+    ADD_FAILURE() << "a tile in shape 1, class 2 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no kernel for"), std::string::npos) << e.what();
+  }
+  onepass::ShellLists classes = ok;
+  classes.one_launch = false;
+  try {
+    onepass::check_shell_lists(classes);
+    ADD_FAILURE() << "tiles of two axes were accepted with a launch a class";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("one launch"), std::string::npos) << e.what();
+  }
+  classes.count[0][6] = 0;
+  EXPECT_NO_THROW(onepass::check_shell_lists(classes));
 #endif
 }

@@ -2328,8 +2328,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     // VEM_TWO_STEP_SHELL_LAUNCH=classes: one launch a class of shell tiles instead of one for all
     // (measured in results/fdtd.md, session 23).
     tb_shell_lists_.one_launch = !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
-    if (shell_edges && !tb_shell_lists_.one_launch)
-      fail("VEM_TWO_STEP_SHELL_EDGES=1 needs the shell tiles in one launch (VEM_TWO_STEP_SHELL_LAUNCH unset)");
+    onepass::check_shell_lists(tb_shell_lists_);
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
         if (st->nh > 0) {

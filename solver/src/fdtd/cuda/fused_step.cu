@@ -1025,6 +1025,8 @@ struct ShellOrder {
   // x 16 x 32, y and z 32 x 16
   int end[kLists];
 };
+// ShellOrder's lists as [shape][class] of ShellLists, in that order.
+constexpr int kShellOrder[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
 constexpr int kShellThreads = 32 * kShellTileY;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
@@ -1817,27 +1819,31 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
   });
 }
 
+void check_shell_lists(const ShellLists& lists) {
+  int listed = 0, ordered = 0;
+  for (const auto& shape : lists.count)
+    for (const int count : shape) listed += count;
+  for (const auto& q : kShellOrder) ordered += lists.count[q[0]][q[1]];
+  if (listed != ordered) fail("two steps per pass in the CPML shell: a shell tile in a class its shape has no kernel for");
+  if (!lists.one_launch && lists.count[0][4] + lists.count[0][5] + lists.count[0][6] > 0)
+    fail("two steps per pass in the CPML shell: the tiles of two axes run in one launch with the others only "
+         "(VEM_TWO_STEP_SHELL_LAUNCH=classes takes classes 0-3)");
+}
+
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                            float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
                            const CpmlSet& cpml_e, cudaStream_t stream) {
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
     // shape 1 (16 x 32): the x faces' boxes (class x, or general); shape 0 (32 x 16): the y and z
     // faces' (classes y, z, general, and with shell_edges the classes of two axes). plan_two_step
-    // puts no tile in the other classes.
+    // puts no tile in the other classes (check_shell_lists, once at set-up).
     ShellOrder o{};
-    const int order[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
-    int end = 0, listed = 0;
+    int end = 0;
     for (int q = 0; q < ShellOrder::kLists; ++q) {
-      o.tiles[q] = lists.tiles[order[q][0]][order[q][1]];
-      end += lists.count[order[q][0]][order[q][1]];
+      o.tiles[q] = lists.tiles[kShellOrder[q][0]][kShellOrder[q][1]];
+      end += lists.count[kShellOrder[q][0]][kShellOrder[q][1]];
       o.end[q] = end;
     }
-    for (const auto& shape : lists.count)
-      for (const int count : shape) listed += count;
-    if (listed != end) fail("two steps per pass in the CPML shell: a shell tile in a class its shape has no kernel for");
-    const int edges = lists.count[0][4] + lists.count[0][5] + lists.count[0][6];
-    if (edges > 0 && !lists.one_launch)
-      fail("two steps per pass in the CPML shell: the tiles of two axes run in one launch with the others only");
     if (lists.one_launch) {
       two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, stream);
       return;

@@ -130,8 +130,8 @@ void launch_recompute_e(const Grid& g, const Coefs& c, FieldStorage storage, flo
 // for bit.
 // Shell tiles (plan_two_step's `shell`; the engine's default wherever it steps in pairs by
 // default): the CPML shell and the faces step in pairs too, in tiles of the interior's shape that
-// carry the range tests, the CPML corrections and both psi kinds (launch_two_step_shell), so the rest keeps only the tiles
-// next to point sources and probes (usually a few blocks). The shell's psi is read once and
+// carry the range tests, the CPML corrections and both psi kinds (launch_two_step_shell), so the
+// rest keeps only the tiles next to point sources and probes (usually a few blocks). The shell's psi is read once and
 // written once a pair, into the second set (the engine then exchanges the sets).
 struct PassBlock {
   int i0, j0, k0, k1;  // first column, first row, planes k0..k1
@@ -188,8 +188,9 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // The shell tiles (fused_step.cu, two_step_shell_tile): cur -> next, psi of both kinds read from
 // the sets' psi_in (psi^{n-1/2}, psi^n) and psi^{n+3/2}, psi^{n+2} of the cores written into psi_out
 // (arrays other than psi_in: the caller exchanges them after the pair). Both sets must be
-// hoistable (the caller makes sure, once at set-up: the engine's setup_two_step). The rest's blocks of such a pair take their psi from psi_in into a third set in step 1
-// and from there into psi_out in step 2.
+// hoistable (the caller makes sure, once at set-up: the engine's setup_two_step). The rest's
+// blocks of such a pair take their psi from psi_in into a third set in step 1 and from there into
+// psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
 // one_launch: every tile in one launch (the general ones first, then those of two axes), else one
 // launch a class (classes 0-3 only).
@@ -198,6 +199,10 @@ struct ShellLists {
   int count[2][TwoStepPlan::kShellClasses] = {};
   bool one_launch = true;
 };
+// Throws unless every listed tile is in a class its shape has a kernel for, and the tiles of two
+// axes go in the one launch: the caller checks its lists once (the engine's setup_two_step), not
+// every pair.
+void check_shell_lists(const ShellLists& lists);
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                            float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
                            const CpmlSet& cpml_e, cudaStream_t stream);
