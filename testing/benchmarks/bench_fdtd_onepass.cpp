@@ -293,10 +293,12 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_shell_wide", TB::two_steps, 16, 32,
                            "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_NARROW=0", true},
                           {"default_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL=1", true},
-                          // the shell tiles of two axes in classes of their own (session 24)
-                          {"two_steps_shell_edges", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_EDGES=1",
+                          // the shell tiles of two axes in classes of their own (sessions 24 and 25, the
+                          // default) or general; the shell launch beside the rest's steps (session 25)
+                          {"two_steps_shell_no_edges", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_EDGES=0",
                            true},
-                          {"default_edges", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_EDGES=1", true},
+                          {"default_no_edges", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_EDGES=0", true},
+                          {"default_shell_stream", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_STREAM=1", true},
                           // pairs in CUDA graphs (session 24); chunk 0: the engine's z chunk
                           {"two_steps_auto", TB::two_steps, 16, 0, nullptr, true},
                           {"two_steps_auto_graph", TB::two_steps, 16, 0, "VEM_TWO_STEP_GRAPH=1", true},

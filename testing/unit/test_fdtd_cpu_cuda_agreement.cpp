@@ -627,8 +627,9 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // two-step tiles too, the tiles next to the sources and probes, one of them in the y CPML, left to
 // the rest) the same way, in both launch orders, with every class of tile in one launch and a
 // launch a class, the general tiles cut or not, the x faces' tiles narrow or not, the tiles of two
-// axes in classes of their own (VEM_TWO_STEP_SHELL_EDGES=1) or general; the engine must
-// have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
+// axes in classes of their own (the default) or general (VEM_TWO_STEP_SHELL_EDGES=0), the shell
+// launch on a stream of its own beside the rest's steps (VEM_TWO_STEP_SHELL_STREAM=1, in both
+// orders of the interior); the engine must have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
 // and without shell tiles, the same way. A model the pass cannot take whole (periodic faces, a
 // magnetic source) is refused with the reason.
 TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
@@ -672,8 +673,10 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
       const char* env_name;
       const char* env_value;
       const char* name;
-      const char* env2_name = nullptr;  // a second switch
+      const char* env2_name = nullptr;  // a second and a third switch
       const char* env2_value = nullptr;
+      const char* env3_name = nullptr;
+      const char* env3_value = nullptr;
     };
     const V variants[] = {{16, 64, false, nullptr, nullptr, "32x16, 64 planes"},
                           {16, 7, false, nullptr, nullptr, "32x16, 7 planes"},
@@ -704,18 +707,29 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "8"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
-                          // the shell tiles of two axes in classes of their own
-                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-axis classes",
-                           "VEM_TWO_STEP_SHELL_EDGES", "1"},
-                          {32, 5, false, "VEM_TWO_STEP_SHELL", "1", "32x32, 5 planes, shell tiles, two-axis classes",
-                           "VEM_TWO_STEP_SHELL_EDGES", "1"},
+                          // the shell tiles of two axes in the general class
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-axis tiles general",
+                           "VEM_TWO_STEP_SHELL_EDGES", "0"},
+                          {32, 5, false, "VEM_TWO_STEP_SHELL", "1", "32x32, 5 planes, shell tiles, two-axis tiles general",
+                           "VEM_TWO_STEP_SHELL_EDGES", "0"},
+                          // the shell launch beside the rest's steps
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles beside the rest",
+                           "VEM_TWO_STEP_SHELL_STREAM", "1"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1",
+                           "32x16, 7 planes, shell tiles beside the rest, the interior forked after them",
+                           "VEM_TWO_STEP_SHELL_STREAM", "1", "VEM_TWO_STEP_ORDER", "interior_after"},
+                          {16, 0, true, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles beside the rest, two-pass middle",
+                           "VEM_TWO_STEP_SHELL_STREAM", "1"},
                           // pairs captured in CUDA graphs (the interior forked inside the capture)
                           {16, 0, false, "VEM_TWO_STEP_GRAPH", "1", "32x16, pairs in graphs"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles, pairs in graphs",
-                           "VEM_TWO_STEP_GRAPH", "1"}};
+                           "VEM_TWO_STEP_GRAPH", "1"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles beside the rest, pairs in graphs",
+                           "VEM_TWO_STEP_GRAPH", "1", "VEM_TWO_STEP_SHELL_STREAM", "1"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
       if (v.env2_name) setenv(v.env2_name, v.env2_value, 1);
+      if (v.env3_name) setenv(v.env3_name, v.env3_value, 1);
       EngineTuning t = one;
       t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
       t.two_step_tile_y = v.ty;
@@ -723,6 +737,7 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       if (v.env_name) unsetenv(v.env_name);
       if (v.env2_name) unsetenv(v.env2_name);
+      if (v.env3_name) unsetenv(v.env3_name);
       int pairs_steps = 0, one_steps = n;
       if (v.two_pass_middle) {
         const int a = n / 3, b = n / 5;  // 133 + 80 + 187 at n = 400

@@ -1252,6 +1252,7 @@ class FdtdEngineCuda final : public FdtdEngine {
     onepass::release_constant_table(this);
     // Not checked: destructors must not throw, and a failed release leaves nothing to do.
     side_.release();
+    shell_side_.release();
     if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
       cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
       cudaCtxResetPersistingL2Cache();
@@ -1473,6 +1474,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool two_step_ = false;
   bool tb_shell_ = false;
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
+  // The shell launch on shell_side_, beside the rest's two steps on stream_ (setup_two_step).
+  bool tb_shell_beside_rest_ = false;
+  SideStream shell_side_;
   DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;  // every list of the plan's shell, one after the other
   onepass::ShellLists tb_shell_lists_;
   onepass::CpmlSet tb_mid_h_[2], tb_mid_e_[2];  // the rest's sets of a shell pair: [step]; rebuilt per pair
@@ -2245,10 +2249,14 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   const char* general_env = std::getenv("VEM_TWO_STEP_SHELL_GENERAL_CHUNK");
   const int general_chunk = general_env ? std::max(0, std::atoi(general_env))
                                         : (op_.grid().cell_count() >= kShellGeneralCutFromCells ? 8 : 0);
-  // VEM_TWO_STEP_SHELL_EDGES=1: the 32 x 16 shell tiles that meet the slabs of two axes in classes
-  // of their own instead of the general one (built in session 24 from call 6's durations, not yet
-  // run on a GPU: off until measured, results/fdtd.md, session 24).
-  const bool shell_edges = env_is("VEM_TWO_STEP_SHELL_EDGES", "1");
+  // The 32 x 16 shell tiles that meet the slabs of two axes in classes of their own instead of the
+  // general one: one H200, one call, Mcells/s with / without, twice each: 128^3 24,001 / 24,124
+  // against 23,384 / 23,378, 160 x 160 x 93 22,414 / 22,617 against 21,523 / 21,491, 192^3 37,586 /
+  // 37,686 against 36,773 / 36,745, 256^3 45,561 / 45,621 against 44,352 / 44,335, 512^3 58,780
+  // against 57,989 (results/fdtd.md, session 25). VEM_TWO_STEP_SHELL_EDGES=0: in the general class;
+  // a launch a class (VEM_TWO_STEP_SHELL_LAUNCH=classes, below) has no kernel for them.
+  const bool shell_edges =
+      !env_is("VEM_TWO_STEP_SHELL_EDGES", "0") && !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
                                   pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges);
@@ -2282,6 +2290,12 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_shell_interior_first_ = env_is("VEM_TWO_STEP_ORDER", "interior_first") ||
                              (!env_is("VEM_TWO_STEP_ORDER", "interior_after") &&
                               op_.grid().cell_count() < kShellInteriorAfterCells);
+  // VEM_TWO_STEP_SHELL_STREAM=1: the shell launch on a stream of its own, so that the rest's two
+  // steps (the tiles next to the sources and probes) and their point updates and probes run beside
+  // it on stream_ instead of after it (both read only fields_ and write disjoint samples of next_
+  // and of the psi sets; step_pair). Off until measured (session 25).
+  tb_shell_beside_rest_ = tb_shell_ && env_is("VEM_TWO_STEP_SHELL_STREAM", "1");
+  if (tb_shell_beside_rest_) shell_side_.create();
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.
@@ -2855,8 +2869,8 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     b[c] = next_[c].ptr;
     m[c] = mid_[c].ptr;
   }
-  auto interior = [&] {
-    side_.fork(stream_);
+  auto interior = [&](cudaStream_t from) {
+    side_.fork(from);
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
                                       int(tb_tiles_.count), tb_tile_y_, tb_interior_blocks_, side_.stream);
   };
@@ -2871,24 +2885,27 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     e1 = tb_mid_e_[0];
     h2 = tb_mid_h_[1];
     e2 = tb_mid_e_[1];
-    // The interior forked before the shell tiles (both read only fields_), or after them.
-    if (tb_shell_interior_first_) interior();
+    // The interior forked before the shell tiles (both read only fields_), or after them; the shell
+    // on shell_side_ (tb_shell_beside_rest_) or on stream_, before the rest.
+    if (tb_shell_interior_first_) interior(stream_);
+    if (tb_shell_beside_rest_) shell_side_.fork(stream_);
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
-                                   tb_cpml_e_[0], stream_);
-    if (!tb_shell_interior_first_) interior();
+                                   tb_cpml_e_[0], tb_shell_beside_rest_ ? shell_side_.stream : stream_);
+    if (!tb_shell_interior_first_) interior(tb_shell_beside_rest_ ? shell_side_.stream : stream_);
   } else {
     h2 = swapped_psi(onepass_cpml_h_);
-    if (!tb_rest_first_) interior();
+    if (!tb_rest_first_) interior(stream_);
   }
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, a, m, tb_first_.ptr, int(tb_first_.count), h1, e1,
                               tb_hoist_, stream_);
-  if (!tb_shell_ && tb_rest_first_) interior();
+  if (!tb_shell_ && tb_rest_first_) interior(stream_);
   for (int c = 0; c < 6; ++c) F_.f[c] = m[c];
   push_point_updates(true, step);
   gather_probes_at(step);
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2, e2,
                               tb_hoist_, stream_);
   side_.join(stream_);
+  if (tb_shell_beside_rest_) shell_side_.join(stream_);
   for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
   push_point_updates(true, step + 1);
   gather_probes_at(step + 1);
