@@ -1532,6 +1532,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   // With shell tiles the interior is forked after their launch from this many cells, before it
   // below (setup_two_step).
   static constexpr std::int64_t kShellInteriorAfterCells = std::int64_t(16) * 1000 * 1000;
+  // With shell tiles the shell launch runs on a stream of its own beside the rest's steps, and the
+  // pairs are captured in CUDA graphs, below this many cells (setup_two_step). One H200, one call,
+  // Mcells/s on stream_ / beside the rest (twice) / beside in graphs: 128^3 24,119 / 25,257, 25,182 /
+  // 25,111; 160 x 160 x 93 22,654 / 24,306, 24,286 / 27,173; 192^3 37,636 / 37,083, 36,309 /
+  // 37,354; 256^3 45,564 / 45,320, 45,326 / 45,693 (results/fdtd.md, session 25).
+  static constexpr std::int64_t kShellBesideRestBelowCells = std::int64_t(4) * 1000 * 1000;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2290,11 +2296,13 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_shell_interior_first_ = env_is("VEM_TWO_STEP_ORDER", "interior_first") ||
                              (!env_is("VEM_TWO_STEP_ORDER", "interior_after") &&
                               op_.grid().cell_count() < kShellInteriorAfterCells);
-  // VEM_TWO_STEP_SHELL_STREAM=1: the shell launch on a stream of its own, so that the rest's two
-  // steps (the tiles next to the sources and probes) and their point updates and probes run beside
-  // it on stream_ instead of after it (both read only fields_ and write disjoint samples of next_
-  // and of the psi sets; step_pair). Off until measured (session 25).
-  tb_shell_beside_rest_ = tb_shell_ && env_is("VEM_TWO_STEP_SHELL_STREAM", "1");
+  // The shell launch on a stream of its own, so that the rest's two steps (the tiles next to the
+  // sources and probes) and their point updates and probes run beside it on stream_ instead of
+  // after it (both read only fields_ and write disjoint samples of next_ and of the psi sets;
+  // step_pair): below kShellBesideRestBelowCells; VEM_TWO_STEP_SHELL_STREAM=1 / 0 asks for it or not.
+  const char* stream_env = std::getenv("VEM_TWO_STEP_SHELL_STREAM");
+  tb_shell_beside_rest_ = tb_shell_ && (stream_env ? std::string(stream_env) == "1"
+                                                    : op_.grid().cell_count() < kShellBesideRestBelowCells);
   if (tb_shell_beside_rest_) shell_side_.create();
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
@@ -2313,9 +2321,16 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     fail("temporal blocking (two steps per pass): no interior tile fits this model (a tile's core and 2 samples "
          "around it must be clear of every face, update-range edge, CPML slab, point source and probe)");
   }
-  // Pairs in CUDA graphs only with VEM_TWO_STEP_GRAPH=1 (measured in results/fdtd.md, session
-  // 24); else stream launches.
-  graph_.enabled = env_is("VEM_TWO_STEP_GRAPH", "1");
+  // Pairs in CUDA graphs (EngineTuning::graph automatic) where the shell launch runs beside the
+  // rest by default (below kShellBesideRestBelowCells, the switch VEM_TWO_STEP_SHELL_STREAM unset);
+  // else stream launches (graphs without it: results/fdtd.md, session 24). EngineTuning::graph on /
+  // off, or VEM_TWO_STEP_GRAPH=1 / 0 (the measurement switch, first), asks for graphs or not.
+  using GR = EngineTuning::Graph;
+  const char* graph_env = std::getenv("VEM_TWO_STEP_GRAPH");
+  graph_.enabled = graph_env ? std::string(graph_env) == "1"
+                   : tuning.graph != GR::automatic
+                       ? tuning.graph == GR::on
+                       : (tb_shell_beside_rest_ && !stream_env && op_.grid().cell_count() < kShellBesideRestBelowCells);
   if (graph_.enabled && !graph_.stream) VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&graph_.stream, cudaStreamDefault));
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());

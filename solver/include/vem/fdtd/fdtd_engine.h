@@ -260,7 +260,8 @@ struct EngineTuning {
   // of a run recorded in CUDA graphs of graph_chunk steps (0: 32) and replayed, instead of one
   // stream launch per kernel; only runs without extensions, halo exchange or a fused source (and
   // not s44) can be recorded, the others step directly. Same launches, same fields bit for bit.
-  // automatic: the measured default (on below 8 M cells).
+  // automatic: the measured default (on below 8 M cells; with two steps per pass, on where the
+  // CPML shell's tiles run beside the rest's steps, below 4 M cells: results/fdtd.md, session 25).
   enum class Graph { automatic, off, on } graph = Graph::automatic;
   int graph_chunk = 0;
   // l2_persist: the field arrays and the material index as an L2 persisting access-policy window
