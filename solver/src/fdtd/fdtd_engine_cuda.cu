@@ -1476,6 +1476,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
   // The shell launch on shell_side_, beside the rest's two steps on stream_ (setup_two_step).
   bool tb_shell_beside_rest_ = false;
+  bool tb_tail_before_join_ = true;  // step 2's point updates and probes before the joins (setup_two_step)
   SideStream shell_side_;
   DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;  // every list of the plan's shell, one after the other
   onepass::ShellLists tb_shell_lists_;
@@ -2304,6 +2305,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_shell_beside_rest_ = tb_shell_ && (stream_env ? std::string(stream_env) == "1"
                                                     : op_.grid().cell_count() < kShellBesideRestBelowCells);
   if (tb_shell_beside_rest_) shell_side_.create();
+  tb_tail_before_join_ = !env_is("VEM_TWO_STEP_TAIL", "after_join");
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.
@@ -2919,11 +2921,18 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
   gather_probes_at(step);
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2, e2,
                               tb_hoist_, stream_);
+  // Step 2's point updates and probes act on samples of the rest's cores (no interior or shell tile
+  // holds them), so they go before the joins (beside the other streams' tails) unless
+  // VEM_TWO_STEP_TAIL=after_join (measured in results/fdtd.md, session 25).
+  auto tail = [&] {
+    for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
+    push_point_updates(true, step + 1);
+    gather_probes_at(step + 1);
+  };
+  if (tb_tail_before_join_) tail();
   side_.join(stream_);
   if (tb_shell_beside_rest_) shell_side_.join(stream_);
-  for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
-  push_point_updates(true, step + 1);
-  gather_probes_at(step + 1);
+  if (!tb_tail_before_join_) tail();
   for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
   if (tb_shell_) {
     swap_psi(false);
