@@ -629,8 +629,9 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // launch a class, the general tiles cut or not, the x faces' tiles narrow or not, the tiles of two
 // axes in classes of their own (the default) or general (VEM_TWO_STEP_SHELL_EDGES=0), the shell
 // launch on a stream of its own beside the rest's steps (VEM_TWO_STEP_SHELL_STREAM=1, in both
-// orders of the interior), step 2's point sources and probes before the joins (the default) or
-// after them (VEM_TWO_STEP_TAIL=after_join); the engine must have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
+// orders of the interior), step 2's point sources and probes before the joins (the default with
+// the shell beside the rest; VEM_TWO_STEP_TAIL=before_join) or after them (the default otherwise;
+// VEM_TWO_STEP_TAIL=after_join); the engine must have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
 // and without shell tiles, the same way. A model the pass cannot take whole (periodic faces, a
 // magnetic source) is refused with the reason.
 TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
@@ -724,7 +725,7 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1",
                            "32x16, shell tiles beside the rest, step 2's sources and probes after the joins",
                            "VEM_TWO_STEP_SHELL_STREAM", "1", "VEM_TWO_STEP_TAIL", "after_join"},
-                          {16, 0, false, "VEM_TWO_STEP_TAIL", "after_join", "32x16, step 2's sources and probes after the join"},
+                          {16, 0, false, "VEM_TWO_STEP_TAIL", "before_join", "32x16, step 2's sources and probes before the join"},
                           // pairs captured in CUDA graphs (the interior forked inside the capture)
                           {16, 0, false, "VEM_TWO_STEP_GRAPH", "1", "32x16, pairs in graphs"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles, pairs in graphs",

@@ -1476,7 +1476,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
   // The shell launch on shell_side_, beside the rest's two steps on stream_ (setup_two_step).
   bool tb_shell_beside_rest_ = false;
-  bool tb_tail_before_join_ = true;  // step 2's point updates and probes before the joins (setup_two_step)
+  bool tb_tail_before_join_ = false;  // step 2's point updates and probes before the joins (setup_two_step)
   SideStream shell_side_;
   DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;  // every list of the plan's shell, one after the other
   onepass::ShellLists tb_shell_lists_;
@@ -2305,7 +2305,14 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   tb_shell_beside_rest_ = tb_shell_ && (stream_env ? std::string(stream_env) == "1"
                                                     : op_.grid().cell_count() < kShellBesideRestBelowCells);
   if (tb_shell_beside_rest_) shell_side_.create();
-  tb_tail_before_join_ = !env_is("VEM_TWO_STEP_TAIL", "after_join");
+  // Step 2's point updates and probes before the joins where the shell runs beside the rest, after
+  // them otherwise. One H200, one call, Mcells/s before / after, twice each: 128^3 25,364 / 25,413
+  // against 25,123 / 25,198, 160 x 160 x 93 27,196 / 27,221 against 27,178 / 27,239, 192^3 (shell
+  // on stream_) 36,179 / 36,307 against 37,652 / 37,663, 256^3 46,012 / 45,975 against 45,848 /
+  // 45,856, 512^3 58,858 against 58,867 (results/fdtd.md, session 25). VEM_TWO_STEP_TAIL=
+  // before_join / after_join asks for one.
+  tb_tail_before_join_ = env_is("VEM_TWO_STEP_TAIL", "before_join") ||
+                         (tb_shell_beside_rest_ && !env_is("VEM_TWO_STEP_TAIL", "after_join"));
   // VEM_TWO_STEP_INTERIOR_GRID=<b>: b interior blocks a multiprocessor (fractions allowed, at least
   // one block) take the tiles in turn, which leaves registers for the rest's blocks beside them
   // (measured in results/fdtd.md, session 22); unset: one block a tile.
@@ -2922,8 +2929,8 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
   onepass::launch_pass_blocks(onepass_grid_, onepass_coefs_, storage_, m, b, tb_second_.ptr, int(tb_second_.count), h2, e2,
                               tb_hoist_, stream_);
   // Step 2's point updates and probes act on samples of the rest's cores (no interior or shell tile
-  // holds them), so they go before the joins (beside the other streams' tails) unless
-  // VEM_TWO_STEP_TAIL=after_join (measured in results/fdtd.md, session 25).
+  // holds them), so they may go before the joins, beside the other streams' tails
+  // (tb_tail_before_join_).
   auto tail = [&] {
     for (int c = 0; c < 6; ++c) F_.f[c] = b[c];
     push_point_updates(true, step + 1);
