@@ -626,7 +626,8 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // slab kernels look). The shell tiles (VEM_TWO_STEP_SHELL=1: the CPML shell and the faces in
 // two-step tiles too, the tiles next to the sources and probes, one of them in the y CPML, left to
 // the rest) the same way, in both launch orders, with every class of tile in one launch and a
-// launch a class, the general tiles cut or not, the x faces' tiles narrow or not, the tiles of two
+// launch a class (the two-axis classes too), the shell tiles' planes other than the interior's
+// (VEM_TWO_STEP_SHELL_CHUNK), the general tiles cut or not, the x faces' tiles narrow or not, the tiles of two
 // axes in classes of their own (the default) or general (VEM_TWO_STEP_SHELL_EDGES=0), the shell
 // launch on a stream of its own beside the rest's steps (VEM_TWO_STEP_SHELL_STREAM=1, in both
 // orders of the interior), step 2's point sources and probes before the joins (the default with
@@ -709,6 +710,8 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "8"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles of 5 planes",
+                           "VEM_TWO_STEP_SHELL_CHUNK", "5"},
                           // the shell tiles of two axes in the general class
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-axis tiles general",
                            "VEM_TWO_STEP_SHELL_EDGES", "0"},

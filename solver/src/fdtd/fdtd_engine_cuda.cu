@@ -2260,13 +2260,15 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // general one: one H200, one call, Mcells/s with / without, twice each: 128^3 24,001 / 24,124
   // against 23,384 / 23,378, 160 x 160 x 93 22,414 / 22,617 against 21,523 / 21,491, 192^3 37,586 /
   // 37,686 against 36,773 / 36,745, 256^3 45,561 / 45,621 against 44,352 / 44,335, 512^3 58,780
-  // against 57,989 (results/fdtd.md, session 25). VEM_TWO_STEP_SHELL_EDGES=0: in the general class;
-  // a launch a class (VEM_TWO_STEP_SHELL_LAUNCH=classes, below) has no kernel for them.
-  const bool shell_edges =
-      !env_is("VEM_TWO_STEP_SHELL_EDGES", "0") && !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
+  // against 57,989 (results/fdtd.md, session 25). VEM_TWO_STEP_SHELL_EDGES=0: in the general class.
+  const bool shell_edges = !env_is("VEM_TWO_STEP_SHELL_EDGES", "0");
+  // VEM_TWO_STEP_SHELL_CHUNK=<planes>: the shell tiles' planes per tile (a measurement switch);
+  // unset: the interior's z chunk.
+  const char* shell_chunk_env = std::getenv("VEM_TWO_STEP_SHELL_CHUNK");
+  const int shell_chunk = shell_chunk_env ? std::max(0, std::atoi(shell_chunk_env)) : 0;
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
-                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges);
+                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges, shell_chunk);
   };
   onepass::TwoStepPlan plan = make_plan();
   // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8

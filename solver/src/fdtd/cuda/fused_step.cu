@@ -1603,7 +1603,8 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
-                          bool align_rest, bool shell, bool shell_narrow, int general_chunk, bool shell_edges) {
+                          bool align_rest, bool shell, bool shell_narrow, int general_chunk, bool shell_edges,
+                          int shell_chunk) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
@@ -1714,11 +1715,12 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
       rest.push_back(b);
       continue;
     }
-    // Shell tiles: the box's planes in chunks of at most z_chunk, as even as they go.
+    // Shell tiles: the box's planes in chunks of at most shell_chunk (0: z_chunk), as even as they go.
     const int blo[3] = {b[0], b[1], b[2]}, bhi[3] = {b[3], b[4], b[5]};
     const int depth = bhi[2] - blo[2] + 1;
     if (depth <= 0) continue;
-    const int chunks = (depth + z_chunk - 1) / z_chunk;
+    const int shell_planes = shell_chunk > 0 ? shell_chunk : z_chunk;
+    const int chunks = (depth + shell_planes - 1) / shell_planes;
     const int chunk = (depth + chunks - 1) / chunks;
     // (the boxes of the x faces are the last two: 16 x 32 threads there when shell_narrow)
     const bool x_face = any && (&b - around.data()) >= 4;
@@ -1825,9 +1827,6 @@ void check_shell_lists(const ShellLists& lists) {
     for (const int count : shape) listed += count;
   for (const auto& q : kShellOrder) ordered += lists.count[q[0]][q[1]];
   if (listed != ordered) fail("two steps per pass in the CPML shell: a shell tile in a class its shape has no kernel for");
-  if (!lists.one_launch && lists.count[0][4] + lists.count[0][5] + lists.count[0][6] > 0)
-    fail("two steps per pass in the CPML shell: the tiles of two axes run in one launch with the others only "
-         "(VEM_TWO_STEP_SHELL_LAUNCH=classes takes classes 0-3)");
 }
 
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
@@ -1856,6 +1855,13 @@ void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, 
     two_step_shell_class_launch<32, kShellTileY, 1>(g, coef, A, B, lists.tiles[0][2], lists.count[0][2], cpml_h, cpml_e,
                                                     stream);
     two_step_shell_class_launch<32, kShellTileY, 2>(g, coef, A, B, lists.tiles[0][3], lists.count[0][3], cpml_h, cpml_e,
+                                                    stream);
+    // the classes of two axes (x and y, x and z, y and z)
+    two_step_shell_class_launch<32, kShellTileY, 3>(g, coef, A, B, lists.tiles[0][4], lists.count[0][4], cpml_h, cpml_e,
+                                                    stream);
+    two_step_shell_class_launch<32, kShellTileY, 4>(g, coef, A, B, lists.tiles[0][5], lists.count[0][5], cpml_h, cpml_e,
+                                                    stream);
+    two_step_shell_class_launch<32, kShellTileY, 5>(g, coef, A, B, lists.tiles[0][6], lists.count[0][6], cpml_h, cpml_e,
                                                     stream);
   });
 }

@@ -175,11 +175,11 @@ constexpr int kShellTileY = 16;
 // samples wide with a 10-cell CPML, grow less), the others in 32 x 16. general_chunk (> 0): the
 // shell tiles of the general class cut into pieces of at most that many planes. shell_edges: the
 // 32 x 16 tiles that meet the slabs of two axes (the box's edges) in classes of their own (4-6)
-// instead of the general one.
+// instead of the general one. shell_chunk (> 0): the shell tiles' planes per tile (else z_chunk).
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
                           bool align_rest = true, bool shell = false, bool shell_narrow = false,
-                          int general_chunk = 0, bool shell_edges = false);
+                          int general_chunk = 0, bool shell_edges = false, int shell_chunk = 0);
 // tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
 // tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
@@ -193,15 +193,14 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
 // one_launch: every tile in one launch (the general ones first, then those of two axes), else one
-// launch a class (classes 0-3 only).
+// launch a class (a measurement switch: each class timed alone).
 struct ShellLists {
   const TwoStepTile* tiles[2][TwoStepPlan::kShellClasses] = {};
   int count[2][TwoStepPlan::kShellClasses] = {};
   bool one_launch = true;
 };
-// Throws unless every listed tile is in a class its shape has a kernel for, and the tiles of two
-// axes go in the one launch: the caller checks its lists once (the engine's setup_two_step), not
-// every pair.
+// Throws unless every listed tile is in a class its shape has a kernel for: the caller checks its
+// lists once (the engine's setup_two_step), not every pair.
 void check_shell_lists(const ShellLists& lists);
 void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
                            float* const next[6], const ShellLists& lists, const CpmlSet& cpml_h,
