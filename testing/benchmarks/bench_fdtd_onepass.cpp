@@ -299,6 +299,7 @@ int run_temporal(int argc, char** argv) {
                            true},
                           {"default_no_edges", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_EDGES=0", true},
                           {"default_shell_stream", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_STREAM=1", true},
+                          {"default_shell_first", TB::automatic, 0, 0, "VEM_TWO_STEP_ORDER=shell_first", true},
                           // pairs in CUDA graphs (session 24); chunk 0: the engine's z chunk
                           {"two_steps_auto", TB::two_steps, 16, 0, nullptr, true},
                           {"two_steps_auto_graph", TB::two_steps, 16, 0, "VEM_TWO_STEP_GRAPH=1", true},

@@ -630,7 +630,8 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
 // (VEM_TWO_STEP_SHELL_CHUNK), the general tiles cut or not, the x faces' tiles narrow or not, the tiles of two
 // axes in classes of their own (the default) or general (VEM_TWO_STEP_SHELL_EDGES=0), the shell
 // launch on a stream of its own beside the rest's steps (VEM_TWO_STEP_SHELL_STREAM=1, in both
-// orders of the interior), step 2's point sources and probes before the joins (the default with
+// orders of the interior, and the interior launched after the shell but beside it:
+// VEM_TWO_STEP_ORDER=shell_first), step 2's point sources and probes before the joins (the default with
 // the shell beside the rest; VEM_TWO_STEP_TAIL=before_join) or after them (the default otherwise;
 // VEM_TWO_STEP_TAIL=after_join); the engine must have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
 // and without shell tiles, the same way. A model the pass cannot take whole (periodic faces, a
@@ -725,6 +726,12 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_STREAM", "1", "VEM_TWO_STEP_ORDER", "interior_after"},
                           {16, 0, true, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles beside the rest, two-pass middle",
                            "VEM_TWO_STEP_SHELL_STREAM", "1"},
+                          // the interior launched after the shell and beside it
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles launched before the interior beside them",
+                           "VEM_TWO_STEP_ORDER", "shell_first"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1",
+                           "32x16, 7 planes, shell tiles beside the rest, launched before the interior beside them",
+                           "VEM_TWO_STEP_SHELL_STREAM", "1", "VEM_TWO_STEP_ORDER", "shell_first"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1",
                            "32x16, shell tiles beside the rest, step 2's sources and probes after the joins",
                            "VEM_TWO_STEP_SHELL_STREAM", "1", "VEM_TWO_STEP_TAIL", "after_join"},

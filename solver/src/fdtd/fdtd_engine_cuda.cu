@@ -1474,6 +1474,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool two_step_ = false;
   bool tb_shell_ = false;
   bool tb_shell_interior_first_ = true;  // (setup_two_step)
+  // The interior launched after the shell but beside it (forked before the shell launch), so the
+  // shell's longest blocks are dispatched first (setup_two_step; VEM_TWO_STEP_ORDER=shell_first).
+  bool tb_shell_first_beside_ = false;
   // The shell launch on shell_side_, beside the rest's two steps on stream_ (setup_two_step).
   bool tb_shell_beside_rest_ = false;
   bool tb_tail_before_join_ = false;  // step 2's point updates and probes before the joins (setup_two_step)
@@ -2296,9 +2299,15 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // kShellInteriorAfterCells it is forked before them (both start at once): one H200, one call,
   // Mcells/s after / before: 128^3 22,093 / 23,326, 160 x 160 x 93 21,794 / 21,565, 192^3 32,532 /
   // 35,114 (session 24). VEM_TWO_STEP_ORDER=interior_first / interior_after asks for one order.
-  tb_shell_interior_first_ = env_is("VEM_TWO_STEP_ORDER", "interior_first") ||
-                             (!env_is("VEM_TWO_STEP_ORDER", "interior_after") &&
-                              op_.grid().cell_count() < kShellInteriorAfterCells);
+  // VEM_TWO_STEP_ORDER=shell_first: the interior launched after the shell launch and beside it
+  // (forked before it, as interior_first), so the shell's blocks, the longest (corner and edge
+  // tiles) first, are dispatched before the interior's; written in session 25 after call 5 (the
+  // shell throughput-bound, results/fdtd.md), not yet measured: off.
+  tb_shell_first_beside_ = env_is("VEM_TWO_STEP_ORDER", "shell_first");
+  tb_shell_interior_first_ = !tb_shell_first_beside_ &&
+                             (env_is("VEM_TWO_STEP_ORDER", "interior_first") ||
+                              (!env_is("VEM_TWO_STEP_ORDER", "interior_after") &&
+                               op_.grid().cell_count() < kShellInteriorAfterCells));
   // The shell launch on a stream of its own, so that the rest's two steps (the tiles next to the
   // sources and probes) and their point updates and probes run beside it on stream_ instead of
   // after it (both read only fields_ and write disjoint samples of next_ and of the psi sets;
@@ -2895,10 +2904,13 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     b[c] = next_[c].ptr;
     m[c] = mid_[c].ptr;
   }
-  auto interior = [&](cudaStream_t from) {
-    side_.fork(from);
+  auto launch_interior = [&] {
     onepass::launch_two_step_interior(onepass_grid_, onepass_coefs_, storage_, a, b, tb_tiles_.ptr,
                                       int(tb_tiles_.count), tb_tile_y_, tb_interior_blocks_, side_.stream);
+  };
+  auto interior = [&](cudaStream_t from) {
+    side_.fork(from);
+    launch_interior();
   };
   // psi sets of the rest's two steps. Plain pairs: E psi from the current set into the second and
   // back; H likewise through the one-pass pair of sets, so a pair leaves both where they were.
@@ -2911,13 +2923,18 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     e1 = tb_mid_e_[0];
     h2 = tb_mid_h_[1];
     e2 = tb_mid_e_[1];
-    // The interior forked before the shell tiles (both read only fields_), or after them; the shell
-    // on shell_side_ (tb_shell_beside_rest_) or on stream_, before the rest.
+    // The interior forked before the shell tiles (both read only fields_) and launched before them
+    // or after them (tb_shell_first_beside_), or forked after them; the shell on shell_side_
+    // (tb_shell_beside_rest_) or on stream_, before the rest.
     if (tb_shell_interior_first_) interior(stream_);
+    if (tb_shell_first_beside_) side_.fork(stream_);
     if (tb_shell_beside_rest_) shell_side_.fork(stream_);
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
                                    tb_cpml_e_[0], tb_shell_beside_rest_ ? shell_side_.stream : stream_);
-    if (!tb_shell_interior_first_) interior(tb_shell_beside_rest_ ? shell_side_.stream : stream_);
+    if (tb_shell_first_beside_)
+      launch_interior();
+    else if (!tb_shell_interior_first_)
+      interior(tb_shell_beside_rest_ ? shell_side_.stream : stream_);
   } else {
     h2 = swapped_psi(onepass_cpml_h_);
     if (!tb_rest_first_) interior(stream_);
