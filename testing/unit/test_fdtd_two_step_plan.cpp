@@ -237,26 +237,24 @@ TEST(TwoStepPlan, ShellListsWithoutAKernelAreRefused) {
 #if !VEM_WITH_CUDA
   GTEST_SKIP() << "built without CUDA: the plan of temporal blocking belongs to the CUDA engine";
 #else
+  auto expect_refused = [](const onepass::ShellLists& lists, const char* what) {
+    try {
+      onepass::check_shell_lists(lists);
+      ADD_FAILURE() << what << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("no kernel for"), std::string::npos) << e.what();
+    }
+  };
   onepass::ShellLists ok;
   ok.count[0][0] = ok.count[1][1] = ok.count[0][2] = ok.count[0][3] = ok.count[0][6] = 3;
   EXPECT_NO_THROW(onepass::check_shell_lists(ok));
   onepass::ShellLists wrong_shape = ok;
   wrong_shape.count[1][2] = 1;  // a y-face class in the x faces' shape
-  try {
-    onepass::check_shell_lists(wrong_shape);
-    ADD_FAILURE() << "a tile in shape 1, class 2 was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no kernel for"), std::string::npos) << e.what();
-  }
+  expect_refused(wrong_shape, "a tile in shape 1, class 2");
   onepass::ShellLists classes = ok;
   classes.one_launch = false;
   EXPECT_NO_THROW(onepass::check_shell_lists(classes));
   classes.count[1][3] = 2;  // a z-face class in the x faces' shape
-  try {
-    onepass::check_shell_lists(classes);
-    ADD_FAILURE() << "a tile in shape 1, class 3 was accepted with a launch a class";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("no kernel for"), std::string::npos) << e.what();
-  }
+  expect_refused(classes, "a tile in shape 1, class 3 with a launch a class");
 #endif
 }

@@ -97,6 +97,11 @@ inline bool env_is(const char* name, const char* value) {
   const char* v = std::getenv(name);
   return v && std::string(v) == value;
 }
+// A measurement switch `name`=1 / 0 that overrides the measured default `fallback` when set.
+inline bool env_switch(const char* name, bool fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) == "1" : fallback;
+}
 // A second stream whose work runs beside the engine's stream: fork() makes it wait for the work
 // queued on `from` so far, join() makes `into` wait for the work queued on it so far. Temporal
 // blocking's interior and the high-order shell run there.
@@ -1473,10 +1478,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   // swap_psi makes the second sets of both kinds current.
   bool two_step_ = false;
   bool tb_shell_ = false;
-  bool tb_shell_interior_first_ = true;  // (setup_two_step)
-  // The interior launched after the shell but beside it (forked before the shell launch), so the
-  // shell's longest blocks are dispatched first (setup_two_step; VEM_TWO_STEP_ORDER=shell_first).
-  bool tb_shell_first_beside_ = false;
+  // Where a shell pair's interior goes (setup_two_step): forked and launched before the shell
+  // launch; forked before it but launched after it (beside it, the shell's blocks dispatched
+  // first); forked after it (waiting for it).
+  enum class ShellInterior { before, after_beside, after } tb_shell_interior_ = ShellInterior::before;
   // The shell launch on shell_side_, beside the rest's two steps on stream_ (setup_two_step).
   bool tb_shell_beside_rest_ = false;
   bool tb_tail_before_join_ = false;  // step 2's point updates and probes before the joins (setup_two_step)
@@ -2249,9 +2254,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // at any size. The shell tiles correct at most one slab of each axis (hoistable).
   // VEM_TWO_STEP_SHELL_NARROW=0: the x faces' shell tiles of 32 x 16 threads like the others
   // instead of 16 x 32.
-  const char* shell_env = std::getenv("VEM_TWO_STEP_SHELL");
-  const bool want_shell =
-      shell_env ? std::string(shell_env) == "1" : op_.grid().cell_count() >= kShellFromCells;
+  const bool want_shell = env_switch("VEM_TWO_STEP_SHELL", op_.grid().cell_count() >= kShellFromCells);
   tb_shell_ = want_shell && hoistable_slabs();
   // VEM_TWO_STEP_SHELL_GENERAL_CHUNK=<planes>: the general shell tiles cut into pieces of at most
   // that many planes (0: not cut). Default: 8 from kShellGeneralCutFromCells, not cut below.
@@ -2303,18 +2306,19 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // (forked before it, as interior_first), so the shell's blocks, the longest (corner and edge
   // tiles) first, are dispatched before the interior's; written in session 25 after call 5 (the
   // shell throughput-bound, results/fdtd.md), not yet measured: off.
-  tb_shell_first_beside_ = env_is("VEM_TWO_STEP_ORDER", "shell_first");
-  tb_shell_interior_first_ = !tb_shell_first_beside_ &&
-                             (env_is("VEM_TWO_STEP_ORDER", "interior_first") ||
-                              (!env_is("VEM_TWO_STEP_ORDER", "interior_after") &&
-                               op_.grid().cell_count() < kShellInteriorAfterCells));
+  using SI = ShellInterior;
+  tb_shell_interior_ = env_is("VEM_TWO_STEP_ORDER", "shell_first")      ? SI::after_beside
+                       : env_is("VEM_TWO_STEP_ORDER", "interior_first") ? SI::before
+                       : env_is("VEM_TWO_STEP_ORDER", "interior_after") ? SI::after
+                       : op_.grid().cell_count() < kShellInteriorAfterCells ? SI::before
+                                                                            : SI::after;
   // The shell launch on a stream of its own, so that the rest's two steps (the tiles next to the
   // sources and probes) and their point updates and probes run beside it on stream_ instead of
   // after it (both read only fields_ and write disjoint samples of next_ and of the psi sets;
   // step_pair): below kShellBesideRestBelowCells; VEM_TWO_STEP_SHELL_STREAM=1 / 0 asks for it or not.
-  const char* stream_env = std::getenv("VEM_TWO_STEP_SHELL_STREAM");
-  tb_shell_beside_rest_ = tb_shell_ && (stream_env ? std::string(stream_env) == "1"
-                                                    : op_.grid().cell_count() < kShellBesideRestBelowCells);
+  const bool beside_by_default = op_.grid().cell_count() < kShellBesideRestBelowCells;
+  const bool stream_switch = std::getenv("VEM_TWO_STEP_SHELL_STREAM") != nullptr;
+  tb_shell_beside_rest_ = tb_shell_ && env_switch("VEM_TWO_STEP_SHELL_STREAM", beside_by_default);
   if (tb_shell_beside_rest_) shell_side_.create();
   // Step 2's point updates and probes before the joins where the shell runs beside the rest, after
   // them otherwise. One H200, one call, Mcells/s before / after, twice each: 128^3 25,364 / 25,413
@@ -2346,11 +2350,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // else stream launches (graphs without it: results/fdtd.md, session 24). EngineTuning::graph on /
   // off, or VEM_TWO_STEP_GRAPH=1 / 0 (the measurement switch, first), asks for graphs or not.
   using GR = EngineTuning::Graph;
-  const char* graph_env = std::getenv("VEM_TWO_STEP_GRAPH");
-  graph_.enabled = graph_env ? std::string(graph_env) == "1"
-                   : tuning.graph != GR::automatic
-                       ? tuning.graph == GR::on
-                       : (tb_shell_beside_rest_ && !stream_env && op_.grid().cell_count() < kShellBesideRestBelowCells);
+  graph_.enabled = env_switch("VEM_TWO_STEP_GRAPH", tuning.graph != GR::automatic
+                                                        ? tuning.graph == GR::on
+                                                        : tb_shell_beside_rest_ && beside_by_default && !stream_switch);
   if (graph_.enabled && !graph_.stream) VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&graph_.stream, cudaStreamDefault));
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
@@ -2923,18 +2925,16 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     e1 = tb_mid_e_[0];
     h2 = tb_mid_h_[1];
     e2 = tb_mid_e_[1];
-    // The interior forked before the shell tiles (both read only fields_) and launched before them
-    // or after them (tb_shell_first_beside_), or forked after them; the shell on shell_side_
-    // (tb_shell_beside_rest_) or on stream_, before the rest.
-    if (tb_shell_interior_first_) interior(stream_);
-    if (tb_shell_first_beside_) side_.fork(stream_);
+    // The interior (both it and the shell read only fields_) as tb_shell_interior_ says; the shell
+    // on shell_side_ (tb_shell_beside_rest_) or on stream_, before the rest.
+    const cudaStream_t shell_stream = tb_shell_beside_rest_ ? shell_side_.stream : stream_;
+    if (tb_shell_interior_ != ShellInterior::after) side_.fork(stream_);
+    if (tb_shell_interior_ == ShellInterior::before) launch_interior();
     if (tb_shell_beside_rest_) shell_side_.fork(stream_);
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
-                                   tb_cpml_e_[0], tb_shell_beside_rest_ ? shell_side_.stream : stream_);
-    if (tb_shell_first_beside_)
-      launch_interior();
-    else if (!tb_shell_interior_first_)
-      interior(tb_shell_beside_rest_ ? shell_side_.stream : stream_);
+                                   tb_cpml_e_[0], shell_stream);
+    if (tb_shell_interior_ == ShellInterior::after_beside) launch_interior();
+    if (tb_shell_interior_ == ShellInterior::after) interior(shell_stream);
   } else {
     h2 = swapped_psi(onepass_cpml_h_);
     if (!tb_rest_first_) interior(stream_);
