@@ -2505,8 +2505,9 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   if (sy == SY::neighbours) {
     int sms = 0;
     VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    // (at most 2048 threads, so 8 blocks of kPersistentThreads, resident a multiprocessor)
-    persistent_progress_.allocate(std::size_t(sms) * 8, "persistent progress flags");
+    // (at most 2048 threads, so 8 blocks of kPersistentThreads, resident a multiprocessor; a flag
+    // every 32 words)
+    persistent_progress_.allocate(std::size_t(sms) * 8 * 32, "persistent progress flags");
   }
   float* t[6];
   for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;

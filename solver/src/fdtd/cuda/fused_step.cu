@@ -1029,12 +1029,9 @@ struct ShellOrder {
 constexpr int kShellOrder[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
 constexpr int kShellThreads = 32 * kShellTileY;
 // Resident shell blocks asked of the compiler: 2 (64 registers; the general and two-axis classes
-// spill 40-112 bytes a thread). VEM_SHELL_MIN_BLOCKS=1 at compile time (a measurement build): up to
-// 128 registers, no spills, one block a multiprocessor.
-#ifndef VEM_SHELL_MIN_BLOCKS
-#define VEM_SHELL_MIN_BLOCKS 2
-#endif
-constexpr int kShellMinBlocks = VEM_SHELL_MIN_BLOCKS;
+// spill 40-112 bytes a thread). 1 (up to 128 registers, no spills) lost 12-26 % from 128^3 to 256^3
+// (results/fdtd.md, session 26).
+constexpr int kShellMinBlocks = 2;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
 // One class per launch (ShellLists::one_launch false): its own kernel, TX x TY threads.
@@ -1202,6 +1199,8 @@ __device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
 __device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
   asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
+// One flag a 128-byte line (the neighbours poll them; flags sharing lines measured slower).
+constexpr int kFlagStride = 32;
 // The flat sample index of layout offset o (a probe's), as the walks number the samples.
 __device__ __forceinline__ long long sample_of(const Grid& g, long long o) {
   const long long d = o - g.origin;
@@ -1249,15 +1248,15 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       return;
     }
     __syncthreads();
-    record_own_probes<T>(probes, g, samples, chunk, step, electric);
     ++done;
     if (threadIdx.x == 0) {
       __threadfence();
-      store_release(progress + b, done);
+      store_release(progress + b * kFlagStride, done);
     }
+    // (the own probes after publishing: nothing writes them before this block's next phase)
+    record_own_probes<T>(probes, g, samples, chunk, step, electric);
     for (long long q = nb_lo + threadIdx.x; q <= nb_hi; q += blockDim.x)
-      while (load_acquire(progress + q) < done) {
-      }
+      while (load_acquire(progress + q * kFlagStride) < done) __nanosleep(32);
     __syncthreads();
   };
   using LD = CoherentLoad;
@@ -1438,9 +1437,10 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
     chunk = (samples + blocks - 1) / blocks;
     chunk = (chunk + 31) / 32 * 32;
     blocks = (samples + chunk - 1) / chunk;
-    if (blocks > progress_capacity)
-      fail("persistent stepping: ", blocks, " blocks need as many progress flags; ", progress_capacity, " allocated");
-    VEM_CUDA_CHECK(cudaMemsetAsync(progress, 0, sizeof(unsigned) * std::size_t(blocks), stream));
+    if (blocks * kFlagStride > progress_capacity)
+      fail("persistent stepping: ", blocks, " blocks need ", blocks * kFlagStride, " words of progress flags; ",
+           progress_capacity, " allocated");
+    VEM_CUDA_CHECK(cudaMemsetAsync(progress, 0, sizeof(unsigned) * std::size_t(blocks * kFlagStride), stream));
   }
   cudaLaunchConfig_t cfg = {};
   cfg.stream = stream;

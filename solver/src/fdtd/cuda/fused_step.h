@@ -222,7 +222,7 @@ bool hoistable(const CpmlSet& cs);
 // recorded by the kernel itself; so only runs that need nothing else between the steps (no
 // extensions, no PMC / periodic / subdomain faces, no H point sources). hoisted: the hoisted
 // samples (EngineTuning::PersistentSamples), else the chained ones. progress: nullptr for a grid
-// barrier after each phase; else device flags, one per block (progress_capacity of them), for the
+// barrier after each phase; else device flags, one per block every 32 words (progress_capacity words), for the
 // neighbour-flag synchronisation (fused_step.cu, persistent_steps: each block waits only for the
 // blocks within one plane of samples of its own; EngineTuning::PersistentSync).
 constexpr int kMaxPersistentSources = 8;
