@@ -873,30 +873,18 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
     ASSERT_EQ(ref->run(n), n);
     // (the third: hoisted with the material table read from the constant bank, VEM_SHARED_TABLE=0,
-    // instead of the default copy in shared memory; the same as the first with coefficient arrays.
-    // The fourth and fifth: hoisted and chained with the neighbour flags instead of grid barriers,
-    // in runs of 7 steps so that the flags restart at each launch and the last launch is short)
-    const char* names[] = {", hoisted", ", chained", ", hoisted, constant-bank table", ", hoisted, neighbour flags",
-                           ", chained, neighbour flags"};
-    for (int variant = 0; variant < 5; ++variant) {
-      const PS ps = variant == 1 || variant == 4 ? PS::chained : PS::hoisted;
+    // instead of the default copy in shared memory; the same as the first with coefficient arrays)
+    for (int variant = 0; variant < 3; ++variant) {
+      const PS ps = variant == 1 ? PS::chained : PS::hoisted;
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
       t.persistent_samples = ps;
-      if (variant >= 3) t.persistent_sync = EngineTuning::PersistentSync::neighbours;
       if (variant == 2) setenv("VEM_SHARED_TABLE", "0", 1);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       unsetenv("VEM_SHARED_TABLE");
-      if (variant >= 3) {
-        for (int done = 0; done < n;) {
-          const int m7 = std::min(7, n - done);
-          ASSERT_EQ(eng->run(m7), m7);
-          done += m7;
-        }
-      } else {
-        ASSERT_EQ(eng->run(n), n);
-      }
-      const std::string name = std::string(m.name) + names[variant];
+      ASSERT_EQ(eng->run(n), n);
+      const std::string name =
+          std::string(m.name) + (variant == 0 ? ", hoisted" : variant == 1 ? ", chained" : ", hoisted, constant-bank table");
       EXPECT_EQ(eng->persistent_steps(), n) << name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));

@@ -1516,7 +1516,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool persistent_hoisted_ = true;  // EngineTuning::PersistentSamples (setup_persistent)
   DeviceArray<float> persistent_values_;
   DeviceArray<float*> persistent_table_;
-  DeviceArray<unsigned> persistent_progress_;  // the neighbour flags (EngineTuning::PersistentSync); empty: grid barriers
   std::int64_t persistent_steps_ = 0;
   static constexpr int kPersistentLaunchSteps = 1024;
   // Automatic: persistent stepping below this many cells where the model allows it (measured,
@@ -2491,24 +2490,6 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   const YeeGrid& gr = op_.grid();
   const double samples = double(gr.nx + 1) * double(gr.ny + 1) * double(gr.nz + 1);
   persistent_hoisted_ = ps == PS::hoisted || (ps == PS::automatic && samples < 4e6);
-  // EngineTuning::PersistentSync; VEM_PERSISTENT_SYNC=grid|neighbours overrides it. The flags:
-  // one per block, at most one block of kPersistentThreads per 32 samples.
-  using SY = EngineTuning::PersistentSync;
-  SY sy = tuning.persistent_sync;
-  if (const char* v = std::getenv("VEM_PERSISTENT_SYNC")) {
-    const std::string e = v;
-    if (e == "grid") sy = SY::grid;
-    else if (e == "neighbours") sy = SY::neighbours;
-    else if (!e.empty()) fail("VEM_PERSISTENT_SYNC=", e, ": expected grid or neighbours");
-  }
-  persistent_progress_.allocate(0, "persistent progress flags");
-  if (sy == SY::neighbours) {
-    int sms = 0;
-    VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
-    // (at most 2048 threads, so 8 blocks of kPersistentThreads, resident a multiprocessor; a flag
-    // every 32 words)
-    persistent_progress_.allocate(std::size_t(sms) * 8 * 32, "persistent progress flags");
-  }
   float* t[6];
   for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;
   persistent_table_.allocate(6, "persistent probe table");
@@ -3050,8 +3031,7 @@ void FdtdEngineCuda::run_persistent(int n) {
     float* now[6];
     for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
     onepass::launch_persistent(onepass_grid_, onepass_coefs_, storage_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
-                               m, persistent_hoisted_, persistent_progress_.ptr, int(persistent_progress_.count), device_,
-                               stream_);
+                               m, persistent_hoisted_, device_, stream_);
     persistent_steps_ += m;
     done += m;
   }

@@ -236,12 +236,6 @@ struct EngineTuning {
   // size, -1.3 % at 192^3). VEM_PERSISTENT_KERNEL=hoisted|chained overrides it. Same fields bit
   // for bit.
   enum class PersistentSamples { automatic, hoisted, chained } persistent_samples = PersistentSamples::automatic;
-  // How the persistent kernel's phases wait for each other: a grid barrier after each phase, or
-  // neighbour flags (each block owns a contiguous range of samples and waits only for the blocks
-  // within one plane of samples of it, fused_step.cu persistent_steps). automatic: grid (the
-  // flags are being measured). VEM_PERSISTENT_SYNC=grid|neighbours overrides it. Same fields bit
-  // for bit.
-  enum class PersistentSync { automatic, grid, neighbours } persistent_sync = PersistentSync::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;
   // Temporal blocking (issue 16; fdtd/cuda/fused_step.h, "two steps per pass"): pairs of one-pass

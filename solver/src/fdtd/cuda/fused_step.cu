@@ -1016,8 +1016,10 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 // general tiles (the slowest) first, so every class's tiles share the machine. (One launch per
 // class measured slower at 256^3, where each class has less than a wave of blocks:
 // results/fdtd.md, session 23.) 2 resident blocks asked of the compiler: 64 registers; the
-// general class's code spills about 128 bytes, the one-axis classes' none. The tiles of two axes
-// (shell_edges) come after the general ones.
+// general and two-axis classes' code spills 40-112 bytes a thread, some one-axis classes' none
+// (cuobjdump, session 26). 1 block (up to 128 registers, no spills) lost 12-26 % from 128^3 to
+// 256^3 (results/fdtd.md, session 26). The tiles of two axes (shell_edges) come after the
+// general ones.
 struct ShellOrder {
   static constexpr int kLists = 8;
   const TwoStepTile* tiles[kLists];
@@ -1028,15 +1030,11 @@ struct ShellOrder {
 // ShellOrder's lists as [shape][class] of ShellLists, in that order.
 constexpr int kShellOrder[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
 constexpr int kShellThreads = 32 * kShellTileY;
-// Resident shell blocks asked of the compiler: 2 (64 registers; the general and two-axis classes
-// spill 40-112 bytes a thread). 1 (up to 128 registers, no spills) lost 12-26 % from 128^3 to 256^3
-// (results/fdtd.md, session 26).
-constexpr int kShellMinBlocks = 2;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
 // One class per launch (ShellLists::one_launch false): its own kernel, TX x TY threads.
 template <int TX, int TY, int AXIS, class Coef, class T>
-__global__ void __launch_bounds__(TX * TY, kShellMinBlocks)
+__global__ void __launch_bounds__(TX * TY, 2)
     two_step_shell_class(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                          CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
@@ -1047,7 +1045,7 @@ __global__ void __launch_bounds__(TX * TY, kShellMinBlocks)
 // EDGES: the kernel also holds the classes of two axes (their lists non-empty); without them it
 // holds only the code of the classes the default plan uses.
 template <bool EDGES, class Coef, class T>
-__global__ void __launch_bounds__(kShellThreads, kShellMinBlocks)
+__global__ void __launch_bounds__(kShellThreads, 2)
     two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, ShellOrder o, CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
   __shared__ TwoStepShared<kShellTileY, 32> sm;
@@ -1170,102 +1168,31 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 }
 
 // Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
-// place (no second set of arrays). Each step is two phases over all samples, one sample per thread:
-// H^{n+1/2} with its CPML corrections (h_sample with the H slabs' psi read and written in place: a
-// sample's psi is touched by its own thread only), then E^{n+1} from the H just written (e_sample
-// with its slabs, as recompute_e reads H) and the E point sources. The two-pass kernels'
-// expressions in their order (H bulk, H slabs; E bulk, E slabs, point sources): the same floats.
-// HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks asked of the compiler.
-// Between the phases, one of two synchronisations:
-// - progress == nullptr: a grid barrier after each phase; the threads walk the samples grid-stride.
-//   After the H phase's barrier block 0 records the H probes (nothing writes H in the E phase),
-//   after the E phase's the E probes (nothing writes E in the next H phase).
-// - progress != nullptr (neighbour flags, PersistentSync::neighbours): block b owns the samples
-//   [b chunk, (b + 1) chunk) of the flat index u = i + (nx+1) (j + (ny+1) k), its threads striding by
-//   the block. A phase at sample u reads the other kind at u +- 1, +-(nx+1), +-(nx+1)(ny+1) at most
-//   (the H phase E at the + side, the E phase H at the - side), so the blocks whose samples lie
-//   within reach = (nx+1)(ny+1) of b's are the only ones b depends on. After each phase block b
-//   publishes the count of phases it has completed (progress[b], a release store after a block
-//   barrier and a fence); before phase c it waits until every block within reach (itself
-//   included) has completed c phases (acquire loads). That orders both the reads of the other
-//   kind after its writes and the writes of a kind after the neighbours' reads of it in the phase
-//   before; a block is never more than one phase ahead of a neighbour. The probes of a block's own
-//   samples are recorded by that block after its phase. progress[] is zero at the launch.
-__device__ __forceinline__ unsigned load_acquire(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_release(unsigned* p, unsigned v) {
-  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
-// One flag a 128-byte line (the neighbours poll them; flags sharing lines measured slower).
-constexpr int kFlagStride = 32;
-// The flat sample index of layout offset o (a probe's), as the walks number the samples.
-__device__ __forceinline__ long long sample_of(const Grid& g, long long o) {
-  const long long d = o - g.origin;
-  const long long k = d / g.sz, r = d - k * g.sz;
-  const long long j = r / g.sy, i = r - j * g.sy;
-  return i + (long long)(g.nx + 1) * (j + (long long)(g.ny + 1) * k);
-}
-// The neighbour-flag probes: the block owning probe q's sample records it (the owner of a sample
-// outside the walk, which nothing writes: block 0).
-template <class T>
-__device__ __forceinline__ void record_own_probes(const ProbeSet& pr, const Grid& g, long long samples, long long chunk,
-                                                  int step, bool electric) {
-  const int b = int(blockIdx.x);
-  for (int q = int(threadIdx.x); q < pr.count; q += int(blockDim.x)) {
-    const int c = pr.field[q];
-    if ((c < 3) != electric) continue;
-    const long long u = sample_of(g, pr.offset[q]);
-    const long long owner = (u >= 0 && u < samples) ? u / chunk : 0;
-    if (owner != b) continue;
-    pr.out[(long long)step * pr.count + q] = cuda_kernels::ldcg(reinterpret_cast<const T*>(pr.fields[c]) + pr.offset[q]);
-  }
-}
+// place (no second set of arrays). Each step is two phases over all samples, one sample per thread
+// and grid-stride: H^{n+1/2} with its CPML corrections (h_sample with the H slabs' psi read and
+// written in place: a sample's psi is touched by its own thread only), a grid barrier, E^{n+1}
+// from the H just written (e_sample with its slabs, as recompute_e reads H) and the E point
+// sources, a grid barrier. The two-pass kernels' expressions in their order (H bulk, H slabs;
+// E bulk, E slabs, point sources): the same floats. After the first barrier block 0 records the
+// H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
+// the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
+// asked of the compiler.
 template <bool HOIST, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
-                     int steps, unsigned* __restrict__ progress, long long chunk) {
+                     int steps) {
   bind_table(coef);
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
-  const bool flags = progress != nullptr;
-  const int b = int(blockIdx.x);
-  // The walk: grid-stride over all samples, or the block's own range striding by the block.
-  const long long stride = flags ? (long long)blockDim.x : (long long)gridDim.x * blockDim.x;
-  const long long first = flags ? (long long)b * chunk + threadIdx.x : (long long)b * blockDim.x + threadIdx.x;
-  const long long end = flags ? min(samples, (long long)(b + 1) * chunk) : samples;
-  // The blocks within reach of the own range (neighbour flags).
-  const long long reach = (long long)(g.nx + 1) * (g.ny + 1);
-  const long long nb_lo = max(0LL, (long long)b * chunk - reach) / chunk;
-  const long long nb_hi = min((long long)gridDim.x - 1, (min(samples, (long long)(b + 1) * chunk) - 1 + reach) / chunk);
-  unsigned done = 0;  // phases this block has completed
-  auto phase_end = [&](int step, bool electric) {
-    if (!flags) {
-      grid.sync();
-      if (b == 0) record_probes<T>(probes, step, electric);
-      return;
-    }
-    __syncthreads();
-    ++done;
-    if (threadIdx.x == 0) {
-      __threadfence();
-      store_release(progress + b * kFlagStride, done);
-    }
-    // (the own probes after publishing: nothing writes them before this block's next phase)
-    record_own_probes<T>(probes, g, samples, chunk, step, electric);
-    for (long long q = nb_lo + threadIdx.x; q <= nb_hi; q += blockDim.x)
-      while (load_acquire(progress + q * kFlagStride) < done) __nanosleep(32);
-    __syncthreads();
-  };
+  const long long stride = (long long)gridDim.x * blockDim.x;
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   using LD = CoherentLoad;
   const SampleWalk walk(g, stride);
-  int i0 = 0, j0 = 0, k0 = 0;
-  if (first < end) walk.split(first, i0, j0, k0);
+  int i0, j0, k0;
+  walk.split(first, i0, j0, k0);
   for (int s = 0; s < steps; ++s) {
     int i = i0, j = j0, k = k0;
-    for (long long u = first; u < end; u += stride, walk.advance(i, j, k)) {
+    for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
       if (HOIST) {
         h_hoisted(F, g, coef, ch, i, j, k, o);
@@ -1277,9 +1204,10 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       st(F.f[4] + o, hy);
       st(F.f[5] + o, hz);
     }
-    phase_end(s, false);
+    grid.sync();
+    if (blockIdx.x == 0) record_probes<T>(probes, s, false);
     i = i0, j = j0, k = k0;
-    for (long long u = first; u < end; u += stride, walk.advance(i, j, k)) {
+    for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
       const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
       if (HOIST) {
         e_hoisted(F, g, coef, ce, i, j, k, o);
@@ -1299,7 +1227,8 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
         st(f, src.set[q] ? v : ld(f) + v);
       }
     }
-    phase_end(s, true);
+    grid.sync();
+    if (blockIdx.x == 0) record_probes<T>(probes, s, true);
   }
 }
 
@@ -1403,8 +1332,8 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
 
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
-                       const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, unsigned* progress,
-                       int progress_capacity, int device, cudaStream_t stream) {
+                       const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, int device,
+                       cudaStream_t stream) {
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   // The chained samples' resident blocks, measured (fdtd_small_grids_h100.md, one H100, same run,
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
@@ -1429,19 +1358,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
   if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
   if (per_sm < 1) fail("persistent stepping: no block of ", kPersistentThreads, " threads fits on a multiprocessor");
-  long long blocks = std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
-  // Neighbour flags: each block a contiguous range of `chunk` samples (a multiple of 32, so that a
-  // warp's samples start where a block's do), as few blocks as that needs; progress[] zeroed.
-  long long chunk = 0;
-  if (progress) {
-    chunk = (samples + blocks - 1) / blocks;
-    chunk = (chunk + 31) / 32 * 32;
-    blocks = (samples + chunk - 1) / chunk;
-    if (blocks * kFlagStride > progress_capacity)
-      fail("persistent stepping: ", blocks, " blocks need ", blocks * kFlagStride, " words of progress flags; ",
-           progress_capacity, " allocated");
-    VEM_CUDA_CHECK(cudaMemsetAsync(progress, 0, sizeof(unsigned) * std::size_t(blocks * kFlagStride), stream));
-  }
+  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
   cudaLaunchConfig_t cfg = {};
   cfg.stream = stream;
   cfg.gridDim = dim3(unsigned(blocks));
@@ -1452,7 +1369,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps, progress, chunk));
+  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps));
   VEM_CUDA_CHECK_LAUNCH("persistent_steps");
 }
 
@@ -1664,15 +1581,14 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
-                       unsigned* progress, int progress_capacity, int device, cudaStream_t stream) {
+                       int device, cudaStream_t stream) {
   if (src.count < 0 || src.count > kMaxPersistentSources)
     fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
   if (steps <= 0) return;
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef<true>(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, progress,
-                                                                       progress_capacity, device, stream); });
+    with_coef<true>(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
   });
 }
 

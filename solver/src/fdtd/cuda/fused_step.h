@@ -221,10 +221,7 @@ bool hoistable(const CpmlSet& cs);
 // read and written by its own sample's thread), the E point sources applied and the probes
 // recorded by the kernel itself; so only runs that need nothing else between the steps (no
 // extensions, no PMC / periodic / subdomain faces, no H point sources). hoisted: the hoisted
-// samples (EngineTuning::PersistentSamples), else the chained ones. progress: nullptr for a grid
-// barrier after each phase; else device flags, one per block every 32 words (progress_capacity words), for the
-// neighbour-flag synchronisation (fused_step.cu, persistent_steps: each block waits only for the
-// blocks within one plane of samples of its own; EngineTuning::PersistentSync).
+// samples (EngineTuning::PersistentSamples), else the chained ones.
 constexpr int kMaxPersistentSources = 8;
 // E point sources: field 0-2, layout offset, 1 overwrite (hard) / 0 add, value[step][count] on the device.
 struct SourceSet {
@@ -246,6 +243,6 @@ struct ProbeSet {
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
-                       unsigned* progress, int progress_capacity, int device, cudaStream_t stream);
+                       int device, cudaStream_t stream);
 
 }  // namespace vem::onepass
