@@ -1016,10 +1016,10 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 // general tiles (the slowest) first, so every class's tiles share the machine. (One launch per
 // class measured slower at 256^3, where each class has less than a wave of blocks:
 // results/fdtd.md, session 23.) 2 resident blocks asked of the compiler: 64 registers; the
-// general and two-axis classes' code spills 40-112 bytes a thread, some one-axis classes' none
-// (cuobjdump, session 26). 1 block (up to 128 registers, no spills) lost 12-26 % from 128^3 to
-// 256^3 (results/fdtd.md, session 26). The tiles of two axes (shell_edges) come after the
-// general ones.
+// class kernels' stack frames (spills; cuobjdump, session 26): general 96-112 bytes a thread,
+// two axes 56-72, one axis 0-48, by storage and coefficients. 1 block (up to 128 registers, no
+// spills) lost 12-26 % from 128^3 to 256^3 (results/fdtd.md, session 26). The tiles of two axes
+// (shell_edges) come after the general ones.
 struct ShellOrder {
   static constexpr int kLists = 8;
   const TwoStepTile* tiles[kLists];
