@@ -1015,11 +1015,12 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 // the thread's column from its flat index): the blocks take the lists in ShellOrder's order, the
 // general tiles (the slowest) first, so every class's tiles share the machine. (One launch per
 // class measured slower at 256^3, where each class has less than a wave of blocks:
-// results/fdtd.md, session 23.) 2 resident blocks asked of the compiler: 64 registers; the
-// class kernels' stack frames (spills; cuobjdump, session 26): general 96-112 bytes a thread,
-// two axes 56-72, one axis 0-48, by storage and coefficients. 1 block (up to 128 registers, no
-// spills) lost 12-26 % from 128^3 to 256^3 (results/fdtd.md, session 26). The tiles of two axes
-// (shell_edges) come after the general ones.
+// results/fdtd.md, session 23.) 2 resident blocks asked of the compiler: 64 registers, with
+// spills (stack frames by cuobjdump, session 26): this merged kernel 72-88 bytes a thread and the
+// most spill code (it holds every class); the class kernels general 96-112, two axes 56-72, one
+// axis 0-48, by storage and coefficients. 1 block (up to 128 registers, no spills) lost 12-26 %
+// from 128^3 to 256^3 (results/fdtd.md, session 26). The tiles of two axes (shell_edges) come
+// after the general ones.
 struct ShellOrder {
   static constexpr int kLists = 8;
   const TwoStepTile* tiles[kLists];
