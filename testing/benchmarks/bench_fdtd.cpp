@@ -505,7 +505,11 @@ int run_schemes(int argc, char** argv) {
      << ",\n  \"copy_bandwidth_GBps\": " << copy << ",\n  \"results\": [\n";
   using HK = EngineTuning::HighOrderKernel;
   using Step = EngineTuning::Step;
-  struct Variant { HK kernel; int bx, by, bz, chunk; bool is_default; Step step = Step::automatic; };
+  using SS = EngineTuning::S44Stepping;
+  struct Variant {
+    HK kernel; int bx, by, bz, chunk; bool is_default; Step step = Step::automatic;
+    SS s44 = SS::automatic;  // s44: two steps per pass (the pair kernel) or one
+  };
   // Two Yee rows: the one-pass step (one time step per pass over the fields, as every high-order
   // kernel takes: the cost basis of issue 15's targets) and Yee's default (from 2 M cells two steps
   // per pass, issue 16), whose ratio says what a high-order scheme costs a user against the
@@ -526,13 +530,16 @@ int run_schemes(int argc, char** argv) {
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 32, 8, 1, 0, false},
                   {HK::tiled, 0, 0, 0, 16, false},   {HK::tiled, 0, 0, 0, 64, false}};
+    // s44 on the GPU: also two steps per pass (EngineTuning::s44_stepping, issue 15 session 27).
+    if (sc == Scheme::s44 && gpu) variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps});
     if (sc == Scheme::s44 && all)  // default: direct, 32 x 8 x 1
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 64, 4, 1, 0, false},
                   {HK::direct, 32, 16, 1, 0, false}, {HK::direct, 128, 2, 1, 0, false},
-                  {HK::tiled, 0, 0, 0, 32, false}};
+                  {HK::tiled, 0, 0, 0, 32, false}, {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps}};
     for (const Variant& v : variants) {
       EngineTuning t;
+      t.s44_stepping = v.s44;
       t.ho_kernel = v.kernel;
       t.ho_block_x = v.bx; t.ho_block_y = v.by; t.ho_block_z = v.bz;
       t.ho_z_chunk = v.chunk;
@@ -554,7 +561,8 @@ int run_schemes(int argc, char** argv) {
         else if (!gpu) { k << "CPU"; b << "-"; }
         else {
           const HK kk = v.kernel != HK::automatic ? v.kernel : sc == Scheme::s44 ? HK::direct : HK::tiled;
-          k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "");
+          k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "")
+            << (v.s44 == SS::two_steps ? (r.two_steps ? ", two steps per pass" : ", two steps asked, one taken") : "");
           if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
           else b << (v.bx ? v.bx : 32) << "x" << (v.by ? v.by : 8) << "x" << (v.bz ? v.bz : 1);
         }

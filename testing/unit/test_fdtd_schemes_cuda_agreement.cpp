@@ -312,6 +312,60 @@ INSTANTIATE_TEST_SUITE_P(Boundaries, SchemeCudaXFaces,
                                                 "cpml_pec"}),
                          [](const testing::TestParamInfo<XFaces>& i) { return std::string(i.param.name); });
 
+// s44 two steps per pass (EngineTuning::s44_stepping two_steps: the pair kernel on a core box, the
+// rest stepped twice by the direct kernels) gives the one-step fields and probes bit for bit. A
+// box whose core (43 x 35 x 30 samples: 15 from each CPML face, 8 from the PEC face) spans three
+// tile columns, two tile rows and, with 8-plane chunks, four chunks, the last ones narrow; a soft
+// electric source inside the core, a hard one just outside it and a magnetic source in the
+// pair's halo (their updates applied by the pair kernel in its halo and by the rest); probes in
+// the core and in the rest; an odd step count (the last step alone). Both table placements.
+TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  FdtdSetup s = make_setup(Scheme::s44, MaterialMode::indexed, YeeGrid{72, 64, 52, 1e-3, 1e-3, 1e-3});
+  s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::cpml,
+                       BoundaryType::cpml, BoundaryType::pec, BoundaryType::cpml};
+  s.sources[0].i = 30; s.sources[0].j = 30; s.sources[0].k = 25;
+  PointSource hard = s.sources[0];
+  hard.kind = PointSource::Kind::hard_e;
+  hard.i = 14; hard.j = 40; hard.k = 20;
+  hard.direction = {0, 0, 1};
+  s.sources.push_back(hard);
+  s.sources[1].i = 36; s.sources[1].j = 12; s.sources[1].k = 30;  // y = 12: in the halo (core from 15)
+  s.probes = {{"ez", Component::Ez, 40, 30, 25}, {"hx", Component::Hx, 36, 30, 20}, {"ey", Component::Ey, 5, 30, 20},
+              {"hz", Component::Hz, 36, 13, 30}};
+  const FdtdOperator op(s);
+  using SS = EngineTuning::S44Stepping;
+  using TP = EngineTuning::TablePlacement;
+  for (TP table : {TP::automatic, TP::global}) {
+    EngineTuning one, two;
+    one.s44_stepping = SS::one_step;
+    two.s44_stepping = SS::two_steps;
+    one.table = two.table = table;
+    const int n = 121;
+    auto e0 = make_engine(op, Backend::cuda, 0, nullptr, one);
+    ASSERT_EQ(e0->run(n), n);
+    EXPECT_EQ(e0->two_step_steps(), 0);
+    ::setenv("VEM_S44_PAIR_CHUNK", "8", 1);
+    auto e = make_engine(op, Backend::cuda, 0, nullptr, two);
+    ::unsetenv("VEM_S44_PAIR_CHUNK");
+    ASSERT_EQ(e->run(n), n);
+    EXPECT_EQ(e->two_step_steps(), n - 1) << "the pair did not run";
+    const char* where = table == TP::global ? "global table" : "constant table";
+    for (int ci = 0; ci < 6; ++ci) {
+      const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
+      EXPECT_EQ(differing(a, b), 0u) << where << " " << component_name(Component(ci)) << ", max difference "
+                                     << max_diff(a, b) << " of " << max_abs(a);
+      EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
+    }
+    const auto pa = e0->probes(), pb = e->probes();
+    ASSERT_EQ(pa.values.size(), pb.values.size());
+    for (std::size_t p = 0; p < pa.values.size(); ++p) {
+      EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
+      EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
+    }
+  }
+}
+
 TEST(SchemeCudaBlock, BadBlockShapeIsRefusedWithItsValue) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   const FdtdOperator op(make_setup(Scheme::fv24, MaterialMode::indexed));

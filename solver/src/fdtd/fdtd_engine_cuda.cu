@@ -502,7 +502,9 @@ struct HoParams {
   HoTerms terms[2];                // [0] backward (E from H), [1] forward (H from E)
   float w[2][3];                   // SchemeStencil::w as float (the same values as the terms')
   int s44;                         // s44: Hwang & Ihm backward time differences (fdtd_scheme.h)
-  float* hist[6][3];               // s44: the arrays of F^{n-1}, F^{n-2}, F^{n-3}; hist[c][2] receives F^{n+1}
+  float* hist[6][3];               // s44: the arrays of F^{n-1}, F^{n-2}, F^{n-3}
+  float* dst[6];                   // s44: the array receiving F^{n+1}: hist[c][2], or a spare with the pair
+                                   // (FdtdEngineCuda::step_pair_s44)
 };
 
 // The resolve table entry of source component src along axis a for index m (-kReach..n+kReach;
@@ -633,7 +635,7 @@ __device__ __forceinline__ float ho_leapfrog(const Coef& coef, const FusedSource
 }
 
 // The update of component SELF at layout offset o from its curl (same arithmetic as
-// FdtdEngineCpu::bulk_ho); s44 writes F^{n+1} into the array of F^{n-3}.
+// FdtdEngineCpu::bulk_ho); s44 writes F^{n+1} into p.dst (the array of F^{n-3}, or a spare with the pair).
 template <bool ELECTRIC, int C, class Coef>
 __device__ __forceinline__ void ho_store(const FieldPtrs& F, const HoParams& p, const Coef& coef,
                                          const FusedSource& src, int o, float curl) {
@@ -648,9 +650,8 @@ __device__ __forceinline__ void ho_store(const FieldPtrs& F, const HoParams& p, 
       const float2 v = src.s[C][o];
       jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
     }
-    float* h3 = p.hist[SELF][2];
-    const float u0 = U[o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = h3[o];
-    h3[o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
+    const float u0 = U[o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = p.hist[SELF][2][o];
+    p.dst[SELF][o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
   } else {
     U[o] = ho_leapfrog<ELECTRIC, C>(coef, src, o, key, U[o], curl);
   }
@@ -752,7 +753,7 @@ __device__ __forceinline__ void ho_apply(const FieldPtrs& F, const GridParams& g
 // arrays keep it.
 template <int SELF>
 __device__ __forceinline__ void ho_keep(const FieldPtrs& F, const HoParams& p, int o) {
-  if (p.s44) p.hist[SELF][2][o] = F.f[SELF][o];
+  if (p.s44) p.dst[SELF][o] = F.f[SELF][o];
 }
 
 // ---- tables: the first version (see above).
@@ -838,6 +839,254 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
   ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a2, a1);
   ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a0, a2);
   ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a1, a0);
+}
+
+// ---- s44, two steps per pass (EngineTuning::s44_stepping, results/highorder.md "Session 27").
+// The interior pair kernel computes H^{n+1/2}, E^{n+1}, H^{n+3/2} and E^{n+2} of the samples of
+// a core box (FdtdEngineCuda::setup_s44_pair) in one pass over the time levels n, n-1, n-2, n-3:
+// 96 bytes read and 48 written a sample for two steps (73 a step) against about 157 a step for
+// the direct kernels. The rest of the grid (the CPML, the faces, the boundary shell and the layers
+// next to them) steps twice after it with the one-step kernels. Both write the new levels into
+// two spare arrays per component (S44Pair::out1 / out2), never into a level the pair reads: the
+// pair's tiles read their neighbours' old levels in their halos.
+// A block of 32 x 32 threads owns a 20 x 20 core of columns; thread t holds column c0 - 6 + t
+// (clamped to the tile's last needed column). Along z it marches one plane a an iteration:
+//   H1 = H^{n+1/2} at a     from E^n at a-1..a+2 (own column: registers), in-plane (shared);
+//   E1 = E^{n+1}   at a-1   from H1 at a-3..a (own column), in-plane at a-1 (shared);
+//   H2 = H^{n+3/2} at a-3   from E1 at a-4..a-1, in-plane at a-3;
+//   E2 = E^{n+2}   at a-4   from H2 at a-6..a-3, in-plane at a-4.
+// The stencil (9/8, -1/24) reaches -1..+2 (H from E) and -2..+1 (E from H) along an axis, so the
+// values are right on columns 1..30 (H1), 3..28 (E1), 4..26 (H2) and 6..25 (E2, the core); the
+// rim's are wrong and only the rim reads them. The shared planes are one flat array with guards,
+// so a rim thread's neighbour index needs no clamp (it reads another row or plane, never past
+// the array). H1, E1 and the x / y components of H2 are kept in rings of 5 planes, which the
+// own column's z differences read; a ring slot is written again only after a barrier that
+// follows its last read by any thread, so one barrier an iteration suffices. Each sample's
+// arithmetic is ho_store's (ho_dfast, the curl, the four levels, the sign of cb), with the
+// coefficients of s44_coefficients from a table per material key (s44_coefficient_table, the same
+// function on the device), and the point updates of apply_point_updates in the same order: the
+// pair gives the one-step kernels' floats bit for bit (test_fdtd_schemes_cuda_agreement).
+constexpr int kS44PairT = 32;                      // threads a side of a block (32 x 32)
+constexpr int kS44PairHalo = 6;                    // columns left of the core (and right, less 0)
+constexpr int kS44PairCore = kS44PairT - 12;       // 20 core columns a side
+constexpr int kS44PairPlane = kS44PairT * kS44PairT;
+constexpr int kS44PairGuard = 128;                 // >= 2 rows + 2 columns either side
+constexpr int kS44PairPlanes = 6 + 15 + 15 + 10 + 2;  // E^n x2x3, H1 5x3, E1 5x3, H2 xy 5x2, H2 z x2
+constexpr std::size_t kS44PairSmemBytes =
+    (std::size_t(kS44PairPlanes) * kS44PairPlane + 2 * kS44PairGuard) * sizeof(float);
+constexpr int kS44PairPoints = 6;  // point updates per stage handled in the kernel
+struct S44PairPoints {
+  int count[4];  // [stage]: H1, E1, H2, E2 (H sources of step s, E of s, H of s+1, E of s+1)
+  int comp[4][kS44PairPoints];
+  int off[4][kS44PairPoints];
+  float value[4][kS44PairPoints];
+  int set[4][kS44PairPoints];
+};
+struct S44Pair {
+  float* out1[6];  // H^{n+1/2} (3..5) and E^{n+1} (0..2)
+  float* out2[6];  // H^{n+3/2} and E^{n+2}
+  const float* __restrict__ tab;  // [material][component][c0, c1, c2, c3, cb]
+  HoBox core;
+  int chunk;  // z planes per block
+};
+
+// The s44 coefficients of every material key and component (the pair's table).
+template <class Coef>
+__global__ void s44_coefficient_table(Coef coef, int keys, float* tab) {
+  const int m = int(blockIdx.x * blockDim.x + threadIdx.x);
+  if (m >= keys) return;
+  for (int c = 0; c < 6; ++c) {
+    const S44Coefficients q = s44_coefficients(coef.a(c, 0, m * 12), coef.b(c, 0, m * 12));
+    float* t = tab + m * 30 + c * 5;
+    t[0] = q.c[0]; t[1] = q.c[1]; t[2] = q.c[2]; t[3] = q.c[3]; t[4] = q.cb;
+  }
+}
+
+extern __shared__ float s44_smem[];
+// Reads of one source component: in-plane (x, y) from the shared plane at `pl`, along z from the
+// own column's planes zp[z - ZLO] (shared ring slots) or, for E^n, registers (S44RegAcc).
+template <int ZLO>
+struct S44SmemAcc {
+  int pl;     // the stage plane's slot + the thread's index
+  int zp[4];  // slots of planes ZLO..ZLO+3 + the thread's index
+  __device__ __forceinline__ float operator()(int x, int y, int z) const {
+    return z != 0 ? s44_smem[zp[z - ZLO]] : s44_smem[pl + x + y * kS44PairT];
+  }
+};
+struct S44RegAcc {
+  int pl;
+  float zr[4];  // planes a-1..a+2 of the own column
+  __device__ __forceinline__ float operator()(int x, int y, int z) const {
+    return z != 0 ? zr[z + 1] : s44_smem[pl + x + y * kS44PairT];
+  }
+};
+
+// ho_store's s44 value (jc = 0: no fused source with the pair) and the stage's point updates.
+template <bool ELECTRIC>
+__device__ __forceinline__ float s44_pair_value(const float* __restrict__ q, float u0, float u1, float u2, float u3,
+                                                float curl, const S44PairPoints& pts, int st, int self, int o) {
+  float v = __ldg(q) * u0 + __ldg(q + 1) * u1 + __ldg(q + 2) * u2 + __ldg(q + 3) * u3 +
+            (ELECTRIC ? 1.0f : -1.0f) * __ldg(q + 4) * curl - 0.0f;
+  for (int e = 0; e < pts.count[st]; ++e)
+    if (pts.off[st][e] == o && pts.comp[st][e] == self) v = pts.set[st][e] ? pts.value[st][e] : v + pts.value[st][e];
+  return v;
+}
+
+template <class Coef>
+__global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
+    s44_pair_interior(FieldPtrs F, GridParams g, HoParams p, S44Pair pr, Coef coef, S44PairPoints pts) {
+  pdl_begin();
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int c0 = pr.core.lo[0] + int(blockIdx.x) * kS44PairCore, r0 = pr.core.lo[1] + int(blockIdx.y) * kS44PairCore;
+  const int cw = min(kS44PairCore, pr.core.hi[0] - c0 + 1), ch = min(kS44PairCore, pr.core.hi[1] - r0 + 1);
+  const int k0 = pr.core.lo[2] + int(blockIdx.z) * pr.chunk, k1 = min(pr.core.hi[2], k0 + pr.chunk - 1);
+  const int i = c0 - kS44PairHalo + min(tx, cw + 11), j = r0 - kS44PairHalo + min(ty, ch + 11);
+  const bool core = tx >= 6 && tx < cw + 6 && ty >= 6 && ty < ch + 6;
+  const int sz = g.sz;
+  const int col = int(g.origin) + i + j * g.sy;  // the column's offset at plane 0
+  const int me = kS44PairGuard + ty * kS44PairT + tx;
+  // Plane slots (shared): E^n [parity][c], H1 [ring][c], E1 [ring][c], H2 x/y [ring][c], H2 z [parity].
+  auto e0s = [&](int par, int c) { return me + (par * 3 + c) * kS44PairPlane; };
+  auto h1s = [&](int r, int c) { return me + (6 + r * 3 + c) * kS44PairPlane; };
+  auto e1s = [&](int r, int c) { return me + (21 + r * 3 + c) * kS44PairPlane; };
+  auto h2s = [&](int r, int par, int c) { return me + (c < 2 ? 36 + r * 2 + c : 46 + par) * kS44PairPlane; };
+  const float* __restrict__ Ex = F.f[0];
+  const float* __restrict__ Ey = F.f[1];
+  const float* __restrict__ Ez = F.f[2];
+  // E^n of the own column: x / y at planes a-1..a+2, z at a-1..a+2.
+  float ex[4], ey[4], ez[4];
+  {
+    const int o = col + (k0 - 6) * sz;
+#pragma unroll
+    for (int q = 0; q < 3; ++q) {
+      ex[q] = __ldg(Ex + o + q * sz);
+      ey[q] = __ldg(Ey + o + q * sz);
+      ez[q] = __ldg(Ez + o + q * sz);
+    }
+  }
+  for (int a = k0 - 5; a <= k1 + 4; ++a) {
+    const int oa = col + a * sz;
+    ex[3] = __ldg(Ex + oa + 2 * sz);
+    ey[3] = __ldg(Ey + oa + 2 * sz);
+    ez[3] = __ldg(Ez + oa + 2 * sz);
+    const int par = a & 1, r = a % 5;
+    auto ring = [&](int d) { return r - d + (r < d ? 5 : 0); };  // slot of plane a - d (d 0..4)
+    s44_smem[e0s(par, 0)] = ex[1];
+    s44_smem[e0s(par, 1)] = ey[1];
+    s44_smem[e0s(par, 2)] = ez[1];
+    __syncthreads();
+    // H1 at plane a.
+    {
+      const int o = oa;
+      const int key = coef.key(o);
+      const float* q = pr.tab + ((key * 5) >> 1);
+      const S44RegAcc ax{e0s(par, 0), {ex[0], ex[1], ex[2], ex[3]}}, ay{e0s(par, 1), {ey[0], ey[1], ey[2], ey[3]}},
+          az{e0s(par, 2), {ez[0], ez[1], ez[2], ez[3]}};
+      const float cx = ho_dfast<1, true, kShapeS44>(az, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ay, p.w) * g.inv_d[2];
+      const float cy = ho_dfast<2, true, kShapeS44>(ax, p.w) * g.inv_d[2] - ho_dfast<0, true, kShapeS44>(az, p.w) * g.inv_d[0];
+      const float cz = ho_dfast<0, true, kShapeS44>(ay, p.w) * g.inv_d[0] - ho_dfast<1, true, kShapeS44>(ax, p.w) * g.inv_d[1];
+      const float cc[3] = {cx, cy, cz};
+      const bool st = core && a >= k0 && a <= k1;
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const float v = s44_pair_value<false>(q + (3 + c) * 5, __ldg(F.f[3 + c] + o), __ldg(p.hist[3 + c][0] + o),
+                                              __ldg(p.hist[3 + c][1] + o), __ldg(p.hist[3 + c][2] + o), cc[c], pts, 0,
+                                              3 + c, o);
+        s44_smem[h1s(r, c)] = v;
+        if (st) pr.out1[3 + c][o] = v;
+      }
+    }
+    // E1 at plane a-1.
+    if (a - 1 >= k0 - 3) {
+      const int o = oa - sz;
+      const int key = coef.key(o);
+      const float* q = pr.tab + ((key * 5) >> 1);
+      const int pl = ring(1);
+      S44SmemAcc<-2> hx, hy, hz;
+      hx.pl = h1s(pl, 0); hy.pl = h1s(pl, 1); hz.pl = h1s(pl, 2);
+#pragma unroll
+      for (int z = 0; z < 4; ++z) {  // planes a-3..a
+        hx.zp[z] = h1s(ring(3 - z), 0);
+        hy.zp[z] = h1s(ring(3 - z), 1);
+        hz.zp[z] = h1s(ring(3 - z), 2);
+      }
+      const float cx = ho_dfast<1, false, kShapeS44>(hz, p.w) * g.inv_d[1] - ho_dfast<2, false, kShapeS44>(hy, p.w) * g.inv_d[2];
+      const float cy = ho_dfast<2, false, kShapeS44>(hx, p.w) * g.inv_d[2] - ho_dfast<0, false, kShapeS44>(hz, p.w) * g.inv_d[0];
+      const float cz = ho_dfast<0, false, kShapeS44>(hy, p.w) * g.inv_d[0] - ho_dfast<1, false, kShapeS44>(hx, p.w) * g.inv_d[1];
+      const float cc[3] = {cx, cy, cz};
+      const float own[3] = {ex[0], ey[0], ez[0]};
+      const bool st = core && a - 1 >= k0 && a - 1 <= k1;
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const float v = s44_pair_value<true>(q + c * 5, own[c], __ldg(p.hist[c][0] + o), __ldg(p.hist[c][1] + o),
+                                             __ldg(p.hist[c][2] + o), cc[c], pts, 1, c, o);
+        s44_smem[e1s(pl, c)] = v;
+        if (st) pr.out1[c][o] = v;
+      }
+    }
+    // H2 at plane a-3.
+    if (a - 3 >= k0 - 2) {
+      const int o = oa - 3 * sz;
+      const int key = coef.key(o);
+      const float* q = pr.tab + ((key * 5) >> 1);
+      const int pl = ring(3);
+      S44SmemAcc<-1> ex1, ey1, ez1;
+      ex1.pl = e1s(pl, 0); ey1.pl = e1s(pl, 1); ez1.pl = e1s(pl, 2);
+#pragma unroll
+      for (int z = 0; z < 4; ++z) {  // planes a-4..a-1
+        ex1.zp[z] = e1s(ring(4 - z), 0);
+        ey1.zp[z] = e1s(ring(4 - z), 1);
+        ez1.zp[z] = e1s(ring(4 - z), 2);
+      }
+      const float cx = ho_dfast<1, true, kShapeS44>(ez1, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ey1, p.w) * g.inv_d[2];
+      const float cy = ho_dfast<2, true, kShapeS44>(ex1, p.w) * g.inv_d[2] - ho_dfast<0, true, kShapeS44>(ez1, p.w) * g.inv_d[0];
+      const float cz = ho_dfast<0, true, kShapeS44>(ey1, p.w) * g.inv_d[0] - ho_dfast<1, true, kShapeS44>(ex1, p.w) * g.inv_d[1];
+      const float cc[3] = {cx, cy, cz};
+      const bool st = core && a - 3 >= k0 && a - 3 <= k1;
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        const float v = s44_pair_value<false>(q + (3 + c) * 5, s44_smem[h1s(pl, c)], __ldg(F.f[3 + c] + o),
+                                              __ldg(p.hist[3 + c][0] + o), __ldg(p.hist[3 + c][1] + o), cc[c], pts, 2,
+                                              3 + c, o);
+        s44_smem[h2s(pl, (a - 3) & 1, c)] = v;
+        if (st) pr.out2[3 + c][o] = v;
+      }
+    }
+    // E2 at plane a-4 (the core only).
+    if (a - 4 >= k0) {
+      const int o = oa - 4 * sz;
+      const int key = coef.key(o);
+      const float* q = pr.tab + ((key * 5) >> 1);
+      const int pl = ring(4), pp = (a - 4) & 1;
+      S44SmemAcc<-2> hx, hy, hz;
+      hx.pl = h2s(pl, pp, 0); hy.pl = h2s(pl, pp, 1); hz.pl = h2s(pl, pp, 2);
+#pragma unroll
+      for (int z = 0; z < 4; ++z) {  // planes a-6..a-3 (x, y only: z differences of H2 z are not taken)
+        const int d = 6 - z, sl = r - d + 10;
+        hx.zp[z] = h2s(sl % 5, 0, 0);
+        hy.zp[z] = h2s(sl % 5, 0, 1);
+        hz.zp[z] = 0;
+      }
+      const float cx = ho_dfast<1, false, kShapeS44>(hz, p.w) * g.inv_d[1] - ho_dfast<2, false, kShapeS44>(hy, p.w) * g.inv_d[2];
+      const float cy = ho_dfast<2, false, kShapeS44>(hx, p.w) * g.inv_d[2] - ho_dfast<0, false, kShapeS44>(hz, p.w) * g.inv_d[0];
+      const float cz = ho_dfast<0, false, kShapeS44>(hy, p.w) * g.inv_d[0] - ho_dfast<1, false, kShapeS44>(hx, p.w) * g.inv_d[1];
+      const float cc[3] = {cx, cy, cz};
+      if (core) {
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+          const float v = s44_pair_value<true>(q + c * 5, s44_smem[e1s(pl, c)], __ldg(F.f[c] + o),
+                                               __ldg(p.hist[c][0] + o), __ldg(p.hist[c][1] + o), cc[c], pts, 3, c, o);
+          pr.out2[c][o] = v;
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 3; ++q) {
+      ex[q] = ex[q + 1];
+      ey[q] = ey[q + 1];
+      ez[q] = ez[q + 1];
+    }
+  }
 }
 
 constexpr int kTileX = 32, kTileY = 8;
@@ -1336,7 +1585,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   void halo_finish(bool electric);
   void halo_copy_planes(bool electric, bool pack);
   template <class Coef> void run_steps(const Coef& coef, int n);
-  void push_point_updates(bool electric, int step);
+  // skip: leave out the samples inside this box (the s44 pair's core, whose kernel applied them).
+  void push_point_updates(bool electric, int step, const HoBox* skip = nullptr);
 
   int device_;
   std::string device_name_;
@@ -1423,6 +1673,21 @@ class FdtdEngineCuda final : public FdtdEngine {
   template <bool ELECTRIC, int SHAPE, class Coef>
   void launch_ho_shell(const Coef& coef, const HoFold& fold, cudaStream_t stream);
   template <bool ELECTRIC> void rotate_s44();
+  // s44 two steps per pass (EngineTuning::s44_stepping; s44_pair_interior above): the core box the
+  // pair kernel steps, the direct box less the core per field (the rest's direct launches while
+  // s44_rest_now_), two spare time levels per component (the pair and the rest write steps 1 and
+  // 2 there; the levels they free become the spares), the coefficient table per material key.
+  bool s44_pair_ = false;
+  bool s44_rest_now_ = false;
+  int s44_spare_slot_ = -1;  // rotate_s44: the spare that becomes the current level (-1: hist[c][2])
+  S44Pair s44_pr_{};
+  dim3 s44_grid_;
+  std::vector<HoBox> s44_rest_[2];  // [electric]
+  DeviceArray<float> s44_spare_[6][2];
+  DeviceArray<float> s44_tab_;
+  void setup_s44_pair(const EngineTuning& tuning);
+  bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
+  template <class Coef> void step_pair_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
   // with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
@@ -1772,6 +2037,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
           ho_hist_[c][l].allocate(L.size, "s44 time levels");
           ho_hist_[c][l].zero();
           ho_.hist[c][l] = ho_hist_[c][l].ptr;
+          ho_.dst[c] = ho_.hist[c][2];
         }
     const SchemeStencil& st = op.scheme().stencil;
     for (int q = 0; q < 2; ++q)
@@ -2009,6 +2275,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         d.hi[q] = ts[q].hi; d.lo[q] = ts[q].lo; d.tb[q] = ts[q].tb; d.td[q] = ts[q].td; d.w[q] = ts[q].w;
       }
     }
+    setup_s44_pair(tuning);
   }
   // Small grids (issue 16): graphs and the L2 window, defaults measured on an H100
   // (testing/benchmarks/results/fdtd_small_grids_h100.md).
@@ -2562,8 +2829,14 @@ void FdtdEngineCuda::shell_pair_sets() {
   }
 }
 
-void FdtdEngineCuda::push_point_updates(bool electric, int step) {
+void FdtdEngineCuda::push_point_updates(bool electric, int step, const HoBox* skip) {
   const double dt = op_.dt();
+  auto inside = [&](std::int64_t offset) {
+    if (!skip) return false;
+    const std::int64_t r = offset - g_.origin, k = r / g_.sz, j = (r - k * g_.sz) / g_.sy, i = r - k * g_.sz - j * g_.sy;
+    return i >= skip->lo[0] && i <= skip->hi[0] && j >= skip->lo[1] && j <= skip->hi[1] && k >= skip->lo[2] &&
+           k <= skip->hi[2];
+  };
   PointUpdates u{};
   auto flush = [&]() {
     if (u.count == 0) return;
@@ -2578,7 +2851,7 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step) {
     const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
     const double w = point_source_waveform(s, step, dt);
     for (int a = 0; a < 3; ++a) {
-      if (!s.active[a]) continue;
+      if (!s.active[a] || inside(s.offset[a])) continue;
       if (u.count == kMaxPointUpdates) flush();
       u.field[u.count] = (electric ? 0 : 3) + a;
       u.offset[u.count] = s.offset[a];
@@ -2622,12 +2895,157 @@ template <bool ELECTRIC>
 void FdtdEngineCuda::rotate_s44() {
   for (int c = ELECTRIC ? 0 : 3; c < (ELECTRIC ? 3 : 6); ++c) {
     float* cur = fields_[c].ptr;
-    fields_[c].ptr = ho_hist_[c][2].ptr;
+    if (s44_spare_slot_ >= 0) {
+      // The pair (step_pair_s44): the spare written becomes the current level, F^{n-3} a spare.
+      DeviceArray<float>& sp = s44_spare_[c][s44_spare_slot_];
+      fields_[c].ptr = sp.ptr;
+      sp.ptr = ho_hist_[c][2].ptr;
+    } else {
+      fields_[c].ptr = ho_hist_[c][2].ptr;
+    }
     ho_hist_[c][2].ptr = ho_hist_[c][1].ptr;
     ho_hist_[c][1].ptr = ho_hist_[c][0].ptr;
     ho_hist_[c][0].ptr = cur;
     F_.f[c] = fields_[c].ptr;
     for (int l = 0; l < 3; ++l) ho_.hist[c][l] = ho_hist_[c][l].ptr;
+    ho_.dst[c] = ho_.hist[c][2];
+  }
+}
+
+// s44 two steps per pass (EngineTuning::s44_stepping, s44_pair_interior): the core is the
+// largest box whose footprint (the core grown by 6 samples on every side: the samples whose
+// levels the pair reads or computes again) lies inside both fields' direct boxes and clear of
+// every CPML slab, so every sample the pair computes takes the direct kernel's update and nothing
+// else (the slab kernels, the ghost fills, the shell never touch it).
+void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
+  using SS = EngineTuning::S44Stepping;
+  SS mode = tuning.s44_stepping;
+  if (const char* v = std::getenv("VEM_S44_STEPPING")) {
+    if (std::string(v) == "one_step") mode = SS::one_step;
+    else if (std::string(v) == "two_steps") mode = SS::two_steps;
+    else fail("VEM_S44_STEPPING=", v, ": use one_step or two_steps");
+  }
+  if (mode != SS::two_steps || !ho_.s44) return;
+  // What the pair cannot take steps one at a time (documented at EngineTuning::s44_stepping).
+  if (ho_kernel_ != EngineTuning::HighOrderKernel::direct || !use_table_ || storage_ != FieldStorage::float32 ||
+      subdomain_)
+    return;
+  for (int f = 0; f < 6; ++f) {
+    const BoundaryType b = op_.setup().boundaries.face[f];
+    if (b == BoundaryType::pmc || b == BoundaryType::periodic) return;
+  }
+  int points[2] = {0, 0};
+  for (const auto& ps : op_.sources())
+    for (int a = 0; a < 3; ++a) points[ps.electric ? 1 : 0] += ps.active[a] ? 1 : 0;
+  if (points[0] > kS44PairPoints || points[1] > kS44PairPoints) return;
+  HoBox c{};
+  for (int a = 0; a < 3; ++a) {
+    c.lo[a] = std::max(ho_box_[0].lo[a], ho_box_[1].lo[a]) + kS44PairHalo;
+    c.hi[a] = std::min(ho_box_[0].hi[a], ho_box_[1].hi[a]) - kS44PairHalo;
+  }
+  for (const auto& st : slabs_)
+    for (int e = 0; e < 2; ++e) {
+      const SlabParams& sp = e ? st->e : st->h;
+      if ((e ? st->ne : st->nh) == 0) continue;
+      const int a = st->axis, lo = sp.o[a], hi = sp.o[a] + sp.d[a] - 1;
+      if (st->face % 2 == 0) c.lo[a] = std::max(c.lo[a], hi + 1 + kS44PairHalo);
+      else c.hi[a] = std::min(c.hi[a], lo - 1 - kS44PairHalo);
+    }
+  for (int a = 0; a < 3; ++a)
+    if (c.hi[a] - c.lo[a] + 1 < kS44PairCore) return;  // too small to pay
+  s44_pr_ = S44Pair{};
+  s44_pr_.core = c;
+  s44_pr_.chunk = 128;
+  if (const char* v = std::getenv("VEM_S44_PAIR_CHUNK")) s44_pr_.chunk = std::max(1, std::atoi(v));
+  const int ext[3] = {c.hi[0] - c.lo[0] + 1, c.hi[1] - c.lo[1] + 1, c.hi[2] - c.lo[2] + 1};
+  s44_grid_ = dim3(unsigned((ext[0] + kS44PairCore - 1) / kS44PairCore),
+                   unsigned((ext[1] + kS44PairCore - 1) / kS44PairCore),
+                   unsigned((ext[2] + s44_pr_.chunk - 1) / s44_pr_.chunk));
+  // The rest: each field's direct box less the core, as up to six boxes (z, then y, then x).
+  for (int e = 0; e < 2; ++e) {
+    const HoBox& bx = ho_box_[e];
+    std::vector<HoBox>& r = s44_rest_[e];
+    r.clear();
+    auto add = [&](int x0, int x1, int y0, int y1, int z0, int z1) {
+      if (x0 <= x1 && y0 <= y1 && z0 <= z1) r.push_back(HoBox{{x0, y0, z0}, {x1, y1, z1}});
+    };
+    add(bx.lo[0], bx.hi[0], bx.lo[1], bx.hi[1], bx.lo[2], c.lo[2] - 1);
+    add(bx.lo[0], bx.hi[0], bx.lo[1], bx.hi[1], c.hi[2] + 1, bx.hi[2]);
+    add(bx.lo[0], bx.hi[0], bx.lo[1], c.lo[1] - 1, c.lo[2], c.hi[2]);
+    add(bx.lo[0], bx.hi[0], c.hi[1] + 1, bx.hi[1], c.lo[2], c.hi[2]);
+    add(bx.lo[0], c.lo[0] - 1, c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
+    add(c.hi[0] + 1, bx.hi[0], c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
+  }
+  for (int q = 0; q < 6; ++q)
+    for (int l = 0; l < 2; ++l) {
+      s44_spare_[q][l].allocate(ho_hist_[q][0].count, "s44 two-step spare time levels");
+      s44_spare_[q][l].zero();  // the ghost samples stay zero, as in the other levels
+    }
+  const int keys = int(table_.count / 12);
+  s44_tab_.allocate(std::size_t(keys) * 30, "s44 coefficient table");
+  const unsigned blocks = unsigned((keys + 127) / 128);
+  if (constant_table_) {
+    s44_coefficient_table<<<blocks, 128, 0, stream_>>>(ConstantTable{index_.ptr}, keys, s44_tab_.ptr);
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<ConstantTable>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
+  } else {
+    s44_coefficient_table<<<blocks, 128, 0, stream_>>>(GlobalTable{index_.ptr, table_.ptr}, keys, s44_tab_.ptr);
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<GlobalTable>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
+  }
+  VEM_CUDA_CHECK_LAUNCH("s44_coefficient_table");
+  s44_pr_.tab = s44_tab_.ptr;
+  s44_pair_ = true;
+}
+
+// Steps `step` and step+1 of s44 with the pair (setup_s44_pair): the pair kernel writes both
+// steps' levels of the core into the spares, then the rest steps twice as step_once would, each
+// half step writing into the spare of its step and rotating it in (rotate_s44), its point updates
+// left out of the core (the pair kernel applied them there), its probes gathered after its E.
+template <class Coef>
+void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
+  if constexpr (std::is_same_v<Coef, CoefficientArrays>) {
+    (void)coef;
+    fail("internal: the s44 pair without a material table");
+  } else {
+    const double dt = op_.dt();
+    S44PairPoints pts{};
+    for (int s = 0; s < 2; ++s)
+      for (const auto& ps : op_.sources()) {
+        const int st = 2 * s + (ps.electric ? 1 : 0);
+        const bool hard = ps.kind == PointSource::Kind::hard_e || ps.kind == PointSource::Kind::hard_h;
+        const double w = point_source_waveform(ps, step + s, dt);
+        for (int a = 0; a < 3; ++a) {
+          if (!ps.active[a]) continue;
+          const int q = pts.count[st]++;
+          pts.comp[st][q] = (ps.electric ? 0 : 3) + a;
+          pts.off[st][q] = int(ps.offset[a]);
+          pts.value[st][q] = float(ps.scale[a] * w);
+          pts.set[st][q] = hard ? 1 : 0;
+        }
+      }
+    S44Pair pr = s44_pr_;
+    for (int c = 0; c < 6; ++c) {
+      pr.out1[c] = s44_spare_[c][0].ptr;
+      pr.out2[c] = s44_spare_[c][1].ptr;
+    }
+    launch_on(stream_, s44_pair_interior<Coef>, s44_grid_, dim3(kS44PairT, kS44PairT), kS44PairSmemBytes, F_, g_, ho_,
+              pr, coef, pts);
+    VEM_CUDA_CHECK_LAUNCH("s44_pair_interior");
+    s44_rest_now_ = true;
+    for (int s = 0; s < 2; ++s) {
+      s44_spare_slot_ = s;
+      for (int c = 3; c < 6; ++c) ho_.dst[c] = s44_spare_[c][s].ptr;
+      launch_ho<false>(coef);
+      push_point_updates(false, step + s, &s44_pr_.core);
+      for (int c = 0; c < 3; ++c) ho_.dst[c] = s44_spare_[c][s].ptr;
+      launch_ho<true>(coef);
+      push_point_updates(true, step + s, &s44_pr_.core);
+      gather_probes_at(step + s);
+    }
+    s44_spare_slot_ = -1;
+    s44_rest_now_ = false;
+    two_step_steps_ += 2;
   }
 }
 
@@ -2689,10 +3107,19 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           tiled(std::false_type{}, ho_box_tiles_[e]);
         }
       } else {
-        const dim3 grid((ext[0] + ho_block_.x - 1) / ho_block_.x, (ext[1] + ho_block_.y - 1) / ho_block_.y,
-                        (ext[2] + ho_block_.z - 1) / ho_block_.z);
-        launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, ho_block_, F_, g_, ho_, bx, coef, fused_);
-        VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
+        auto direct = [&](const HoBox& b) {
+          const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
+          if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
+          const dim3 grid((x[0] + ho_block_.x - 1) / ho_block_.x, (x[1] + ho_block_.y - 1) / ho_block_.y,
+                          (x[2] + ho_block_.z - 1) / ho_block_.z);
+          launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, ho_block_, F_, g_, ho_, b, coef, fused_);
+          VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
+        };
+        if (s44_rest_now_) {
+          for (const HoBox& b : s44_rest_[e]) direct(b);  // the pair kernel stepped the core
+        } else {
+          direct(bx);
+        }
       }
     }
     if (side) side_.join(stream_);
@@ -2974,6 +3401,12 @@ template <class Coef>
 void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
   if (persistent_now()) {
     run_persistent(n);
+    return;
+  }
+  if (high_order_ && s44_pair_now()) {
+    int s = 0;
+    for (; s + 1 < n; s += 2) step_pair_s44(coef, steps_ + s);
+    for (; s < n; ++s) step_once(coef, steps_ + s);
     return;
   }
   const bool graph = graph_.enabled && !graph_.failed && !has_extensions() && !subdomain_ && !fused_.s[0] &&

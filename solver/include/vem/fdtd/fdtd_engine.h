@@ -108,8 +108,8 @@ class FdtdEngine {
   double field_energy() const;
   // Steps this engine ran as one pass (CUDA engine, EngineTuning::step); 0 for the others.
   virtual std::int64_t one_pass_steps() const { return 0; }
-  // Steps this engine ran two per pass (temporal blocking, EngineTuning::temporal_blocking; also
-  // counted in one_pass_steps); 0 for the others.
+  // Steps this engine ran two per pass (Yee's temporal blocking, EngineTuning::temporal_blocking,
+  // also counted in one_pass_steps; s44's pair, EngineTuning::s44_stepping); 0 for the others.
   virtual std::int64_t two_step_steps() const { return 0; }
   // Of those, the steps whose pairs stepped the CPML shell and the faces in two-step tiles too
   // (the CUDA engine's shell tiles, fused_step.h).
@@ -204,6 +204,16 @@ struct EngineTuning {
   // +4.3 %, fv24_wb +6.0 %, s22 +5.4 % at 512^3 on an H100, session 20; VEM_HO_BAND_LAUNCH=separate
   // and VEM_HO_SHELL_STREAM=0 undo them, for measurement).
   enum class HighOrderCpml { automatic, slab_kernels, folded } ho_cpml = HighOrderCpml::automatic;
+  // s44's time stepping on the CUDA engine (issue 15): one step per pass (one_step, the direct
+  // kernels), or two steps per pass (two_steps): a kernel computes both steps of the samples of a
+  // core box in one pass over the time levels (73 instead of about 157 bytes a sample and step),
+  // the rest of the grid (CPML, faces, the 15 or so layers next to them) steps twice with the
+  // direct kernels. It needs 48 bytes a sample more (two spare time levels), the material table
+  // (indexed or packed coefficients), float32 storage, no PMC / periodic / subdomain face and at
+  // most 6 point-source components per field; runs with extensions or a fused source step one at
+  // a time. automatic: one_step (results/highorder.md, session 27). VEM_S44_STEPPING=one_step|
+  // two_steps overrides it. Same fields bit for bit (test_fdtd_schemes_cuda_agreement).
+  enum class S44Stepping { automatic, one_step, two_steps } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
