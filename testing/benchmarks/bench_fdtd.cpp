@@ -519,7 +519,11 @@ int run_schemes(int argc, char** argv) {
   // VEM_SCHEMES_DEFAULT_ONLY=1: the default kernel of each scheme only (a quicker run).
   const char* only = std::getenv("VEM_SCHEMES_DEFAULT_ONLY");
   const bool all = gpu && !(only && std::string(only) == "1");
+  // VEM_SCHEMES_ONLY=s44 (a comma list): Yee and those schemes only (a profiler's run).
+  const char* only_list = std::getenv("VEM_SCHEMES_ONLY");
   for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
+    if (only_list && sc != Scheme::yee && ("," + std::string(only_list) + ",").find("," + std::string(scheme_name(sc)) + ",") == std::string::npos)
+      continue;
     FdtdSetup s = make_setup(n, MaterialMode::indexed);
     s.scheme = sc;
     const FdtdOperator op(s);

@@ -856,8 +856,8 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 //   H2 = H^{n+3/2} at a-3   from E1 at a-4..a-1, in-plane at a-3;
 //   E2 = E^{n+2}   at a-4   from H2 at a-6..a-3, in-plane at a-4.
 // The stencil (9/8, -1/24) reaches -1..+2 (H from E) and -2..+1 (E from H) along an axis, so the
-// values are right on columns 1..30 (H1), 3..28 (E1), 4..26 (H2) and 6..25 (E2, the core); the
-// rim's are wrong and only the rim reads them. The shared planes are one flat array with guards,
+// values are right on columns 1..29 (H1), 3..28 (E1), 4..26 (H2) and 6..25 (E2, the core); the
+// rim's are wrong and only the rim reads them (rows outside those skip the stage). The shared planes are one flat array with guards,
 // so a rim thread's neighbour index needs no clamp (it reads another row or plane, never past
 // the array). H1, E1 and the x / y components of H2 are kept in rings of 5 planes, which the
 // own column's z differences read; a ring slot is written again only after a barrier that
@@ -885,7 +885,7 @@ struct S44PairPoints {
 struct S44Pair {
   float* out1[6];  // H^{n+1/2} (3..5) and E^{n+1} (0..2)
   float* out2[6];  // H^{n+3/2} and E^{n+2}
-  const float* __restrict__ tab;  // [material][component][c0, c1, c2, c3, cb]
+  const float* __restrict__ tab;  // [material][E, H][component][c0, c1, c2, c3, cb], 16 floats a field
   HoBox core;
   int chunk;  // z planes per block
 };
@@ -897,7 +897,7 @@ __global__ void s44_coefficient_table(Coef coef, int keys, float* tab) {
   if (m >= keys) return;
   for (int c = 0; c < 6; ++c) {
     const S44Coefficients q = s44_coefficients(coef.a(c, 0, m * 12), coef.b(c, 0, m * 12));
-    float* t = tab + m * 30 + c * 5;
+    float* t = tab + m * 32 + (c < 3 ? 0 : 16) + (c % 3) * 5;
     t[0] = q.c[0]; t[1] = q.c[1]; t[2] = q.c[2]; t[3] = q.c[3]; t[4] = q.cb;
   }
 }
@@ -923,14 +923,27 @@ struct S44RegAcc {
 
 // ho_store's s44 value (jc = 0: no fused source with the pair) and the stage's point updates.
 template <bool ELECTRIC>
-__device__ __forceinline__ float s44_pair_value(const float* __restrict__ q, float u0, float u1, float u2, float u3,
-                                                float curl, const S44PairPoints& pts, int st, int self, int o) {
-  float v = __ldg(q) * u0 + __ldg(q + 1) * u1 + __ldg(q + 2) * u2 + __ldg(q + 3) * u3 +
-            (ELECTRIC ? 1.0f : -1.0f) * __ldg(q + 4) * curl - 0.0f;
+__device__ __forceinline__ float s44_pair_value(float q0, float q1, float q2, float q3, float qb, float u0, float u1,
+                                                float u2, float u3, float curl, const S44PairPoints& pts, int st,
+                                                int self, int o) {
+  float v = q0 * u0 + q1 * u1 + q2 * u2 + q3 * u3 + (ELECTRIC ? 1.0f : -1.0f) * qb * curl - 0.0f;
   for (int e = 0; e < pts.count[st]; ++e)
     if (pts.off[st][e] == o && pts.comp[st][e] == self) v = pts.set[st][e] ? pts.value[st][e] : v + pts.value[st][e];
   return v;
 }
+// A field's (0: E, 1: H) s44 coefficients at a material key (S44Pair::tab): component c's c0..c3,
+// cb at 5c..5c+4, in four 16-byte loads.
+struct S44Coefs {
+  float v[16];
+  __device__ __forceinline__ S44Coefs(const float* __restrict__ tab, int key, int field) {
+    const float4* t = reinterpret_cast<const float4*>(tab + (key / 12) * 32 + field * 16);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float4 x = __ldg(t + q);
+      v[4 * q] = x.x; v[4 * q + 1] = x.y; v[4 * q + 2] = x.z; v[4 * q + 3] = x.w;
+    }
+  }
+};
 
 template <class Coef>
 __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
@@ -942,6 +955,9 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
   const int k0 = pr.core.lo[2] + int(blockIdx.z) * pr.chunk, k1 = min(pr.core.hi[2], k0 + pr.chunk - 1);
   const int i = c0 - kS44PairHalo + min(tx, cw + 11), j = r0 - kS44PairHalo + min(ty, ch + 11);
   const bool core = tx >= 6 && tx < cw + 6 && ty >= 6 && ty < ch + 6;
+  // The rows whose values a stage's later stages read (a full tile's; warp-uniform): the other
+  // rows skip the stage and leave its shared slots stale, which no valid value reads.
+  const bool row_h1 = ty >= 1 && ty <= 29, row_e1 = ty >= 3 && ty <= 28, row_h2 = ty >= 4 && ty <= 26;
   const int sz = g.sz;
   const int col = int(g.origin) + i + j * g.sy;  // the column's offset at plane 0
   const int me = kS44PairGuard + ty * kS44PairT + tx;
@@ -953,7 +969,7 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
   const float* __restrict__ Ex = F.f[0];
   const float* __restrict__ Ey = F.f[1];
   const float* __restrict__ Ez = F.f[2];
-  // E^n of the own column: x / y at planes a-1..a+2, z at a-1..a+2.
+  // E^n of the own column at planes a-1..a+2.
   float ex[4], ey[4], ez[4];
   {
     const int o = col + (k0 - 6) * sz;
@@ -969,6 +985,17 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
     ex[3] = __ldg(Ex + oa + 2 * sz);
     ey[3] = __ldg(Ey + oa + 2 * sz);
     ez[3] = __ldg(Ez + oa + 2 * sz);
+    // H1's own levels, issued before the barrier so their latency overlaps it.
+    float hl[3][4];
+    if (row_h1) {
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        hl[c][0] = __ldg(F.f[3 + c] + oa);
+        hl[c][1] = __ldg(p.hist[3 + c][0] + oa);
+        hl[c][2] = __ldg(p.hist[3 + c][1] + oa);
+        hl[c][3] = __ldg(p.hist[3 + c][2] + oa);
+      }
+    }
     const int par = a & 1, r = a % 5;
     auto ring = [&](int d) { return r - d + (r < d ? 5 : 0); };  // slot of plane a - d (d 0..4)
     s44_smem[e0s(par, 0)] = ex[1];
@@ -976,10 +1003,9 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
     s44_smem[e0s(par, 2)] = ez[1];
     __syncthreads();
     // H1 at plane a.
-    {
+    if (row_h1) {
       const int o = oa;
-      const int key = coef.key(o);
-      const float* q = pr.tab + ((key * 5) >> 1);
+      const S44Coefs q(pr.tab, coef.key(o), 1);
       const S44RegAcc ax{e0s(par, 0), {ex[0], ex[1], ex[2], ex[3]}}, ay{e0s(par, 1), {ey[0], ey[1], ey[2], ey[3]}},
           az{e0s(par, 2), {ez[0], ez[1], ez[2], ez[3]}};
       const float cx = ho_dfast<1, true, kShapeS44>(az, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ay, p.w) * g.inv_d[2];
@@ -989,18 +1015,16 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       const bool st = core && a >= k0 && a <= k1;
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
-        const float v = s44_pair_value<false>(q + (3 + c) * 5, __ldg(F.f[3 + c] + o), __ldg(p.hist[3 + c][0] + o),
-                                              __ldg(p.hist[3 + c][1] + o), __ldg(p.hist[3 + c][2] + o), cc[c], pts, 0,
-                                              3 + c, o);
+        const float v = s44_pair_value<false>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
+                                              hl[c][0], hl[c][1], hl[c][2], hl[c][3], cc[c], pts, 0, 3 + c, o);
         s44_smem[h1s(r, c)] = v;
         if (st) pr.out1[3 + c][o] = v;
       }
     }
     // E1 at plane a-1.
-    if (a - 1 >= k0 - 3) {
+    if (a - 1 >= k0 - 3 && row_e1) {
       const int o = oa - sz;
-      const int key = coef.key(o);
-      const float* q = pr.tab + ((key * 5) >> 1);
+      const S44Coefs q(pr.tab, coef.key(o), 0);
       const int pl = ring(1);
       S44SmemAcc<-2> hx, hy, hz;
       hx.pl = h1s(pl, 0); hy.pl = h1s(pl, 1); hz.pl = h1s(pl, 2);
@@ -1018,17 +1042,17 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       const bool st = core && a - 1 >= k0 && a - 1 <= k1;
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
-        const float v = s44_pair_value<true>(q + c * 5, own[c], __ldg(p.hist[c][0] + o), __ldg(p.hist[c][1] + o),
+        const float v = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
+                                             own[c], __ldg(p.hist[c][0] + o), __ldg(p.hist[c][1] + o),
                                              __ldg(p.hist[c][2] + o), cc[c], pts, 1, c, o);
         s44_smem[e1s(pl, c)] = v;
         if (st) pr.out1[c][o] = v;
       }
     }
     // H2 at plane a-3.
-    if (a - 3 >= k0 - 2) {
+    if (a - 3 >= k0 - 2 && row_h2) {
       const int o = oa - 3 * sz;
-      const int key = coef.key(o);
-      const float* q = pr.tab + ((key * 5) >> 1);
+      const S44Coefs q(pr.tab, coef.key(o), 1);
       const int pl = ring(3);
       S44SmemAcc<-1> ex1, ey1, ez1;
       ex1.pl = e1s(pl, 0); ey1.pl = e1s(pl, 1); ez1.pl = e1s(pl, 2);
@@ -1045,18 +1069,17 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       const bool st = core && a - 3 >= k0 && a - 3 <= k1;
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
-        const float v = s44_pair_value<false>(q + (3 + c) * 5, s44_smem[h1s(pl, c)], __ldg(F.f[3 + c] + o),
-                                              __ldg(p.hist[3 + c][0] + o), __ldg(p.hist[3 + c][1] + o), cc[c], pts, 2,
-                                              3 + c, o);
+        const float v = s44_pair_value<false>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
+                                              s44_smem[h1s(pl, c)], __ldg(F.f[3 + c] + o), __ldg(p.hist[3 + c][0] + o),
+                                              __ldg(p.hist[3 + c][1] + o), cc[c], pts, 2, 3 + c, o);
         s44_smem[h2s(pl, (a - 3) & 1, c)] = v;
         if (st) pr.out2[3 + c][o] = v;
       }
     }
     // E2 at plane a-4 (the core only).
-    if (a - 4 >= k0) {
+    if (a - 4 >= k0 && core) {
       const int o = oa - 4 * sz;
-      const int key = coef.key(o);
-      const float* q = pr.tab + ((key * 5) >> 1);
+      const S44Coefs q(pr.tab, coef.key(o), 0);
       const int pl = ring(4), pp = (a - 4) & 1;
       S44SmemAcc<-2> hx, hy, hz;
       hx.pl = h2s(pl, pp, 0); hy.pl = h2s(pl, pp, 1); hz.pl = h2s(pl, pp, 2);
@@ -1071,13 +1094,12 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       const float cy = ho_dfast<2, false, kShapeS44>(hx, p.w) * g.inv_d[2] - ho_dfast<0, false, kShapeS44>(hz, p.w) * g.inv_d[0];
       const float cz = ho_dfast<0, false, kShapeS44>(hy, p.w) * g.inv_d[0] - ho_dfast<1, false, kShapeS44>(hx, p.w) * g.inv_d[1];
       const float cc[3] = {cx, cy, cz};
-      if (core) {
 #pragma unroll
-        for (int c = 0; c < 3; ++c) {
-          const float v = s44_pair_value<true>(q + c * 5, s44_smem[e1s(pl, c)], __ldg(F.f[c] + o),
-                                               __ldg(p.hist[c][0] + o), __ldg(p.hist[c][1] + o), cc[c], pts, 3, c, o);
-          pr.out2[c][o] = v;
-        }
+      for (int c = 0; c < 3; ++c) {
+        const float v = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
+                                             s44_smem[e1s(pl, c)], __ldg(F.f[c] + o), __ldg(p.hist[c][0] + o),
+                                             __ldg(p.hist[c][1] + o), cc[c], pts, 3, c, o);
+        pr.out2[c][o] = v;
       }
     }
 #pragma unroll
@@ -2982,7 +3004,8 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
       s44_spare_[q][l].zero();  // the ghost samples stay zero, as in the other levels
     }
   const int keys = int(table_.count / 12);
-  s44_tab_.allocate(std::size_t(keys) * 30, "s44 coefficient table");
+  s44_tab_.allocate(std::size_t(keys) * 32, "s44 coefficient table");
+  s44_tab_.zero();
   const unsigned blocks = unsigned((keys + 127) / 128);
   if (constant_table_) {
     s44_coefficient_table<<<blocks, 128, 0, stream_>>>(ConstantTable{index_.ptr}, keys, s44_tab_.ptr);
