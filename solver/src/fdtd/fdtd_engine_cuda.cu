@@ -3133,9 +3133,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         auto direct = [&](const HoBox& b) {
           const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
-          const dim3 grid((x[0] + ho_block_.x - 1) / ho_block_.x, (x[1] + ho_block_.y - 1) / ho_block_.y,
-                          (x[2] + ho_block_.z - 1) / ho_block_.z);
-          launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, ho_block_, F_, g_, ho_, b, coef, fused_);
+          // The pair's rest: its x boxes are about 15 columns wide, so 16 x 16 blocks there.
+          const dim3 bl = s44_rest_now_ && x[0] <= 16 && ho_block_.x * ho_block_.y == 256 ? dim3(16, 16, 1) : ho_block_;
+          const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
+          launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
         };
         if (s44_rest_now_) {
