@@ -881,6 +881,7 @@ struct S44PairPoints {
   int off[4][kS44PairPoints];
   float value[4][kS44PairPoints];
   int set[4][kS44PairPoints];
+  int at[4][kS44PairPoints][3];  // the sample (i, j, k): blocks whose footprint holds none skip the tests
 };
 struct S44Pair {
   float* out1[6];  // H^{n+1/2} (3..5) and E^{n+1} (0..2)
@@ -924,11 +925,12 @@ struct S44RegAcc {
 // ho_store's s44 value (jc = 0: no fused source with the pair) and the stage's point updates.
 template <bool ELECTRIC>
 __device__ __forceinline__ float s44_pair_value(float q0, float q1, float q2, float q3, float qb, float u0, float u1,
-                                                float u2, float u3, float curl, const S44PairPoints& pts, int st,
-                                                int self, int o) {
+                                                float u2, float u3, float curl, const S44PairPoints& pts, bool here,
+                                                int st, int self, int o) {
   float v = q0 * u0 + q1 * u1 + q2 * u2 + q3 * u3 + (ELECTRIC ? 1.0f : -1.0f) * qb * curl - 0.0f;
-  for (int e = 0; e < pts.count[st]; ++e)
-    if (pts.off[st][e] == o && pts.comp[st][e] == self) v = pts.set[st][e] ? pts.value[st][e] : v + pts.value[st][e];
+  if (here)  // block-uniform: a point sample in the block's footprint
+    for (int e = 0; e < pts.count[st]; ++e)
+      if (pts.off[st][e] == o && pts.comp[st][e] == self) v = pts.set[st][e] ? pts.value[st][e] : v + pts.value[st][e];
   return v;
 }
 // A field's (0: E, 1: H) s44 coefficients at a material key (S44Pair::tab): component c's c0..c3,
@@ -958,6 +960,13 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
   // The rows whose values a stage's later stages read (a full tile's; warp-uniform): the other
   // rows skip the stage and leave its shared slots stale, which no valid value reads.
   const bool row_h1 = ty >= 1 && ty <= 29, row_e1 = ty >= 3 && ty <= 28, row_h2 = ty >= 4 && ty <= 26;
+  bool here = false;  // a point update's sample inside the block's footprint
+  for (int st = 0; st < 4; ++st)
+    for (int e = 0; e < pts.count[st]; ++e) {
+      const int* at = pts.at[st][e];
+      here = here || (at[0] >= c0 - 6 && at[0] <= c0 + cw + 5 && at[1] >= r0 - 6 && at[1] <= r0 + ch + 5 &&
+                      at[2] >= k0 - 6 && at[2] <= k1 + 6);
+    }
   const int sz = g.sz;
   const int col = int(g.origin) + i + j * g.sy;  // the column's offset at plane 0
   const int me = kS44PairGuard + ty * kS44PairT + tx;
@@ -1016,7 +1025,7 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
         const float v = s44_pair_value<false>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
-                                              hl[c][0], hl[c][1], hl[c][2], hl[c][3], cc[c], pts, 0, 3 + c, o);
+                                              hl[c][0], hl[c][1], hl[c][2], hl[c][3], cc[c], pts, here, 0, 3 + c, o);
         s44_smem[h1s(r, c)] = v;
         if (st) pr.out1[3 + c][o] = v;
       }
@@ -1044,7 +1053,7 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       for (int c = 0; c < 3; ++c) {
         const float v = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
                                              own[c], __ldg(p.hist[c][0] + o), __ldg(p.hist[c][1] + o),
-                                             __ldg(p.hist[c][2] + o), cc[c], pts, 1, c, o);
+                                             __ldg(p.hist[c][2] + o), cc[c], pts, here, 1, c, o);
         s44_smem[e1s(pl, c)] = v;
         if (st) pr.out1[c][o] = v;
       }
@@ -1071,7 +1080,7 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       for (int c = 0; c < 3; ++c) {
         const float v = s44_pair_value<false>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
                                               s44_smem[h1s(pl, c)], __ldg(F.f[3 + c] + o), __ldg(p.hist[3 + c][0] + o),
-                                              __ldg(p.hist[3 + c][1] + o), cc[c], pts, 2, 3 + c, o);
+                                              __ldg(p.hist[3 + c][1] + o), cc[c], pts, here, 2, 3 + c, o);
         s44_smem[h2s(pl, (a - 3) & 1, c)] = v;
         if (st) pr.out2[3 + c][o] = v;
       }
@@ -1098,7 +1107,7 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       for (int c = 0; c < 3; ++c) {
         const float v = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
                                              s44_smem[e1s(pl, c)], __ldg(F.f[c] + o), __ldg(p.hist[c][0] + o),
-                                             __ldg(p.hist[c][1] + o), cc[c], pts, 3, c, o);
+                                             __ldg(p.hist[c][1] + o), cc[c], pts, here, 3, c, o);
         pr.out2[c][o] = v;
       }
     }
@@ -3045,6 +3054,10 @@ void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
           pts.off[st][q] = int(ps.offset[a]);
           pts.value[st][q] = float(ps.scale[a] * w);
           pts.set[st][q] = hard ? 1 : 0;
+          const std::int64_t rel = ps.offset[a] - g_.origin, kk = rel / g_.sz, jj = (rel - kk * g_.sz) / g_.sy;
+          pts.at[st][q][0] = int(rel - kk * g_.sz - jj * g_.sy);
+          pts.at[st][q][1] = int(jj);
+          pts.at[st][q][2] = int(kk);
         }
       }
     S44Pair pr = s44_pr_;
