@@ -211,8 +211,8 @@ struct EngineTuning {
   // direct kernels. It needs 48 bytes a sample more (two spare time levels), the material table
   // (indexed or packed coefficients), float32 storage, no PMC / periodic / subdomain face and at
   // most 6 point-source components per field; runs with extensions or a fused source step one at
-  // a time. automatic: one_step: the pair lost 24 % at 512^3 on an H200 (10,345-10,393 against
-  // 13,668-13,761 Mcells/s; results/highorder.md, session 27). VEM_S44_STEPPING=one_step|two_steps
+  // a time. automatic: one_step: the pair lost 21 % at 512^3 on an H200 (10,889-10,891 against
+  // 13,763 Mcells/s; results/highorder.md, session 27). VEM_S44_STEPPING=one_step|two_steps
   // overrides it. Same fields bit for bit (test_fdtd_schemes_cuda_agreement).
   enum class S44Stepping { automatic, one_step, two_steps } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
