@@ -857,9 +857,9 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 //   E2 = E^{n+2}   at a-4   from H2 at a-6..a-3, in-plane at a-4.
 // The stencil (9/8, -1/24) reaches -1..+2 (H from E) and -2..+1 (E from H) along an axis, so the
 // values are right on columns 1..29 (H1), 3..28 (E1), 4..26 (H2) and 6..25 (E2, the core); the
-// rim's are wrong and only the rim reads them (rows outside those skip the stage). The shared planes are one flat array with guards,
-// so a rim thread's neighbour index needs no clamp (it reads another row or plane, never past
-// the array). H1, E1 and the x / y components of H2 are kept in rings of 5 planes, which the
+// rim's are wrong and only the rim reads them (rows outside those skip the stage). The shared
+// planes are one flat array with guards, so a rim thread's neighbour index needs no clamp (it
+// reads another row or plane, never past the array). H1, E1 and the x / y components of H2 are kept in rings of 5 planes, which the
 // own column's z differences read; a ring slot is written again only after a barrier that
 // follows its last read by any thread, so one barrier an iteration suffices. Each sample's
 // arithmetic is ho_store's (ho_dfast, the curl, the four levels, the sign of cb), with the
@@ -867,7 +867,7 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // function on the device), and the point updates of apply_point_updates in the same order: the
 // pair gives the one-step kernels' floats bit for bit (test_fdtd_schemes_cuda_agreement).
 constexpr int kS44PairT = 32;                      // threads a side of a block (32 x 32)
-constexpr int kS44PairHalo = 6;                    // columns left of the core (and right, less 0)
+constexpr int kS44PairHalo = 6;                    // columns on each side of the core
 constexpr int kS44PairCore = kS44PairT - 12;       // 20 core columns a side
 constexpr int kS44PairPlane = kS44PairT * kS44PairT;
 constexpr int kS44PairGuard = 128;                 // >= 2 rows + 2 columns either side
