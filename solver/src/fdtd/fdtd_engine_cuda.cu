@@ -947,6 +947,16 @@ struct S44Coefs {
   }
 };
 
+// A stage's curl from the accessors of its three source components (ho_curl's arithmetic): FW for
+// H from E (forward differences), otherwise E from H.
+template <bool FW, class AX, class AY, class AZ>
+__device__ __forceinline__ void s44_pair_curl(const AX& ax, const AY& ay, const AZ& az, const float (&w)[2][3],
+                                              const float (&inv)[3], float (&cc)[3]) {
+  cc[0] = ho_dfast<1, FW, kShapeS44>(az, w) * inv[1] - ho_dfast<2, FW, kShapeS44>(ay, w) * inv[2];
+  cc[1] = ho_dfast<2, FW, kShapeS44>(ax, w) * inv[2] - ho_dfast<0, FW, kShapeS44>(az, w) * inv[0];
+  cc[2] = ho_dfast<0, FW, kShapeS44>(ay, w) * inv[0] - ho_dfast<1, FW, kShapeS44>(ax, w) * inv[1];
+}
+
 template <class Coef>
 __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
     s44_pair_interior(FieldPtrs F, GridParams g, HoParams p, S44Pair pr, Coef coef, S44PairPoints pts) {
@@ -1017,10 +1027,8 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       const S44Coefs q(pr.tab, coef.key(o), 1);
       const S44RegAcc ax{e0s(par, 0), {ex[0], ex[1], ex[2], ex[3]}}, ay{e0s(par, 1), {ey[0], ey[1], ey[2], ey[3]}},
           az{e0s(par, 2), {ez[0], ez[1], ez[2], ez[3]}};
-      const float cx = ho_dfast<1, true, kShapeS44>(az, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ay, p.w) * g.inv_d[2];
-      const float cy = ho_dfast<2, true, kShapeS44>(ax, p.w) * g.inv_d[2] - ho_dfast<0, true, kShapeS44>(az, p.w) * g.inv_d[0];
-      const float cz = ho_dfast<0, true, kShapeS44>(ay, p.w) * g.inv_d[0] - ho_dfast<1, true, kShapeS44>(ax, p.w) * g.inv_d[1];
-      const float cc[3] = {cx, cy, cz};
+      float cc[3];
+      s44_pair_curl<true>(ax, ay, az, p.w, g.inv_d, cc);
       const bool st = core && a >= k0 && a <= k1;
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
@@ -1043,10 +1051,8 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
         hy.zp[z] = h1s(ring(3 - z), 1);
         hz.zp[z] = h1s(ring(3 - z), 2);
       }
-      const float cx = ho_dfast<1, false, kShapeS44>(hz, p.w) * g.inv_d[1] - ho_dfast<2, false, kShapeS44>(hy, p.w) * g.inv_d[2];
-      const float cy = ho_dfast<2, false, kShapeS44>(hx, p.w) * g.inv_d[2] - ho_dfast<0, false, kShapeS44>(hz, p.w) * g.inv_d[0];
-      const float cz = ho_dfast<0, false, kShapeS44>(hy, p.w) * g.inv_d[0] - ho_dfast<1, false, kShapeS44>(hx, p.w) * g.inv_d[1];
-      const float cc[3] = {cx, cy, cz};
+      float cc[3];
+      s44_pair_curl<false>(hx, hy, hz, p.w, g.inv_d, cc);
       const float own[3] = {ex[0], ey[0], ez[0]};
       const bool st = core && a - 1 >= k0 && a - 1 <= k1;
 #pragma unroll
@@ -1071,10 +1077,8 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
         ey1.zp[z] = e1s(ring(4 - z), 1);
         ez1.zp[z] = e1s(ring(4 - z), 2);
       }
-      const float cx = ho_dfast<1, true, kShapeS44>(ez1, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ey1, p.w) * g.inv_d[2];
-      const float cy = ho_dfast<2, true, kShapeS44>(ex1, p.w) * g.inv_d[2] - ho_dfast<0, true, kShapeS44>(ez1, p.w) * g.inv_d[0];
-      const float cz = ho_dfast<0, true, kShapeS44>(ey1, p.w) * g.inv_d[0] - ho_dfast<1, true, kShapeS44>(ex1, p.w) * g.inv_d[1];
-      const float cc[3] = {cx, cy, cz};
+      float cc[3];
+      s44_pair_curl<true>(ex1, ey1, ez1, p.w, g.inv_d, cc);
       const bool st = core && a - 3 >= k0 && a - 3 <= k1;
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
@@ -1099,10 +1103,8 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
         hy.zp[z] = h2s(sl % 5, 0, 1);
         hz.zp[z] = 0;
       }
-      const float cx = ho_dfast<1, false, kShapeS44>(hz, p.w) * g.inv_d[1] - ho_dfast<2, false, kShapeS44>(hy, p.w) * g.inv_d[2];
-      const float cy = ho_dfast<2, false, kShapeS44>(hx, p.w) * g.inv_d[2] - ho_dfast<0, false, kShapeS44>(hz, p.w) * g.inv_d[0];
-      const float cz = ho_dfast<0, false, kShapeS44>(hy, p.w) * g.inv_d[0] - ho_dfast<1, false, kShapeS44>(hx, p.w) * g.inv_d[1];
-      const float cc[3] = {cx, cy, cz};
+      float cc[3];
+      s44_pair_curl<false>(hx, hy, hz, p.w, g.inv_d, cc);
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
         const float v = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
