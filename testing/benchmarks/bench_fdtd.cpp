@@ -18,7 +18,8 @@
 //        bench_fdtd extensions <out.json> [options]   (overhead of TF/SF, DFT monitors, SAR; below)
 //        bench_fdtd profile [n] [scheme]
 //        bench_fdtd schemes <out.md> [n] [commit]   (issue 15: every update scheme, below;
-//                                                    VEM_SCHEMES_DEFAULT_ONLY=1: default kernels only)
+//                                                    VEM_SCHEMES_DEFAULT_ONLY=1: default kernels only;
+//                                                    VEM_SCHEMES_ONLY=s44,...: Yee and those schemes)
 //        bench_fdtd accuracy <out.md> [options]     (issue 15: wall time to a phase accuracy; at run_accuracy)
 //
 // Schemes mode (issue 15): the same lossy indexed model (10-cell CPML) at n^3 (default 512 on
@@ -28,7 +29,8 @@
 // Yee kernels' 76 B for every leap-frog scheme, as the wide stencil's neighbours should come from
 // cache; s44 reads its three earlier time levels and writes the new level into the oldest one's
 // array (the CUDA engine rotates the arrays): +72 B). Then the high-order kernel variants
-// (EngineTuning::ho_kernel, ho_block_*, ho_z_chunk) for each high-order scheme. Real DRAM bytes:
+// (EngineTuning::ho_kernel, ho_block_*, ho_z_chunk) for each high-order scheme; on CUDA s44 also
+// with two steps per pass (EngineTuning::s44_stepping, a row of its own). Real DRAM bytes:
 // from a profiler (bench_fdtd profile), not measured here.
 //
 // Extensions mode (issue #5): on one engine configuration (indexed materials: the 16 lossy block
@@ -522,7 +524,8 @@ int run_schemes(int argc, char** argv) {
   // VEM_SCHEMES_ONLY=s44 (a comma list): Yee and those schemes only (a profiler's run).
   const char* only_list = std::getenv("VEM_SCHEMES_ONLY");
   for (Scheme sc : {Scheme::yee, Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
-    if (only_list && sc != Scheme::yee && ("," + std::string(only_list) + ",").find("," + std::string(scheme_name(sc)) + ",") == std::string::npos)
+    const std::string listed = only_list ? "," + std::string(only_list) + "," : "";
+    if (only_list && sc != Scheme::yee && listed.find("," + std::string(scheme_name(sc)) + ",") == std::string::npos)
       continue;
     FdtdSetup s = make_setup(n, MaterialMode::indexed);
     s.scheme = sc;
@@ -535,12 +538,14 @@ int run_schemes(int argc, char** argv) {
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 32, 8, 1, 0, false},
                   {HK::tiled, 0, 0, 0, 16, false},   {HK::tiled, 0, 0, 0, 64, false}};
     // s44 on the GPU: also two steps per pass (EngineTuning::s44_stepping, issue 15 session 27).
-    if (sc == Scheme::s44 && gpu) variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps});
+    if (sc == Scheme::s44 && gpu)
+      variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps});
     if (sc == Scheme::s44 && all)  // default: direct, 32 x 8 x 1
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 64, 4, 1, 0, false},
                   {HK::direct, 32, 16, 1, 0, false}, {HK::direct, 128, 2, 1, 0, false},
-                  {HK::tiled, 0, 0, 0, 32, false}, {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps}};
+                  {HK::tiled, 0, 0, 0, 32, false},
+                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps}};
     for (const Variant& v : variants) {
       EngineTuning t;
       t.s44_stepping = v.s44;
