@@ -1620,6 +1620,16 @@ class FdtdEngineCuda final : public FdtdEngine {
   template <class Coef> void run_steps(const Coef& coef, int n);
   // skip: leave out the samples inside this box (the s44 pair's core, whose kernel applied them).
   void push_point_updates(bool electric, int step, const HoBox* skip = nullptr);
+  // The point updates of step `step` on E (electric) or H, in the sources' order:
+  // fn(component 0-5, layout offset, value, hard) for each active component.
+  template <class Fn> void for_each_point_update(bool electric, int step, Fn&& fn) const;
+  // The sample (i, j, k) of a layout offset.
+  void sample_of(std::int64_t offset, int (&ijk)[3]) const {
+    const std::int64_t r = offset - g_.origin, k = r / g_.sz, j = (r - k * g_.sz) / g_.sy;
+    ijk[0] = int(r - k * g_.sz - j * g_.sy);
+    ijk[1] = int(j);
+    ijk[2] = int(k);
+  }
 
   int device_;
   std::string device_name_;
@@ -2862,14 +2872,19 @@ void FdtdEngineCuda::shell_pair_sets() {
   }
 }
 
-void FdtdEngineCuda::push_point_updates(bool electric, int step, const HoBox* skip) {
+template <class Fn>
+void FdtdEngineCuda::for_each_point_update(bool electric, int step, Fn&& fn) const {
   const double dt = op_.dt();
-  auto inside = [&](std::int64_t offset) {
-    if (!skip) return false;
-    const std::int64_t r = offset - g_.origin, k = r / g_.sz, j = (r - k * g_.sz) / g_.sy, i = r - k * g_.sz - j * g_.sy;
-    return i >= skip->lo[0] && i <= skip->hi[0] && j >= skip->lo[1] && j <= skip->hi[1] && k >= skip->lo[2] &&
-           k <= skip->hi[2];
-  };
+  for (const auto& s : op_.sources()) {
+    if (s.electric != electric) continue;
+    const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
+    const double w = point_source_waveform(s, step, dt);
+    for (int a = 0; a < 3; ++a)
+      if (s.active[a]) fn((electric ? 0 : 3) + a, s.offset[a], float(s.scale[a] * w), hard);
+  }
+}
+
+void FdtdEngineCuda::push_point_updates(bool electric, int step, const HoBox* skip) {
   PointUpdates u{};
   auto flush = [&]() {
     if (u.count == 0) return;
@@ -2879,20 +2894,21 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step, const HoBox* sk
     VEM_CUDA_CHECK_LAUNCH("apply_point_updates");
     u.count = 0;
   };
-  for (const auto& s : op_.sources()) {
-    if (s.electric != electric) continue;
-    const bool hard = s.kind == PointSource::Kind::hard_e || s.kind == PointSource::Kind::hard_h;
-    const double w = point_source_waveform(s, step, dt);
-    for (int a = 0; a < 3; ++a) {
-      if (!s.active[a] || inside(s.offset[a])) continue;
-      if (u.count == kMaxPointUpdates) flush();
-      u.field[u.count] = (electric ? 0 : 3) + a;
-      u.offset[u.count] = s.offset[a];
-      u.value[u.count] = float(s.scale[a] * w);
-      u.set[u.count] = hard ? 1 : 0;
-      ++u.count;
+  for_each_point_update(electric, step, [&](int field, std::int64_t offset, float value, bool hard) {
+    if (skip) {
+      int ijk[3];
+      sample_of(offset, ijk);
+      bool inside = true;
+      for (int a = 0; a < 3; ++a) inside = inside && ijk[a] >= skip->lo[a] && ijk[a] <= skip->hi[a];
+      if (inside) return;
     }
-  }
+    if (u.count == kMaxPointUpdates) flush();
+    u.field[u.count] = field;
+    u.offset[u.count] = offset;
+    u.value[u.count] = value;
+    u.set[u.count] = hard ? 1 : 0;
+    ++u.count;
+  });
   flush();
 }
 
@@ -3042,26 +3058,16 @@ void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
     (void)coef;
     fail("internal: the s44 pair without a material table");
   } else {
-    const double dt = op_.dt();
     S44PairPoints pts{};
-    for (int s = 0; s < 2; ++s)
-      for (const auto& ps : op_.sources()) {
-        const int st = 2 * s + (ps.electric ? 1 : 0);
-        const bool hard = ps.kind == PointSource::Kind::hard_e || ps.kind == PointSource::Kind::hard_h;
-        const double w = point_source_waveform(ps, step + s, dt);
-        for (int a = 0; a < 3; ++a) {
-          if (!ps.active[a]) continue;
-          const int q = pts.count[st]++;
-          pts.comp[st][q] = (ps.electric ? 0 : 3) + a;
-          pts.off[st][q] = int(ps.offset[a]);
-          pts.value[st][q] = float(ps.scale[a] * w);
-          pts.set[st][q] = hard ? 1 : 0;
-          const std::int64_t rel = ps.offset[a] - g_.origin, kk = rel / g_.sz, jj = (rel - kk * g_.sz) / g_.sy;
-          pts.at[st][q][0] = int(rel - kk * g_.sz - jj * g_.sy);
-          pts.at[st][q][1] = int(jj);
-          pts.at[st][q][2] = int(kk);
-        }
-      }
+    for (int st = 0; st < 4; ++st)  // H of step, E of step, H of step + 1, E of step + 1
+      for_each_point_update(st % 2 == 1, step + st / 2, [&](int field, std::int64_t offset, float value, bool hard) {
+        const int q = pts.count[st]++;
+        pts.comp[st][q] = field;
+        pts.off[st][q] = int(offset);
+        pts.value[st][q] = value;
+        pts.set[st][q] = hard ? 1 : 0;
+        sample_of(offset, pts.at[st][q]);
+      });
     S44Pair pr = s44_pr_;
     for (int c = 0; c < 6; ++c) {
       pr.out1[c] = s44_spare_[c][0].ptr;
@@ -3072,11 +3078,11 @@ void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
     VEM_CUDA_CHECK_LAUNCH("s44_pair_interior");
     s44_rest_now_ = true;
     for (int s = 0; s < 2; ++s) {
+      // Both fields write spare s (rotate_s44 turns it in and points dst back at hist[c][2]).
       s44_spare_slot_ = s;
-      for (int c = 3; c < 6; ++c) ho_.dst[c] = s44_spare_[c][s].ptr;
+      for (int c = 0; c < 6; ++c) ho_.dst[c] = s44_spare_[c][s].ptr;
       launch_ho<false>(coef);
       push_point_updates(false, step + s, &s44_pr_.core);
-      for (int c = 0; c < 3; ++c) ho_.dst[c] = s44_spare_[c][s].ptr;
       launch_ho<true>(coef);
       push_point_updates(true, step + s, &s44_pr_.core);
       gather_probes_at(step + s);
