@@ -706,23 +706,6 @@ __global__ void __launch_bounds__(32 * (kPassTileY + 1), kPassMinBlocks)
 // each value rounded to the storage as its store would (rnd): two one-pass steps bit for bit.
 // Shared memory: H1 of plane kk, E1 of planes k and kk (by parity), H2 of plane k; two barriers a
 // plane (E1's parity buffers need none of their own).
-// The stages a thread computes (two_step_tile, two_step_shell_tile): only the values a later
-// stage of the tile reads, which are those of the core's E2 and H2 (rows 2..ch+1, planes k0..):
-//   E2 at row r reads H2 at rows r-1, r  ->  H2 on rows 1..ch+1;
-//   H2 at row r reads E1 at rows r, r+1  ->  E1 on rows 1..ch+2;
-//   E1 at row r reads H1 at rows r-1, r  ->  H1 on rows 0..ch+2 (rows past ch+2 repeat row ch+2);
-// along z, with w = k - k0 (iteration k computes E1 at k+1, H2 at k): E2 at k0 reads H2 at k0 and
-// k0-1, so H2 is needed from w = -1, and H2 at k0-1 reads E1 at k0-1, so E1 from w = -2 (the
-// first iteration, w = -3, computes H1 only). A skipped stage leaves its shared slots stale; no
-// computed stage reads them, so the stored values are the same floats. With 32 threads a row
-// (a warp a row) the skips are warp-uniform; the x faces' 16 x 32 tiles skip by lane.
-struct TwoStepRows {
-  bool h1, e1_row, h2_row;
-  __device__ __forceinline__ TwoStepRows(int ty, int ch)
-      : h1(ty <= ch + 2), e1_row(ty >= 1 && ty <= ch + 2), h2_row(ty >= 1 && ty <= ch + 1) {}
-  __device__ __forceinline__ bool e1(int w) const { return e1_row && w >= -2; }
-  __device__ __forceinline__ bool h2(int w) const { return h2_row && w >= -1; }
-};
 template <int TY, int TX = 32>
 struct TwoStepShared {
   float h1[3][TY][TX];
@@ -755,48 +738,39 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
   float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
   int key_k = 0;
-  // The rows whose values a later stage reads (two_step_rows): the others skip the stage.
-  const TwoStepRows rows(ty, t.ch);
   for (int k = t.k0 - 3; k <= t.k1; ++k, o1 += sz) {
     const int pk = k & 1, pkk = pk ^ 1;
     const long long o2 = o1 + sz, o0 = o1 - sz;
     const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
     const int key = coef.key(o1);
-    float h1x = 0.0f, h1y = 0.0f, h1z = 0.0f;
-    if (rows.h1) {
-      h1x = rnd<T>(coef.a(3, o1, key) * LD::field(A.f[3] + o1) -
-                   coef.b(3, o1, key) * ((LD::field(Ez + o1 + sy) - ez1) * idy - (ey2 - ey1) * idz));
-      h1y = rnd<T>(coef.a(4, o1, key) * LD::field(A.f[4] + o1) -
-                   coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + o1 + 1) - ez1) * idx));
-      h1z = rnd<T>(coef.a(5, o1, key) * LD::field(A.f[5] + o1) -
-                   coef.b(5, o1, key) * ((LD::field(Ey + o1 + 1) - ey1) * idx - (LD::field(Ex + o1 + sy) - ex1) * idy));
-      sm.h1[0][ty][tx] = h1x;
-      sm.h1[1][ty][tx] = h1y;
-      sm.h1[2][ty][tx] = h1z;
-    }
+    const float h1x = rnd<T>(coef.a(3, o1, key) * LD::field(A.f[3] + o1) -
+                             coef.b(3, o1, key) * ((LD::field(Ez + o1 + sy) - ez1) * idy - (ey2 - ey1) * idz));
+    const float h1y = rnd<T>(coef.a(4, o1, key) * LD::field(A.f[4] + o1) -
+                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + o1 + 1) - ez1) * idx));
+    const float h1z = rnd<T>(coef.a(5, o1, key) * LD::field(A.f[5] + o1) -
+                             coef.b(5, o1, key) * ((LD::field(Ey + o1 + 1) - ey1) * idx - (LD::field(Ex + o1 + sy) - ex1) * idy));
+    sm.h1[0][ty][tx] = h1x;
+    sm.h1[1][ty][tx] = h1y;
+    sm.h1[2][ty][tx] = h1z;
     __syncthreads();
-    float e1x = 0.0f, e1y = 0.0f, e1z = 0.0f;
-    if (rows.e1(k - t.k0)) {
-      e1x = rnd<T>(coef.a(0, o1, key) * ex1 + coef.b(0, o1, key) * ((h1z - sm.h1[2][ym][tx]) * idy - (h1y - h1y_k) * idz));
-      e1y = rnd<T>(coef.a(1, o1, key) * ey1 + coef.b(1, o1, key) * ((h1x - h1x_k) * idz - (h1z - sm.h1[2][ty][xm]) * idx));
-      e1z = rnd<T>(coef.a(2, o1, key) * ez1 +
-                   coef.b(2, o1, key) * ((h1y - sm.h1[1][ty][xm]) * idx - (h1x - sm.h1[0][ym][tx]) * idy));
-      sm.e1[pkk][0][ty][tx] = e1x;
-      sm.e1[pkk][1][ty][tx] = e1y;
-      sm.e1[pkk][2][ty][tx] = e1z;
-    }
-    float h2x = 0.0f, h2y = 0.0f, h2z = 0.0f;
-    if (rows.h2(k - t.k0)) {
-      h2x = rnd<T>(coef.a(3, o0, key_k) * h1x_k -
-                   coef.b(3, o0, key_k) * ((sm.e1[pk][2][yp][tx] - e1z_k) * idy - (e1y - e1y_k) * idz));
-      h2y = rnd<T>(coef.a(4, o0, key_k) * h1y_k -
-                   coef.b(4, o0, key_k) * ((e1x - e1x_k) * idz - (sm.e1[pk][2][ty][xp] - e1z_k) * idx));
-      h2z = rnd<T>(coef.a(5, o0, key_k) * h1z_k -
-                   coef.b(5, o0, key_k) * ((sm.e1[pk][1][ty][xp] - e1y_k) * idx - (sm.e1[pk][0][yp][tx] - e1x_k) * idy));
-      sm.h2[0][ty][tx] = h2x;
-      sm.h2[1][ty][tx] = h2y;
-      sm.h2[2][ty][tx] = h2z;
-    }
+    const float e1x = rnd<T>(coef.a(0, o1, key) * ex1 +
+                             coef.b(0, o1, key) * ((h1z - sm.h1[2][ym][tx]) * idy - (h1y - h1y_k) * idz));
+    const float e1y = rnd<T>(coef.a(1, o1, key) * ey1 +
+                             coef.b(1, o1, key) * ((h1x - h1x_k) * idz - (h1z - sm.h1[2][ty][xm]) * idx));
+    const float e1z = rnd<T>(coef.a(2, o1, key) * ez1 +
+                             coef.b(2, o1, key) * ((h1y - sm.h1[1][ty][xm]) * idx - (h1x - sm.h1[0][ym][tx]) * idy));
+    sm.e1[pkk][0][ty][tx] = e1x;
+    sm.e1[pkk][1][ty][tx] = e1y;
+    sm.e1[pkk][2][ty][tx] = e1z;
+    const float h2x = rnd<T>(coef.a(3, o0, key_k) * h1x_k -
+                             coef.b(3, o0, key_k) * ((sm.e1[pk][2][yp][tx] - e1z_k) * idy - (e1y - e1y_k) * idz));
+    const float h2y = rnd<T>(coef.a(4, o0, key_k) * h1y_k -
+                             coef.b(4, o0, key_k) * ((e1x - e1x_k) * idz - (sm.e1[pk][2][ty][xp] - e1z_k) * idx));
+    const float h2z = rnd<T>(coef.a(5, o0, key_k) * h1z_k -
+                             coef.b(5, o0, key_k) * ((sm.e1[pk][1][ty][xp] - e1y_k) * idx - (sm.e1[pk][0][yp][tx] - e1x_k) * idy));
+    sm.h2[0][ty][tx] = h2x;
+    sm.h2[1][ty][tx] = h2y;
+    sm.h2[2][ty][tx] = h2z;
     __syncthreads();
     if (core && k >= t.k0) {
       const float e2x = coef.a(0, o0, key_k) * e1x_k +
@@ -934,10 +908,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
   float ph_k[3][2] = {}, pe_k[3][2] = {};          // psi after the first step at k (H, E)
   int key_k = 0;
-  const TwoStepRows rows(ty, t.ch);  // the stages this thread computes
   for (int k = t.k0 - 3; k <= t.k1; ++k) {
-    const int w = k - t.k0;
-    const bool do_h1 = rows.h1, do_e1 = rows.e1(w), do_h2 = rows.h2(w);
     const int pk = k & 1, pkk = pk ^ 1;
     const int kc0 = plane(k), kc2 = plane(k + 2);
     const long long o0 = base + (long long)kc0 * sz, o2 = base + (long long)kc2 * sz;
@@ -946,12 +917,11 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     bool hu[3], eu[3];
     h_upd(kc1, hu);
     e_upd(kc1, eu);
-    for (int c = 0; c < 3; ++c) hu[c] = hu[c] && do_h1, eu[c] = eu[c] && do_e1;
     SlabHits hh, eh;
     float ph[3][2], pe[3][2];
-    const bool hk = kc1 >= 0 && do_h1;
-    shell_slabs<AXIS, LD, false>(ch, hk ? hb : 0u, t.sh, hcol && hk, t.sh2, hcol2 && hk, i, j, kc1, hh, ph);
-    shell_slabs<AXIS, LD, true>(ce, do_e1 ? eb : 0u, t.se, ecol && do_e1, t.se2, ecol2 && do_e1, i, j, kc1, eh, pe);
+    shell_slabs<AXIS, LD, false>(ch, kc1 >= 0 ? hb : 0u, t.sh, hcol && kc1 >= 0, t.sh2, hcol2 && kc1 >= 0, i, j, kc1,
+                                 hh, ph);
+    shell_slabs<AXIS, LD, true>(ce, eb, t.se, ecol, t.se2, ecol2, i, j, kc1, eh, pe);
     const float hx0 = LD::field(A.f[3] + o1), hy0 = LD::field(A.f[4] + o1), hz0 = LD::field(A.f[5] + o1);
     const float ez_y = hu[0] ? LD::field(Ez + o1 + sy) : 0.0f;
     const float ez_x = hu[1] ? LD::field(Ez + o1 + 1) : 0.0f;
@@ -971,7 +941,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     __syncthreads();
     // E1 = E^{n+1} at kk.
     float e1[3];
-    {  // (eu all false where E1 is skipped: e1 = E^n, no loads, no corrections)
+    {
       const float hz_jm = sm.h1[2][ym][tx], hx_jm = sm.h1[0][ym][tx];
       const float hz_im = sm.h1[2][ty][xm], hy_im = sm.h1[1][ty][xm];
       e1[0] = eu[0] ? coef.a(0, o1, key) * ex1 + coef.b(0, o1, key) * ((h1z - hz_jm) * idy - (h1y - h1y_k) * idz) : ex1;
@@ -987,13 +957,11 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     // H2 = H^{n+3/2} at k from H1 and E1 (E1 at kk own, at k own and x+1 / y+1 shared).
     const bool store = core && k >= t.k0;
     float h2[3];
-    {  // (u all false where H2 is skipped: h2 = H1, no corrections)
+    {
       bool u[3];
       h_upd(kc0, u);
-      for (int c = 0; c < 3; ++c) u[c] = u[c] && do_h2;
-      const bool k2 = kc0 >= 0 && do_h2;
       SlabHits hit;
-      shell_hits<AXIS>(ch, k2 ? hb : 0u, t.sh, hcol && k2, t.sh2, hcol2 && k2, i, j, kc0, hit);
+      shell_hits<AXIS>(ch, kc0 >= 0 ? hb : 0u, t.sh, hcol && kc0 >= 0, t.sh2, hcol2 && kc0 >= 0, i, j, kc0, hit);
       const float e_zy = sm.e1[pk][2][yp][tx], e_zx = sm.e1[pk][2][ty][xp];
       const float e_yx = sm.e1[pk][1][ty][xp], e_xy = sm.e1[pk][0][yp][tx];
       h2[0] = u[0] ? coef.a(3, o0, key_k) * h1x_k - coef.b(3, o0, key_k) * ((e_zy - e1z_k) * idy - (e1y - e1y_k) * idz) : h1x_k;
