@@ -711,12 +711,6 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "8"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
-                          // the class launches side by side, a stream each (also beside the rest, in graphs)
-                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a stream a class",
-                           "VEM_TWO_STEP_SHELL_LAUNCH", "streams"},
-                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1",
-                           "32x16, shell tiles a stream a class, beside the rest, pairs in graphs",
-                           "VEM_TWO_STEP_SHELL_LAUNCH", "streams", "VEM_TWO_STEP_GRAPH", "1"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles of 5 planes",
                            "VEM_TWO_STEP_SHELL_CHUNK", "5"},
                           // the shell tiles of two axes in the general class

@@ -1540,7 +1540,6 @@ class FdtdEngineCuda final : public FdtdEngine {
     // Not checked: destructors must not throw, and a failed release leaves nothing to do.
     side_.release();
     shell_side_.release();
-    for (SideStream& c : shell_class_side_) c.release();
     if (l2_persist_) {  // give the persisting L2 back (a device-wide limit)
       cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0);
       cudaCtxResetPersistingL2Cache();
@@ -1795,10 +1794,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool tb_shell_beside_rest_ = false;
   bool tb_tail_before_join_ = false;  // step 2's point updates and probes before the joins (setup_two_step)
   SideStream shell_side_;
-  // VEM_TWO_STEP_SHELL_LAUNCH=streams (a measurement switch): a stream a class launch, forked from
-  // and joined into the shell's stream around the launches (step_pair).
-  SideStream shell_class_side_[onepass::kShellClassLaunches];
-  cudaStream_t shell_class_streams_[onepass::kShellClassLaunches] = {};
   DeviceArray<onepass::TwoStepTile> tb_shell_tiles_;  // every list of the plan's shell, one after the other
   onepass::ShellLists tb_shell_lists_;
   onepass::CpmlSet tb_mid_h_[2], tb_mid_e_[2];  // the rest's sets of a shell pair: [step]; rebuilt per pair
@@ -2691,19 +2686,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
         tb_shell_lists_.tiles[shape][cls] = tb_shell_tiles_.ptr + at[shape][cls];
         tb_shell_lists_.count[shape][cls] = int(plan.shell[shape][cls].size());
       }
-    // VEM_TWO_STEP_SHELL_LAUNCH=classes: one launch a class of shell tiles instead of one for all,
-    // one after the other (measured in results/fdtd.md, session 23); =streams: the same launches
-    // side by side, each on a stream of its own (session 28).
-    const bool class_streams = env_is("VEM_TWO_STEP_SHELL_LAUNCH", "streams");
-    tb_shell_lists_.one_launch = !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes") && !class_streams;
-    tb_shell_lists_.class_streams = nullptr;
-    if (class_streams) {
-      for (int q = 0; q < onepass::kShellClassLaunches; ++q) {
-        shell_class_side_[q].create();
-        shell_class_streams_[q] = shell_class_side_[q].stream;
-      }
-      tb_shell_lists_.class_streams = shell_class_streams_;
-    }
+    // VEM_TWO_STEP_SHELL_LAUNCH=classes: one launch a class of shell tiles instead of one for all
+    // (measured in results/fdtd.md, session 23).
+    tb_shell_lists_.one_launch = !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
     onepass::check_shell_lists(tb_shell_lists_);
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
@@ -3418,12 +3403,8 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     if (tb_shell_interior_ != ShellInterior::after) side_.fork(stream_);
     if (tb_shell_interior_ == ShellInterior::before) launch_interior();
     if (tb_shell_beside_rest_) shell_side_.fork(stream_);
-    if (tb_shell_lists_.class_streams)
-      for (SideStream& c : shell_class_side_) c.fork(shell_stream);
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
                                    tb_cpml_e_[0], shell_stream);
-    if (tb_shell_lists_.class_streams)
-      for (SideStream& c : shell_class_side_) c.join(shell_stream);
     if (tb_shell_interior_ == ShellInterior::after_beside) launch_interior();
     if (tb_shell_interior_ == ShellInterior::after) interior(shell_stream);
   } else {

@@ -1030,7 +1030,6 @@ struct ShellOrder {
 };
 // ShellOrder's lists as [shape][class] of ShellLists, in that order.
 constexpr int kShellOrder[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
-static_assert(ShellOrder::kLists == kShellClassLaunches, "a class launch (and stream) a list");
 constexpr int kShellThreads = 32 * kShellTileY;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
@@ -1851,25 +1850,22 @@ void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, 
       two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, stream);
       return;
     }
-    // One launch a class, in the merged kernel's order (the general tiles first), each on its own
-    // stream where lists.class_streams names them.
     constexpr int W = 2 * kShellTileY;
-    auto on = [&](int q) { return lists.class_streams ? lists.class_streams[q] : stream; };
     two_step_shell_class_launch<32, kShellTileY, -1>(g, coef, A, B, lists.tiles[0][0], lists.count[0][0], cpml_h, cpml_e,
-                                                     on(0));
-    two_step_shell_class_launch<16, W, -1>(g, coef, A, B, lists.tiles[1][0], lists.count[1][0], cpml_h, cpml_e, on(1));
+                                                     stream);
+    two_step_shell_class_launch<16, W, -1>(g, coef, A, B, lists.tiles[1][0], lists.count[1][0], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<16, W, 0>(g, coef, A, B, lists.tiles[1][1], lists.count[1][1], cpml_h, cpml_e, stream);
+    two_step_shell_class_launch<32, kShellTileY, 1>(g, coef, A, B, lists.tiles[0][2], lists.count[0][2], cpml_h, cpml_e,
+                                                    stream);
+    two_step_shell_class_launch<32, kShellTileY, 2>(g, coef, A, B, lists.tiles[0][3], lists.count[0][3], cpml_h, cpml_e,
+                                                    stream);
     // the classes of two axes (x and y, x and z, y and z)
     two_step_shell_class_launch<32, kShellTileY, 3>(g, coef, A, B, lists.tiles[0][4], lists.count[0][4], cpml_h, cpml_e,
-                                                    on(2));
+                                                    stream);
     two_step_shell_class_launch<32, kShellTileY, 4>(g, coef, A, B, lists.tiles[0][5], lists.count[0][5], cpml_h, cpml_e,
-                                                    on(3));
+                                                    stream);
     two_step_shell_class_launch<32, kShellTileY, 5>(g, coef, A, B, lists.tiles[0][6], lists.count[0][6], cpml_h, cpml_e,
-                                                    on(4));
-    two_step_shell_class_launch<16, W, 0>(g, coef, A, B, lists.tiles[1][1], lists.count[1][1], cpml_h, cpml_e, on(5));
-    two_step_shell_class_launch<32, kShellTileY, 1>(g, coef, A, B, lists.tiles[0][2], lists.count[0][2], cpml_h, cpml_e,
-                                                    on(6));
-    two_step_shell_class_launch<32, kShellTileY, 2>(g, coef, A, B, lists.tiles[0][3], lists.count[0][3], cpml_h, cpml_e,
-                                                    on(7));
+                                                    stream);
   });
 }
 

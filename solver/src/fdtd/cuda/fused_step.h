@@ -193,16 +193,11 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
 // one_launch: every tile in one launch (the general ones first, then those of two axes), else one
-// launch a class (measurement switches: each class timed alone, or the classes side by side).
-// class_streams: with one launch a class, the stream of each class launch in kShellClassLaunches'
-// order (the caller forks them from `stream` before and joins them after); none: all on `stream`,
-// one after the other.
-constexpr int kShellClassLaunches = 8;
+// launch a class (a measurement switch: each class timed alone).
 struct ShellLists {
   const TwoStepTile* tiles[2][TwoStepPlan::kShellClasses] = {};
   int count[2][TwoStepPlan::kShellClasses] = {};
   bool one_launch = true;
-  const cudaStream_t* class_streams = nullptr;
 };
 // Throws unless every listed tile is in a class its shape has a kernel for: the caller checks its
 // lists once (the engine's setup_two_step), not every pair.
