@@ -1623,13 +1623,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   // The point updates of step `step` on E (electric) or H, in the sources' order:
   // fn(component 0-5, layout offset, value, hard) for each active component.
   template <class Fn> void for_each_point_update(bool electric, int step, Fn&& fn) const;
-  // The sample (i, j, k) of a layout offset.
-  void sample_of(std::int64_t offset, int (&ijk)[3]) const {
-    const std::int64_t r = offset - g_.origin, k = r / g_.sz, j = (r - k * g_.sz) / g_.sy;
-    ijk[0] = int(r - k * g_.sz - j * g_.sy);
-    ijk[1] = int(j);
-    ijk[2] = int(k);
-  }
 
   int device_;
   std::string device_name_;
@@ -2896,8 +2889,7 @@ void FdtdEngineCuda::push_point_updates(bool electric, int step, const HoBox* sk
   };
   for_each_point_update(electric, step, [&](int field, std::int64_t offset, float value, bool hard) {
     if (skip) {
-      int ijk[3];
-      sample_of(offset, ijk);
+      const std::array<int, 3> ijk = op_.layout().sample(offset);
       bool inside = true;
       for (int a = 0; a < 3; ++a) inside = inside && ijk[a] >= skip->lo[a] && ijk[a] <= skip->hi[a];
       if (inside) return;
@@ -3066,7 +3058,8 @@ void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
         pts.off[st][q] = int(offset);
         pts.value[st][q] = value;
         pts.set[st][q] = hard ? 1 : 0;
-        sample_of(offset, pts.at[st][q]);
+        const std::array<int, 3> ijk = op_.layout().sample(offset);
+        for (int a = 0; a < 3; ++a) pts.at[st][q][a] = ijk[a];
       });
     S44Pair pr = s44_pr_;
     for (int c = 0; c < 6; ++c) {
