@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <climits>
 #include <type_traits>
 #include <utility>
 
@@ -719,7 +720,7 @@ struct TwoStepShared {
 // one block need no barrier between them: a tile's last shared-memory reads (H2, after its last
 // second barrier) and its first writes (H1, before its first barrier) are of different arrays, and
 // every thread has passed the previous tile's last barrier before any writes E1 or H2 again.
-template <int TY, class Coef, class T>
+template <int TY, class Off, class Coef, class T>
 __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g, const Coef& coef,
                                               const TwoStepTile t, TwoStepShared<TY>& sm) {
   using LD = ReadOnlyLoad;
@@ -727,12 +728,12 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   const int i = t.i0 - 2 + min(tx, t.cw + 2), j = t.j0 - 2 + min(ty, t.ch + 2);
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
   const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
-  const long long sy = g.sy, sz = g.sz;
+  const Off sy = Off(g.sy), sz = Off(g.sz);
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const T* __restrict__ Ex = A.f[0];
   const T* __restrict__ Ey = A.f[1];
   const T* __restrict__ Ez = A.f[2];
-  long long o1 = g.origin + (long long)i + (long long)j * sy + (long long)(t.k0 - 2) * sz;  // plane kk
+  Off o1 = Off(g.origin) + Off(i) + Off(j) * sy + Off(t.k0 - 2) * sz;  // plane kk
   float ex1 = LD::field(Ex + o1), ey1 = LD::field(Ey + o1), ez1 = LD::field(Ez + o1);    // E^n at kk
   float h1x_k = 0.0f, h1y_k = 0.0f, h1z_k = 0.0f;  // H1 at k
   float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
@@ -740,15 +741,15 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   int key_k = 0;
   for (int k = t.k0 - 3; k <= t.k1; ++k, o1 += sz) {
     const int pk = k & 1, pkk = pk ^ 1;
-    const long long o2 = o1 + sz, o0 = o1 - sz;
+    const Off o2 = o1 + sz, o0 = o1 - sz;
     const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
     const int key = coef.key(o1);
     const float h1x = rnd<T>(coef.a(3, o1, key) * LD::field(A.f[3] + o1) -
-                             coef.b(3, o1, key) * ((LD::field(Ez + o1 + sy) - ez1) * idy - (ey2 - ey1) * idz));
+                             coef.b(3, o1, key) * ((LD::field(Ez + (o1 + sy)) - ez1) * idy - (ey2 - ey1) * idz));
     const float h1y = rnd<T>(coef.a(4, o1, key) * LD::field(A.f[4] + o1) -
-                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + o1 + 1) - ez1) * idx));
+                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + (o1 + 1)) - ez1) * idx));
     const float h1z = rnd<T>(coef.a(5, o1, key) * LD::field(A.f[5] + o1) -
-                             coef.b(5, o1, key) * ((LD::field(Ey + o1 + 1) - ey1) * idx - (LD::field(Ex + o1 + sy) - ex1) * idy));
+                             coef.b(5, o1, key) * ((LD::field(Ey + (o1 + 1)) - ey1) * idx - (LD::field(Ex + (o1 + sy)) - ex1) * idy));
     sm.h1[0][ty][tx] = h1x;
     sm.h1[1][ty][tx] = h1y;
     sm.h1[2][ty][tx] = h1z;
@@ -794,24 +795,24 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   }
 }
 
-template <int TY, int MINB, class Coef, class T>
+template <int TY, int MINB, class Off, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
   bind_table(coef);
   __shared__ TwoStepShared<TY> sm;
-  two_step_tile<TY>(A, B, g, coef, tiles[blockIdx.x], sm);
+  two_step_tile<TY, Off>(A, B, g, coef, tiles[blockIdx.x], sm);
 }
 
 // The same tiles taken in turn by fewer blocks (gridDim.x < count): with b blocks a multiprocessor
 // of the interior resident, the registers left let blocks of the rest's launch run beside them
 // (results/fdtd.md, session 22: VEM_TWO_STEP_INTERIOR_GRID).
-template <int TY, int MINB, class Coef, class T>
+template <int TY, int MINB, class Off, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior_strided(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                               int count) {
   bind_table(coef);
   __shared__ TwoStepShared<TY> sm;
-  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY>(A, B, g, coef, tiles[b], sm);
+  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY, Off>(A, B, g, coef, tiles[b], sm);
 }
 
 // Two steps per pass in the CPML shell and at the faces (fused_step.h, "shell tiles"): tiles of
@@ -866,7 +867,7 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
   load_psi<LD, kHx | kHy | kHz, ELECTRIC>(cs, h, psi);
 }
 
-template <int TX, int TY, int AXIS, class Coef, class T>
+template <int TX, int TY, int AXIS, class Off, class Coef, class T>
 __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g,
                                                     const Coef& coef, const CpmlSet& ch, const CpmlSet& ce,
                                                     const TwoStepTile t, TwoStepShared<TY, TX>& sm, int tid) {
@@ -876,7 +877,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   const int j = max(-1, min(t.j0 - 2 + min(ty, t.ch + 2), g.ny));
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
   const int xm = max(tx - 1, 0), xp = min(tx + 1, TX - 1), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
-  const long long sy = g.sy, sz = g.sz;
+  const Off sy = Off(g.sy), sz = Off(g.sz);
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const T* __restrict__ Ex = A.f[0];
   const T* __restrict__ Ey = A.f[1];
@@ -888,7 +889,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   const bool ecol = AXIS >= 0 && t.se >= 0 && in_slab_xy(ce.s[t.se], i, j);
   const bool hcol2 = AXIS >= 3 && t.sh2 >= 0 && in_slab_xy(ch.s[t.sh2], i, j);
   const bool ecol2 = AXIS >= 3 && t.se2 >= 0 && in_slab_xy(ce.s[t.se2], i, j);
-  const long long base = g.origin + (long long)i + (long long)j * sy;
+  const Off base = Off(g.origin) + Off(i) + Off(j) * sy;
   auto plane = [&](int k) { return max(-1, min(k, g.nz)); };
   // H_c updated at plane k (h_sample's tests), E_c (e_sample's).
   auto h_upd = [&](int k, bool (&u)[3]) {
@@ -901,7 +902,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     for (int c = 0; c < 3; ++c) u[c] = (eb & (1u << c)) && in(k, g.lo[c][2], g.hi[c][2]);
   };
   int kc1 = plane(t.k0 - 2);  // plane kk (clamped)
-  long long o1 = base + (long long)kc1 * sz;
+  Off o1 = base + Off(kc1) * sz;
   float ex1 = LD::field(Ex + o1), ey1 = LD::field(Ey + o1), ez1 = LD::field(Ez + o1);  // E^n at kk
   float h1x_k = 0.0f, h1y_k = 0.0f, h1z_k = 0.0f;  // H1 at k
   float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
@@ -911,7 +912,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   for (int k = t.k0 - 3; k <= t.k1; ++k) {
     const int pk = k & 1, pkk = pk ^ 1;
     const int kc0 = plane(k), kc2 = plane(k + 2);
-    const long long o0 = base + (long long)kc0 * sz, o2 = base + (long long)kc2 * sz;
+    const Off o0 = base + Off(kc0) * sz, o2 = base + Off(kc2) * sz;
     const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
     // H1 = H^{n+1/2} at kk, and the E slabs' psi of E1 (loaded before the barrier).
     bool hu[3], eu[3];
@@ -923,9 +924,9 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
                                  hh, ph);
     shell_slabs<AXIS, LD, true>(ce, eb, t.se, ecol, t.se2, ecol2, i, j, kc1, eh, pe);
     const float hx0 = LD::field(A.f[3] + o1), hy0 = LD::field(A.f[4] + o1), hz0 = LD::field(A.f[5] + o1);
-    const float ez_y = hu[0] ? LD::field(Ez + o1 + sy) : 0.0f;
-    const float ez_x = hu[1] ? LD::field(Ez + o1 + 1) : 0.0f;
-    const float ey_x = hu[2] ? LD::field(Ey + o1 + 1) : 0.0f, ex_y = hu[2] ? LD::field(Ex + o1 + sy) : 0.0f;
+    const float ez_y = hu[0] ? LD::field(Ez + (o1 + sy)) : 0.0f;
+    const float ez_x = hu[1] ? LD::field(Ez + (o1 + 1)) : 0.0f;
+    const float ey_x = hu[2] ? LD::field(Ey + (o1 + 1)) : 0.0f, ex_y = hu[2] ? LD::field(Ex + (o1 + sy)) : 0.0f;
     const int key = (hu[0] || hu[1] || hu[2] || eu[0] || eu[1] || eu[2]) ? coef.key(o1) : 0;
     float h1[3] = {hu[0] ? coef.a(3, o1, key) * hx0 - coef.b(3, o1, key) * ((ez_y - ez1) * idy - (ey2 - ey1) * idz) : hx0,
                    hu[1] ? coef.a(4, o1, key) * hy0 - coef.b(4, o1, key) * ((ex2 - ex1) * idz - (ez_x - ez1) * idx) : hy0,
@@ -1034,18 +1035,18 @@ constexpr int kShellThreads = 32 * kShellTileY;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
 // One class per launch (ShellLists::one_launch false): its own kernel, TX x TY threads.
-template <int TX, int TY, int AXIS, class Coef, class T>
+template <int TX, int TY, int AXIS, class Off, class Coef, class T>
 __global__ void __launch_bounds__(TX * TY, 2)
     two_step_shell_class(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                          CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
   __shared__ TwoStepShared<TY, TX> sm;
-  two_step_shell_tile<TX, TY, AXIS>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
+  two_step_shell_tile<TX, TY, AXIS, Off>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
                                     int(threadIdx.x + TX * threadIdx.y));
 }
 // EDGES: the kernel also holds the classes of two axes (their lists non-empty); without them it
 // holds only the code of the classes the default plan uses.
-template <bool EDGES, class Coef, class T>
+template <bool EDGES, class Off, class Coef, class T>
 __global__ void __launch_bounds__(kShellThreads, 2)
     two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, ShellOrder o, CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
@@ -1053,33 +1054,33 @@ __global__ void __launch_bounds__(kShellThreads, 2)
   auto& sm_narrow = *reinterpret_cast<TwoStepShared<2 * kShellTileY, 16>*>(&sm);
   const int b = int(blockIdx.x), tid = int(threadIdx.x);
   if (b < o.end[0]) {
-    two_step_shell_tile<32, kShellTileY, -1>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid);
+    two_step_shell_tile<32, kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid);
     return;
   }
   if (b < o.end[1]) {
-    two_step_shell_tile<16, 2 * kShellTileY, -1>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid);
+    two_step_shell_tile<16, 2 * kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid);
     return;
   }
   if constexpr (EDGES) {
     if (b < o.end[2]) {
-      two_step_shell_tile<32, kShellTileY, 3>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm, tid);
+      two_step_shell_tile<32, kShellTileY, 3, Off>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm, tid);
       return;
     }
     if (b < o.end[3]) {
-      two_step_shell_tile<32, kShellTileY, 4>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid);
+      two_step_shell_tile<32, kShellTileY, 4, Off>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid);
       return;
     }
     if (b < o.end[4]) {
-      two_step_shell_tile<32, kShellTileY, 5>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid);
+      two_step_shell_tile<32, kShellTileY, 5, Off>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid);
       return;
     }
   }
   if (b < o.end[5])
-    two_step_shell_tile<16, 2 * kShellTileY, 0>(A, B, g, coef, ch, ce, o.tiles[5][b - o.end[4]], sm_narrow, tid);
+    two_step_shell_tile<16, 2 * kShellTileY, 0, Off>(A, B, g, coef, ch, ce, o.tiles[5][b - o.end[4]], sm_narrow, tid);
   else if (b < o.end[6])
-    two_step_shell_tile<32, kShellTileY, 1>(A, B, g, coef, ch, ce, o.tiles[6][b - o.end[5]], sm, tid);
+    two_step_shell_tile<32, kShellTileY, 1, Off>(A, B, g, coef, ch, ce, o.tiles[6][b - o.end[5]], sm, tid);
   else
-    two_step_shell_tile<32, kShellTileY, 2>(A, B, g, coef, ch, ce, o.tiles[7][b - o.end[6]], sm, tid);
+    two_step_shell_tile<32, kShellTileY, 2, Off>(A, B, g, coef, ch, ce, o.tiles[7][b - o.end[6]], sm, tid);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1390,19 +1391,34 @@ void allow_table_bytes(Kernel kernel, const Coef& coef) {
     VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
 }
 
-template <int TY, class Coef, class T>
+// The two-step tiles' layout offsets (Off) in 32 bits where every offset they form fits: a field
+// array of fewer than 2^31 layout samples (the planes -1 .. nz + 2 of rows -1 .. ny + 2), so up to
+// about 1250^3 cells; else 64 bits. Same samples, same floats; fewer registers and instructions.
+bool offsets_fit_int(const Grid& g) {
+  const long long last = g.origin + (long long)(g.nx + 2) + (long long)(g.ny + 2) * g.sy + (long long)(g.nz + 3) * g.sz;
+  return last < (long long)INT_MAX;
+}
+template <class Fn>
+void with_offsets(const Grid& g, Fn&& fn) {
+  if (offsets_fit_int(g))
+    fn(int{});
+  else
+    fn((long long){});
+}
+
+template <int TY, class Off, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
                  int grid_blocks, cudaStream_t stream) {
   constexpr int kMinBlocks = TY == 32 ? 1 : 3;
   const std::size_t smem = table_bytes(coef);
   if (grid_blocks > 0 && grid_blocks < count) {
-    auto kernel = two_step_interior_strided<TY, kMinBlocks, Coef, T>;
+    auto kernel = two_step_interior_strided<TY, kMinBlocks, Off, Coef, T>;
     allow_table_bytes<TY>(kernel, coef);
     kernel<<<unsigned(grid_blocks), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles, count);
     VEM_CUDA_CHECK_LAUNCH("two_step_interior_strided");
     return;
   }
-  auto kernel = two_step_interior<TY, kMinBlocks, Coef, T>;
+  auto kernel = two_step_interior<TY, kMinBlocks, Off, Coef, T>;
   allow_table_bytes<TY>(kernel, coef);
   kernel<<<unsigned(count), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
@@ -1415,7 +1431,8 @@ template <int TX, int TY, int AXIS, class Coef, class T>
 void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles,
                                  int count, const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
   if (count <= 0) return;
-  two_step_shell_class<TX, TY, AXIS, Coef, T>
+  // (a measurement switch: 64-bit offsets only, so no second set of class kernels to compile)
+  two_step_shell_class<TX, TY, AXIS, long long, Coef, T>
       <<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell_class");
 }
@@ -1424,10 +1441,15 @@ void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<
                            const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
   const int blocks = o.end[ShellOrder::kLists - 1];
   if (blocks <= 0) return;
-  if (o.end[4] > o.end[1])
-    two_step_shell<true, Coef, T><<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
-  else
-    two_step_shell<false, Coef, T><<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
+  with_offsets(g, [&](auto off) {
+    using Off = decltype(off);
+    if (o.end[4] > o.end[1])
+      two_step_shell<true, Off, Coef, T>
+          <<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
+    else
+      two_step_shell<false, Off, Coef, T>
+          <<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
+  });
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
 }
 
@@ -1817,10 +1839,13 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
                               int grid_blocks, cudaStream_t stream) {
   if (count <= 0) return;
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
-    if (tile_y == 32)
-      two_step_ty<32>(g, coef, A, B, tiles, count, grid_blocks, stream);
-    else
-      two_step_ty<16>(g, coef, A, B, tiles, count, grid_blocks, stream);
+    with_offsets(g, [&](auto off) {
+      using Off = decltype(off);
+      if (tile_y == 32)
+        two_step_ty<32, Off>(g, coef, A, B, tiles, count, grid_blocks, stream);
+      else
+        two_step_ty<16, Off>(g, coef, A, B, tiles, count, grid_blocks, stream);
+    });
   });
 }
 
