@@ -713,6 +713,8 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles of 5 planes",
                            "VEM_TWO_STEP_SHELL_CHUNK", "5"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles with 64-bit offsets",
+                           "VEM_TWO_STEP_OFFSETS", "64"},
                           // the shell tiles of two axes in the general class
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, two-axis tiles general",
                            "VEM_TWO_STEP_SHELL_EDGES", "0"},

@@ -2682,6 +2682,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     // VEM_TWO_STEP_SHELL_LAUNCH=classes: one launch a class of shell tiles instead of one for all
     // (measured in results/fdtd.md, session 23).
     tb_shell_lists_.one_launch = !env_is("VEM_TWO_STEP_SHELL_LAUNCH", "classes");
+    // VEM_TWO_STEP_OFFSETS=64: the shell tiles' offsets in 64 bits on any grid (a test switch: the
+    // path of grids beyond 2^31 layout samples; fused_step.cu, offsets_fit_int).
+    tb_shell_lists_.wide_offsets = env_is("VEM_TWO_STEP_OFFSETS", "64");
     onepass::check_shell_lists(tb_shell_lists_);
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {

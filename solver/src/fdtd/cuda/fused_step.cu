@@ -720,7 +720,7 @@ struct TwoStepShared {
 // one block need no barrier between them: a tile's last shared-memory reads (H2, after its last
 // second barrier) and its first writes (H1, before its first barrier) are of different arrays, and
 // every thread has passed the previous tile's last barrier before any writes E1 or H2 again.
-template <int TY, class Off, class Coef, class T>
+template <int TY, class Coef, class T>
 __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g, const Coef& coef,
                                               const TwoStepTile t, TwoStepShared<TY>& sm) {
   using LD = ReadOnlyLoad;
@@ -728,12 +728,12 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   const int i = t.i0 - 2 + min(tx, t.cw + 2), j = t.j0 - 2 + min(ty, t.ch + 2);
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
   const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
-  const Off sy = Off(g.sy), sz = Off(g.sz);
+  const long long sy = g.sy, sz = g.sz;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const T* __restrict__ Ex = A.f[0];
   const T* __restrict__ Ey = A.f[1];
   const T* __restrict__ Ez = A.f[2];
-  Off o1 = Off(g.origin) + Off(i) + Off(j) * sy + Off(t.k0 - 2) * sz;  // plane kk
+  long long o1 = g.origin + (long long)i + (long long)j * sy + (long long)(t.k0 - 2) * sz;  // plane kk
   float ex1 = LD::field(Ex + o1), ey1 = LD::field(Ey + o1), ez1 = LD::field(Ez + o1);    // E^n at kk
   float h1x_k = 0.0f, h1y_k = 0.0f, h1z_k = 0.0f;  // H1 at k
   float e1x_k = 0.0f, e1y_k = 0.0f, e1z_k = 0.0f;  // E1 at k
@@ -741,15 +741,15 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   int key_k = 0;
   for (int k = t.k0 - 3; k <= t.k1; ++k, o1 += sz) {
     const int pk = k & 1, pkk = pk ^ 1;
-    const Off o2 = o1 + sz, o0 = o1 - sz;
+    const long long o2 = o1 + sz, o0 = o1 - sz;
     const float ex2 = LD::field(Ex + o2), ey2 = LD::field(Ey + o2), ez2 = LD::field(Ez + o2);
     const int key = coef.key(o1);
     const float h1x = rnd<T>(coef.a(3, o1, key) * LD::field(A.f[3] + o1) -
-                             coef.b(3, o1, key) * ((LD::field(Ez + (o1 + sy)) - ez1) * idy - (ey2 - ey1) * idz));
+                             coef.b(3, o1, key) * ((LD::field(Ez + o1 + sy) - ez1) * idy - (ey2 - ey1) * idz));
     const float h1y = rnd<T>(coef.a(4, o1, key) * LD::field(A.f[4] + o1) -
-                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + (o1 + 1)) - ez1) * idx));
+                             coef.b(4, o1, key) * ((ex2 - ex1) * idz - (LD::field(Ez + o1 + 1) - ez1) * idx));
     const float h1z = rnd<T>(coef.a(5, o1, key) * LD::field(A.f[5] + o1) -
-                             coef.b(5, o1, key) * ((LD::field(Ey + (o1 + 1)) - ey1) * idx - (LD::field(Ex + (o1 + sy)) - ex1) * idy));
+                             coef.b(5, o1, key) * ((LD::field(Ey + o1 + 1) - ey1) * idx - (LD::field(Ex + o1 + sy) - ex1) * idy));
     sm.h1[0][ty][tx] = h1x;
     sm.h1[1][ty][tx] = h1y;
     sm.h1[2][ty][tx] = h1z;
@@ -795,24 +795,24 @@ __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T
   }
 }
 
-template <int TY, int MINB, class Off, class Coef, class T>
+template <int TY, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
   bind_table(coef);
   __shared__ TwoStepShared<TY> sm;
-  two_step_tile<TY, Off>(A, B, g, coef, tiles[blockIdx.x], sm);
+  two_step_tile<TY>(A, B, g, coef, tiles[blockIdx.x], sm);
 }
 
 // The same tiles taken in turn by fewer blocks (gridDim.x < count): with b blocks a multiprocessor
 // of the interior resident, the registers left let blocks of the rest's launch run beside them
 // (results/fdtd.md, session 22: VEM_TWO_STEP_INTERIOR_GRID).
-template <int TY, int MINB, class Off, class Coef, class T>
+template <int TY, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior_strided(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                               int count) {
   bind_table(coef);
   __shared__ TwoStepShared<TY> sm;
-  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY, Off>(A, B, g, coef, tiles[b], sm);
+  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY>(A, B, g, coef, tiles[b], sm);
 }
 
 // Two steps per pass in the CPML shell and at the faces (fused_step.h, "shell tiles"): tiles of
@@ -1391,34 +1391,40 @@ void allow_table_bytes(Kernel kernel, const Coef& coef) {
     VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
 }
 
-// The two-step tiles' layout offsets (Off) in 32 bits where every offset they form fits: a field
-// array of fewer than 2^31 layout samples (the planes -1 .. nz + 2 of rows -1 .. ny + 2), so up to
-// about 1250^3 cells; else 64 bits. Same samples, same floats; fewer registers and instructions.
+// The shell tiles' layout offsets (two_step_shell_tile's Off) in 32 bits where every offset they
+// form fits: field arrays of fewer than 2^31 layout samples (up to about 1250^3 cells); else, or
+// when `wide`, 64 bits. The same samples and floats. Measured on an H200 (results/fdtd.md,
+// session 29): the merged shell kernel's spill code halves (ptxas: 232 / 200 bytes of spill stores
+// / loads against 480 / 416, float32 with the table in shared memory) and its 128^3 launch takes
+// 112 us instead of 123; 128^3 26,085-26,238 Mcells/s against 25,045-25,082, 512^3 60,050
+// against 58,508. The interior tiles (two_step_tile) keep 64 bits: with 32 their launch took 53
+// us instead of 46 at 128^3 (7 % fewer instructions), and the pairs lost 3 % against the shell's
+// 32 bits alone.
 bool offsets_fit_int(const Grid& g) {
   const long long last = g.origin + (long long)(g.nx + 2) + (long long)(g.ny + 2) * g.sy + (long long)(g.nz + 3) * g.sz;
   return last < (long long)INT_MAX;
 }
 template <class Fn>
-void with_offsets(const Grid& g, Fn&& fn) {
-  if (offsets_fit_int(g))
+void with_offsets(const Grid& g, bool wide, Fn&& fn) {
+  if (!wide && offsets_fit_int(g))
     fn(int{});
   else
     fn((long long){});
 }
 
-template <int TY, class Off, class Coef, class T>
+template <int TY, class Coef, class T>
 void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const TwoStepTile* tiles, int count,
                  int grid_blocks, cudaStream_t stream) {
   constexpr int kMinBlocks = TY == 32 ? 1 : 3;
   const std::size_t smem = table_bytes(coef);
   if (grid_blocks > 0 && grid_blocks < count) {
-    auto kernel = two_step_interior_strided<TY, kMinBlocks, Off, Coef, T>;
+    auto kernel = two_step_interior_strided<TY, kMinBlocks, Coef, T>;
     allow_table_bytes<TY>(kernel, coef);
     kernel<<<unsigned(grid_blocks), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles, count);
     VEM_CUDA_CHECK_LAUNCH("two_step_interior_strided");
     return;
   }
-  auto kernel = two_step_interior<TY, kMinBlocks, Off, Coef, T>;
+  auto kernel = two_step_interior<TY, kMinBlocks, Coef, T>;
   allow_table_bytes<TY>(kernel, coef);
   kernel<<<unsigned(count), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
@@ -1438,10 +1444,10 @@ void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, F
 }
 template <class Coef, class T>
 void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const ShellOrder& o,
-                           const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
+                           const CpmlSet& ch, const CpmlSet& ce, bool wide_offsets, cudaStream_t stream) {
   const int blocks = o.end[ShellOrder::kLists - 1];
   if (blocks <= 0) return;
-  with_offsets(g, [&](auto off) {
+  with_offsets(g, wide_offsets, [&](auto off) {
     using Off = decltype(off);
     if (o.end[4] > o.end[1])
       two_step_shell<true, Off, Coef, T>
@@ -1839,13 +1845,10 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
                               int grid_blocks, cudaStream_t stream) {
   if (count <= 0) return;
   with_fields_and_coef<true>(storage, c, cur, next, [&](const auto& A, const auto& B, const auto& coef) {
-    with_offsets(g, [&](auto off) {
-      using Off = decltype(off);
-      if (tile_y == 32)
-        two_step_ty<32, Off>(g, coef, A, B, tiles, count, grid_blocks, stream);
-      else
-        two_step_ty<16, Off>(g, coef, A, B, tiles, count, grid_blocks, stream);
-    });
+    if (tile_y == 32)
+      two_step_ty<32>(g, coef, A, B, tiles, count, grid_blocks, stream);
+    else
+      two_step_ty<16>(g, coef, A, B, tiles, count, grid_blocks, stream);
   });
 }
 
@@ -1872,7 +1875,7 @@ void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, 
       o.end[q] = end;
     }
     if (lists.one_launch) {
-      two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, stream);
+      two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, lists.wide_offsets, stream);
       return;
     }
     constexpr int W = 2 * kShellTileY;

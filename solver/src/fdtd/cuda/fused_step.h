@@ -193,11 +193,15 @@ void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storag
 // psi_out in step 2.
 // lists: TwoStepPlan::shell's lists on the device.
 // one_launch: every tile in one launch (the general ones first, then those of two axes), else one
-// launch a class (a measurement switch: each class timed alone).
+// launch a class (a measurement switch: each class timed alone, 64-bit offsets).
+// wide_offsets: the layout offsets in 64 bits even where 32 suffice (the merged kernel takes 32
+// bits wherever every offset of the field arrays fits: fused_step.cu, offsets_fit_int; a test
+// switch, so the path of the largest grids runs on small ones).
 struct ShellLists {
   const TwoStepTile* tiles[2][TwoStepPlan::kShellClasses] = {};
   int count[2][TwoStepPlan::kShellClasses] = {};
   bool one_launch = true;
+  bool wide_offsets = false;
 };
 // Throws unless every listed tile is in a class its shape has a kernel for: the caller checks its
 // lists once (the engine's setup_two_step), not every pair.
