@@ -161,7 +161,10 @@ int run_rows(int argc, char** argv) {
      << std::fixed << std::setprecision(0) << copy << " GB/s.\n\n"
      << "| grid | variant | steps | us/step | Mcells/s | B/cell-step | GB/s | of copy BW |\n|---|---|---|---|---|---|---|---|\n";
   bool first = true;
+  // VEM_SMALL_MAX_N=n: the grids up to n cells along x only (a quicker A/B run).
+  const char* max_n = std::getenv("VEM_SMALL_MAX_N");
   for (const Size& sz : sizes) {
+    if (max_n && sz.nx > std::atoi(max_n)) continue;
     const FdtdOperator op(block_setup(sz.nx, sz.ny, sz.nz));
     const double cells = double(op.grid().cell_count());
     for (const Variant& v : variants()) {

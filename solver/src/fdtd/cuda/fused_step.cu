@@ -417,19 +417,29 @@ __device__ __forceinline__ void tile_slabs(const CpmlSet& cs, unsigned mask, int
   load_psi<LD, MASK, ELECTRIC>(cs, h, psi);
 }
 
+// The sample `d` layout samples on from offset o of array p: 32-bit offsets (Off int) add before
+// the pointer (one wide multiply-add), 64-bit ones after (the expressions as they were).
+template <class P, class Off>
+__device__ __forceinline__ P* at(P* p, Off o, Off d) {
+  if constexpr (sizeof(Off) == 4)
+    return p + (o + d);
+  else
+    return p + o + d;
+}
+
 // The H update of a sample with hoisted slabs (h_tile_hoisted, h_hoisted), after its psi was
 // loaded: the loads of E^n (returned in ex, ey, ez) and of H^{n-1/2} (the components in MASK),
 // h_sample's bulk expressions for the components updated (ux, uy, uz), then the corrections of
 // the slabs in `hit` (each psi stored where `store`). h: the values, not yet rounded.
-template <int MASK, class LD, class Coef, class T>
+template <int MASK, class LD, class Coef, class T, class Off>
 __device__ __forceinline__ void h_update_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
-                                                 bool ux, bool uy, bool uz, int i, int j, int k, long long o,
+                                                 bool ux, bool uy, bool uz, int i, int j, int k, Off o,
                                                  const SlabHits& hit, const float (&psi)[3][2], bool store,
                                                  float& ex, float& ey, float& ez, float (&h)[3]) {
   const T* __restrict__ Ex = F.f[0];
   const T* __restrict__ Ey = F.f[1];
   const T* __restrict__ Ez = F.f[2];
-  const long long sy = g.sy, sz = g.sz;
+  const Off sy = Off(g.sy), sz = Off(g.sz), one = 1;
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   ex = LD::field(Ex + o);
   ey = LD::field(Ey + o);
@@ -437,9 +447,9 @@ __device__ __forceinline__ void h_update_hoisted(const Fields<T>& F, const Grid&
   const float hx0 = (MASK & kHx) ? LD::field(F.f[3] + o) : 0.0f;
   const float hy0 = (MASK & kHy) ? LD::field(F.f[4] + o) : 0.0f;
   const float hz0 = (MASK & kHz) ? LD::field(F.f[5] + o) : 0.0f;
-  const float ez_y = ux ? LD::field(Ez + o + sy) : 0.0f, ey_z = ux ? LD::field(Ey + o + sz) : 0.0f;
-  const float ex_z = uy ? LD::field(Ex + o + sz) : 0.0f, ez_x = uy ? LD::field(Ez + o + 1) : 0.0f;
-  const float ey_x = uz ? LD::field(Ey + o + 1) : 0.0f, ex_y = uz ? LD::field(Ex + o + sy) : 0.0f;
+  const float ez_y = ux ? LD::field(at(Ez, o, sy)) : 0.0f, ey_z = ux ? LD::field(at(Ey, o, sz)) : 0.0f;
+  const float ex_z = uy ? LD::field(at(Ex, o, sz)) : 0.0f, ez_x = uy ? LD::field(at(Ez, o, one)) : 0.0f;
+  const float ey_x = uz ? LD::field(at(Ey, o, one)) : 0.0f, ex_y = uz ? LD::field(at(Ex, o, sy)) : 0.0f;
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
   h[0] = ux ? coef.a(3, o, key) * hx0 - coef.b(3, o, key) * ((ez_y - ez) * idy - (ey_z - ey) * idz) : hx0;
   h[1] = uy ? coef.a(4, o, key) * hy0 - coef.b(4, o, key) * ((ex_z - ex) * idz - (ez_x - ez) * idx) : hy0;
@@ -474,9 +484,9 @@ __device__ __forceinline__ void h_tile_hoisted(const Fields<T>& A, const Grid& g
 // The E update of a sample with hoisted slabs (e_tile_hoisted, e_hoisted): e_sample's bulk
 // expressions for the components updated (ux, uy, uz), the corrections of the slabs in `hit` from
 // the preloaded psi, the stores into F.
-template <class T, class Coef>
+template <class T, class Coef, class Off>
 __device__ __forceinline__ void e_update_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
-                                                 bool ux, bool uy, bool uz, int i, int j, int k, long long o, float ex,
+                                                 bool ux, bool uy, bool uz, int i, int j, int k, Off o, float ex,
                                                  float ey, float ez, float hx, float hy, float hz, float hx_m,
                                                  float hy_m, float hz_jm, float hx_jm, float hz_im, float hy_im,
                                                  const SlabHits& hit, const float (&psi)[3][2]) {
@@ -1128,9 +1138,9 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // end before the high slab's begin (FdtdOperator's CPML slabs); persistent_launch checks it
 // (hoistable). The slabs and psi of a sample: slab_hits, load_psi (above, with the tile pass's).
 
-template <class Coef, class T>
+template <class Coef, class T, class Off>
 __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
-                                          int i, int j, int k, long long o) {
+                                          int i, int j, int k, Off o) {
   using LD = CoherentLoad;
   // h_sample's range tests (0 <= k <= nz holds for every sample of the walk).
   const bool more = k < g.nz;
@@ -1147,9 +1157,9 @@ __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, con
   st(F.f[5] + o, h[2]);
 }
 
-template <class Coef, class T>
+template <class Coef, class T, class Off>
 __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
-                                          int i, int j, int k, long long o) {
+                                          int i, int j, int k, Off o) {
   using LD = CoherentLoad;
   const T* __restrict__ Hx = F.f[3];
   const T* __restrict__ Hy = F.f[4];
@@ -1162,9 +1172,10 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   load_psi<LD>(ce, hit, psi);
   const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
   const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
-  const float hx_m = LD::field(Hx + o - g.sz), hy_m = LD::field(Hy + o - g.sz);
-  const float hz_jm = LD::field(Hz + o - g.sy), hx_jm = LD::field(Hx + o - g.sy);
-  const float hz_im = LD::field(Hz + o - 1), hy_im = LD::field(Hy + o - 1);
+  const Off msz = -Off(g.sz), msy = -Off(g.sy), m1 = -1;
+  const float hx_m = LD::field(at(Hx, o, msz)), hy_m = LD::field(at(Hy, o, msz));
+  const float hz_jm = LD::field(at(Hz, o, msy)), hx_jm = LD::field(at(Hx, o, msy));
+  const float hz_im = LD::field(at(Hz, o, m1)), hy_im = LD::field(at(Hy, o, m1));
   e_update_hoisted<T>(F, g, coef, ce, ux, uy, uz, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im,
                       hy_im, hit, psi);
 }
@@ -1179,23 +1190,23 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
 // the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
 // asked of the compiler.
-template <bool HOIST, int MINB, class Coef, class T>
+template <bool HOIST, int MINB, class Off, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
                      int steps) {
   bind_table(coef);
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
-  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
-  const long long stride = (long long)gridDim.x * blockDim.x;
-  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const Off samples = Off(g.nx + 1) * Off(g.ny + 1) * Off(g.nz + 1);
+  const Off stride = Off(gridDim.x) * Off(blockDim.x);
+  const Off first = Off(blockIdx.x) * Off(blockDim.x) + Off(threadIdx.x);
   using LD = CoherentLoad;
   const SampleWalk walk(g, stride);
   int i0, j0, k0;
   walk.split(first, i0, j0, k0);
   for (int s = 0; s < steps; ++s) {
     int i = i0, j = j0, k = k0;
-    for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
-      const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
+    for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
+      const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
       if (HOIST) {
         h_hoisted(F, g, coef, ch, i, j, k, o);
         continue;
@@ -1209,8 +1220,8 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     grid.sync();
     if (blockIdx.x == 0) record_probes<T>(probes, s, false);
     i = i0, j = j0, k = k0;
-    for (long long u = first; u < samples; u += stride, walk.advance(i, j, k)) {
-      const long long o = g.origin + (long long)i + (long long)j * g.sy + (long long)k * g.sz;
+    for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
+      const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
       if (HOIST) {
         e_hoisted(F, g, coef, ce, i, j, k, o);
       } else {
@@ -1332,6 +1343,20 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
+// The shell tiles' layout offsets (two_step_shell_tile's Off) in 32 bits where every offset they
+// form fits: field arrays of fewer than 2^31 layout samples (up to about 1250^3 cells); else, or
+// when `wide`, 64 bits. The same samples and floats. Measured on an H200 (results/fdtd.md,
+// session 29): the merged shell kernel's spill code halves (ptxas: 232 / 200 bytes of spill stores
+// / loads against 480 / 416, float32 with the table in shared memory) and its 128^3 launch takes
+// 112 us instead of 123; 128^3 26,085-26,238 Mcells/s against 25,045-25,082, 512^3 60,050
+// against 58,508. The interior tiles (two_step_tile) keep 64 bits: with 32 their launch took 53
+// us instead of 46 at 128^3 (7 % fewer instructions), and the pairs lost 3 % against the shell's
+// 32 bits alone.
+bool offsets_fit_int(const Grid& g) {
+  const long long last = g.origin + (long long)(g.nx + 2) + (long long)(g.ny + 2) * g.sy + (long long)(g.nz + 3) * g.sz;
+  return last < (long long)INT_MAX;
+}
+
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
                        const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, int device,
@@ -1351,9 +1376,12 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   if (hoisted && !(hoistable(ch) && hoistable(ce)))
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
-  auto kernel = hoisted ? persistent_steps<true, 4, Coef, T>
-                         : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, Coef, T>
-                                                                 : persistent_steps<false, 5, Coef, T>);
+  // The hoisted samples with 32-bit offsets where the arrays allow (offsets_fit_int): measured in
+  // results/fdtd.md, session 29.
+  auto kernel = hoisted ? (offsets_fit_int(g) ? persistent_steps<true, 4, int, Coef, T>
+                                              : persistent_steps<true, 4, long long, Coef, T>)
+                        : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, Coef, T>
+                                                               : persistent_steps<false, 5, long long, Coef, T>);
   int per_sm = 0, sms = 0, coop = 0;
   VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, table_bytes(coef)));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
@@ -1391,19 +1419,6 @@ void allow_table_bytes(Kernel kernel, const Coef& coef) {
     VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
 }
 
-// The shell tiles' layout offsets (two_step_shell_tile's Off) in 32 bits where every offset they
-// form fits: field arrays of fewer than 2^31 layout samples (up to about 1250^3 cells); else, or
-// when `wide`, 64 bits. The same samples and floats. Measured on an H200 (results/fdtd.md,
-// session 29): the merged shell kernel's spill code halves (ptxas: 232 / 200 bytes of spill stores
-// / loads against 480 / 416, float32 with the table in shared memory) and its 128^3 launch takes
-// 112 us instead of 123; 128^3 26,085-26,238 Mcells/s against 25,045-25,082, 512^3 60,050
-// against 58,508. The interior tiles (two_step_tile) keep 64 bits: with 32 their launch took 53
-// us instead of 46 at 128^3 (7 % fewer instructions), and the pairs lost 3 % against the shell's
-// 32 bits alone.
-bool offsets_fit_int(const Grid& g) {
-  const long long last = g.origin + (long long)(g.nx + 2) + (long long)(g.ny + 2) * g.sy + (long long)(g.nz + 3) * g.sz;
-  return last < (long long)INT_MAX;
-}
 template <class Fn>
 void with_offsets(const Grid& g, bool wide, Fn&& fn) {
   if (!wide && offsets_fit_int(g))
