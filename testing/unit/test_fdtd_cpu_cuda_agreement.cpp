@@ -875,18 +875,24 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
     ASSERT_EQ(ref->run(n), n);
     // (the third: hoisted with the material table read from the constant bank, VEM_SHARED_TABLE=0,
-    // instead of the default copy in shared memory; the same as the first with coefficient arrays)
-    for (int variant = 0; variant < 3; ++variant) {
+    // instead of the default copy in shared memory; the same as the first with coefficient arrays;
+    // the fourth: hoisted with 64-bit offsets, VEM_PERSISTENT_OFFSETS=64, the path of the largest
+    // grids)
+    for (int variant = 0; variant < 4; ++variant) {
       const PS ps = variant == 1 ? PS::chained : PS::hoisted;
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
       t.persistent_samples = ps;
       if (variant == 2) setenv("VEM_SHARED_TABLE", "0", 1);
+      if (variant == 3) setenv("VEM_PERSISTENT_OFFSETS", "64", 1);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       unsetenv("VEM_SHARED_TABLE");
+      unsetenv("VEM_PERSISTENT_OFFSETS");
       ASSERT_EQ(eng->run(n), n);
-      const std::string name =
-          std::string(m.name) + (variant == 0 ? ", hoisted" : variant == 1 ? ", chained" : ", hoisted, constant-bank table");
+      const std::string name = std::string(m.name) + (variant == 0   ? ", hoisted"
+                                                      : variant == 1 ? ", chained"
+                                                      : variant == 2 ? ", hoisted, constant-bank table"
+                                                                     : ", hoisted, 64-bit offsets");
       EXPECT_EQ(eng->persistent_steps(), n) << name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));

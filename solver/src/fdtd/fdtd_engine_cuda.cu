@@ -1815,6 +1815,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   onepass::CpmlSet persistent_cpml_h_, persistent_cpml_e_;
   onepass::SourceSet persistent_src_{};
   bool persistent_hoisted_ = true;  // EngineTuning::PersistentSamples (setup_persistent)
+  bool persistent_wide_ = false;    // VEM_PERSISTENT_OFFSETS=64 (setup_persistent)
   DeviceArray<float> persistent_values_;
   DeviceArray<float*> persistent_table_;
   std::int64_t persistent_steps_ = 0;
@@ -2796,6 +2797,9 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   const YeeGrid& gr = op_.grid();
   const double samples = double(gr.nx + 1) * double(gr.ny + 1) * double(gr.nz + 1);
   persistent_hoisted_ = ps == PS::hoisted || (ps == PS::automatic && samples < 4e6);
+  // VEM_PERSISTENT_OFFSETS=64: the hoisted samples' offsets in 64 bits on any grid (a test switch:
+  // the path of grids beyond 2^31 layout samples; fused_step.cu, offsets_fit_int).
+  persistent_wide_ = env_is("VEM_PERSISTENT_OFFSETS", "64");
   float* t[6];
   for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;
   persistent_table_.allocate(6, "persistent probe table");
@@ -3505,7 +3509,7 @@ void FdtdEngineCuda::run_persistent(int n) {
     float* now[6];
     for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
     onepass::launch_persistent(onepass_grid_, onepass_coefs_, storage_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
-                               m, persistent_hoisted_, device_, stream_);
+                               m, persistent_hoisted_, persistent_wide_, device_, stream_);
     persistent_steps_ += m;
     done += m;
   }

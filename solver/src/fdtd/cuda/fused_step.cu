@@ -1343,15 +1343,19 @@ void bulk_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, int chun
   VEM_CUDA_CHECK_LAUNCH("onepass_bulk");
 }
 
-// The shell tiles' layout offsets (two_step_shell_tile's Off) in 32 bits where every offset they
-// form fits: field arrays of fewer than 2^31 layout samples (up to about 1250^3 cells); else, or
-// when `wide`, 64 bits. The same samples and floats. Measured on an H200 (results/fdtd.md,
-// session 29): the merged shell kernel's spill code halves (ptxas: 232 / 200 bytes of spill stores
-// / loads against 480 / 416, float32 with the table in shared memory) and its 128^3 launch takes
-// 112 us instead of 123; 128^3 26,085-26,238 Mcells/s against 25,045-25,082, 512^3 60,050
-// against 58,508. The interior tiles (two_step_tile) keep 64 bits: with 32 their launch took 53
-// us instead of 46 at 128^3 (7 % fewer instructions), and the pairs lost 3 % against the shell's
-// 32 bits alone.
+// Layout offsets in 32 bits (the shell tiles' and the persistent kernel's hoisted samples' Off)
+// where every offset they form fits: field arrays of fewer than 2^31 layout samples (up to about
+// 1250^3 cells); else, or when the shell's `wide` is asked, 64 bits. The same samples and floats.
+// Measured on an H200 (results/fdtd.md, session 29):
+//  - the merged shell kernel's spill code halves (ptxas: 232 / 200 bytes of spill stores / loads
+//    against 480 / 416, float32 with the table in shared memory) and its 128^3 launch takes 112 us
+//    instead of 123: 128^3 26,085-26,238 Mcells/s against 25,045-25,082, 512^3 60,050 against
+//    58,508;
+//  - the persistent kernel (no spills either way) issues 5.5 % fewer instructions: 64^3
+//    15,050-15,149 against 14,774-14,839, 96^3 21,968-22,015 against 21,325-21,466;
+//  - the interior tiles (two_step_tile) keep 64 bits: with 32 their 128^3 launch took 53 us
+//    instead of 46 (with 7 % fewer instructions), and the pairs lost 3 % against the shell's 32
+//    bits alone.
 bool offsets_fit_int(const Grid& g) {
   const long long last = g.origin + (long long)(g.nx + 2) + (long long)(g.ny + 2) * g.sy + (long long)(g.nz + 3) * g.sz;
   return last < (long long)INT_MAX;
@@ -1359,8 +1363,8 @@ bool offsets_fit_int(const Grid& g) {
 
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
-                       const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, int device,
-                       cudaStream_t stream) {
+                       const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, bool wide_offsets,
+                       int device, cudaStream_t stream) {
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   // The chained samples' resident blocks, measured (fdtd_small_grids_h100.md, one H100, same run,
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
@@ -1376,9 +1380,9 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   if (hoisted && !(hoistable(ch) && hoistable(ce)))
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
-  // The hoisted samples with 32-bit offsets where the arrays allow (offsets_fit_int): measured in
-  // results/fdtd.md, session 29.
-  auto kernel = hoisted ? (offsets_fit_int(g) ? persistent_steps<true, 4, int, Coef, T>
+  // The hoisted samples with 32-bit offsets where the arrays allow (offsets_fit_int, measured
+  // there); the chained ones keep 64 bits.
+  auto kernel = hoisted ? (!wide_offsets && offsets_fit_int(g) ? persistent_steps<true, 4, int, Coef, T>
                                               : persistent_steps<true, 4, long long, Coef, T>)
                         : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, Coef, T>
                                                                : persistent_steps<false, 5, long long, Coef, T>);
@@ -1625,14 +1629,15 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
-                       int device, cudaStream_t stream) {
+                       bool wide_offsets, int device, cudaStream_t stream) {
   if (src.count < 0 || src.count > kMaxPersistentSources)
     fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
   if (steps <= 0) return;
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef<true>(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, device, stream); });
+    with_coef<true>(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, wide_offsets, device, stream);
+    });
   });
 }
 

@@ -225,7 +225,8 @@ bool hoistable(const CpmlSet& cs);
 // read and written by its own sample's thread), the E point sources applied and the probes
 // recorded by the kernel itself; so only runs that need nothing else between the steps (no
 // extensions, no PMC / periodic / subdomain faces, no H point sources). hoisted: the hoisted
-// samples (EngineTuning::PersistentSamples), else the chained ones.
+// samples (EngineTuning::PersistentSamples), else the chained ones; wide_offsets: the hoisted
+// samples' layout offsets in 64 bits even where 32 suffice (a test switch, as ShellLists').
 constexpr int kMaxPersistentSources = 8;
 // E point sources: field 0-2, layout offset, 1 overwrite (hard) / 0 add, value[step][count] on the device.
 struct SourceSet {
@@ -247,6 +248,6 @@ struct ProbeSet {
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
-                       int device, cudaStream_t stream);
+                       bool wide_offsets, int device, cudaStream_t stream);
 
 }  // namespace vem::onepass
