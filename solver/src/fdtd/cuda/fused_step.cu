@@ -1052,7 +1052,7 @@ __global__ void __launch_bounds__(TX * TY, 2)
   bind_table(coef);
   __shared__ TwoStepShared<TY, TX> sm;
   two_step_shell_tile<TX, TY, AXIS, Off>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
-                                    int(threadIdx.x + TX * threadIdx.y));
+                                         int(threadIdx.x + TX * threadIdx.y));
 }
 // EDGES: the kernel also holds the classes of two axes (their lists non-empty); without them it
 // holds only the code of the classes the default plan uses.
@@ -1381,9 +1381,10 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
   // The hoisted samples with 32-bit offsets where the arrays allow (offsets_fit_int, measured
-  // there); the chained ones keep 64 bits.
-  auto kernel = hoisted ? (!wide_offsets && offsets_fit_int(g) ? persistent_steps<true, 4, int, Coef, T>
-                                              : persistent_steps<true, 4, long long, Coef, T>)
+  // there; the walk's sample counter passes `samples` by at most one stride, far less than 2^24
+  // threads); the chained ones keep 64 bits.
+  const bool narrow = !wide_offsets && offsets_fit_int(g) && samples + (1LL << 24) < (long long)INT_MAX;
+  auto kernel = hoisted ? (narrow ? persistent_steps<true, 4, int, Coef, T> : persistent_steps<true, 4, long long, Coef, T>)
                         : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, Coef, T>
                                                                : persistent_steps<false, 5, long long, Coef, T>);
   int per_sm = 0, sms = 0, coop = 0;
@@ -1636,7 +1637,8 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
-    with_coef<true>(c, [&](const auto& coef) { persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, wide_offsets, device, stream);
+    with_coef<true>(c, [&](const auto& coef) {
+      persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, wide_offsets, device, stream);
     });
   });
 }
