@@ -934,9 +934,9 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
                                  hh, ph);
     shell_slabs<AXIS, LD, true>(ce, eb, t.se, ecol, t.se2, ecol2, i, j, kc1, eh, pe);
     const float hx0 = LD::field(A.f[3] + o1), hy0 = LD::field(A.f[4] + o1), hz0 = LD::field(A.f[5] + o1);
-    const float ez_y = hu[0] ? LD::field(Ez + (o1 + sy)) : 0.0f;
-    const float ez_x = hu[1] ? LD::field(Ez + (o1 + 1)) : 0.0f;
-    const float ey_x = hu[2] ? LD::field(Ey + (o1 + 1)) : 0.0f, ex_y = hu[2] ? LD::field(Ex + (o1 + sy)) : 0.0f;
+    const float ez_y = hu[0] ? LD::field(at(Ez, o1, sy)) : 0.0f;
+    const float ez_x = hu[1] ? LD::field(at(Ez, o1, Off(1))) : 0.0f;
+    const float ey_x = hu[2] ? LD::field(at(Ey, o1, Off(1))) : 0.0f, ex_y = hu[2] ? LD::field(at(Ex, o1, sy)) : 0.0f;
     const int key = (hu[0] || hu[1] || hu[2] || eu[0] || eu[1] || eu[2]) ? coef.key(o1) : 0;
     float h1[3] = {hu[0] ? coef.a(3, o1, key) * hx0 - coef.b(3, o1, key) * ((ez_y - ez1) * idy - (ey2 - ey1) * idz) : hx0,
                    hu[1] ? coef.a(4, o1, key) * hy0 - coef.b(4, o1, key) * ((ex2 - ex1) * idz - (ez_x - ez1) * idx) : hy0,
