@@ -10,4 +10,5 @@ PLUGIN=OFF
 if ls /usr/lib/*/cmake/paraview-*/paraview-config.cmake > /dev/null 2>&1; then PLUGIN=ON; fi
 echo "build: CUDA engine ${CUDA}, ParaView plugin ${PLUGIN} -> ${BUILD}"
 cmake -G Ninja -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DVEM_ENABLE_CUDA=$CUDA -DVEM_BUILD_PLUGIN=$PLUGIN
-cmake --build "$BUILD" -j "$(nproc)"
+# Cores counted without OMP_NUM_THREADS, which GNU nproc honours.
+cmake --build "$BUILD" -j "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)"

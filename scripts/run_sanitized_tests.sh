@@ -13,7 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${VEM_SANITIZE_BUILD_DIR:-build-asan}
 SANITIZERS=${VEM_SANITIZERS:-address;undefined}
-JOBS=${VEM_SANITIZE_JOBS:-$(nproc)}
+# Cores counted without OMP_NUM_THREADS (GNU nproc honours it; scripts/run_tests.sh exports 1).
+JOBS=${VEM_SANITIZE_JOBS:-${VEM_TEST_JOBS:-$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)}}
 
 # Cost on the 2-core development machine, fresh build-asan: build 4 min (9 min while other jobs
 # loaded it), tests 6.3 min, OpenMP pass 20 s, 10.7 min in all. ASan + UBSan make the solver's
