@@ -877,10 +877,24 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
   load_psi<LD, kHx | kHy | kHz, ELECTRIC>(cs, h, psi);
 }
 
+// VEM_SHELL_PSI_SHARED (a measurement macro, 0 by default; session 30, not yet run on a GPU): the
+// psi the first step leaves at plane kk for the second (ph_k / pe_k below, 12 floats a thread) kept
+// in a per-thread slot of shared memory (psi_sm: 12 x 512 floats, 24 KB a block, each slot read
+// and refilled by its own thread only, so no barrier) instead of registers across the iteration.
+// The first step swaps: it reads the slot's psi of plane k and leaves its own of kk there, so the
+// first step's psi are not live through the second. Aim: the merged shell kernel's spills (64
+// registers for 2 resident blocks of 512 threads; results/fdtd.md, sessions 26 and 29).
+#ifndef VEM_SHELL_PSI_SHARED
+#define VEM_SHELL_PSI_SHARED 0
+#endif
+constexpr bool kShellPsiShared = VEM_SHELL_PSI_SHARED != 0;
+constexpr int kShellPsiSlots = 12;
+
 template <int TX, int TY, int AXIS, class Off, class Coef, class T>
 __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g,
                                                     const Coef& coef, const CpmlSet& ch, const CpmlSet& ce,
-                                                    const TwoStepTile t, TwoStepShared<TY, TX>& sm, int tid) {
+                                                    const TwoStepTile t, TwoStepShared<TY, TX>& sm, int tid,
+                                                    float* __restrict__ psi_sm = nullptr) {
   using LD = ReadOnlyLoad;
   const int tx = tid % TX, ty = tid / TX;
   const int i = min(t.i0 - 2 + min(tx, t.cw + 2), g.nx);
@@ -919,6 +933,16 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   float h2x_m = 0.0f, h2y_m = 0.0f;                // H2 at k-1
   float ph_k[3][2] = {}, pe_k[3][2] = {};          // psi after the first step at k (H, E)
   int key_k = 0;
+  // psi_sm's slot of set e (0 H, 1 E), axis a, component q of this thread
+  auto slot = [&](int e, int a, int q) -> float& { return psi_sm[((e * 3 + a) * 2 + q) * (TX * TY) + tid]; };
+  if constexpr (kShellPsiShared) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+#pragma unroll
+      for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) slot(e, a, q) = 0.0f;
+  }
   for (int k = t.k0 - 3; k <= t.k1; ++k) {
     const int pk = k & 1, pkk = pk ^ 1;
     const int kc0 = plane(k), kc2 = plane(k + 2);
@@ -945,6 +969,18 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       const float d[3][2] = {{ez_x - ez1, ey_x - ey1}, {ex_y - ex1, ez_y - ez1}, {ey2 - ey1, ex2 - ex1}};
       hoisted_corrections<false, T>(ch, hh, ph, d, coef, o1, key, i, j, kc1, hu, h1, false, ph);
     }
+    // (kShellPsiShared: the H psi of plane k out of the slots, those of kk in; phl / pel are read
+    // only where the second step's slabs are the first's of the iteration before: the same tests)
+    float phl[3][2], pel[3][2];
+    if constexpr (kShellPsiShared) {
+#pragma unroll
+      for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          phl[a][q] = 0.0f;
+          if (hh.p[a] >= 0) phl[a][q] = slot(0, a, q), slot(0, a, q) = ph[a][q];
+        }
+    }
     const float h1x = rnd<T>(h1[0]), h1y = rnd<T>(h1[1]), h1z = rnd<T>(h1[2]);
     sm.h1[0][ty][tx] = h1x;
     sm.h1[1][ty][tx] = h1y;
@@ -960,6 +996,15 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       e1[2] = eu[2] ? coef.a(2, o1, key) * ez1 + coef.b(2, o1, key) * ((h1y - hy_im) * idx - (h1x - hx_jm) * idy) : ez1;
       const float d[3][2] = {{h1y - hy_im, h1z - hz_im}, {h1z - hz_jm, h1x - hx_jm}, {h1x - h1x_k, h1y - h1y_k}};
       hoisted_corrections<true, T>(ce, eh, pe, d, coef, o1, key, i, j, kc1, eu, e1, false, pe);
+    }
+    if constexpr (kShellPsiShared) {
+#pragma unroll
+      for (int a = 0; a < 3; ++a)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          pel[a][q] = 0.0f;
+          if (eh.p[a] >= 0) pel[a][q] = slot(1, a, q), slot(1, a, q) = pe[a][q];
+        }
     }
     const float e1x = rnd<T>(e1[0]), e1y = rnd<T>(e1[1]), e1z = rnd<T>(e1[2]);
     sm.e1[pkk][0][ty][tx] = e1x;
@@ -979,7 +1024,10 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       h2[1] = u[1] ? coef.a(4, o0, key_k) * h1y_k - coef.b(4, o0, key_k) * ((e1x - e1x_k) * idz - (e_zx - e1z_k) * idx) : h1y_k;
       h2[2] = u[2] ? coef.a(5, o0, key_k) * h1z_k - coef.b(5, o0, key_k) * ((e_yx - e1y_k) * idx - (e_xy - e1x_k) * idy) : h1z_k;
       const float d[3][2] = {{e_zx - e1z_k, e_yx - e1y_k}, {e_xy - e1x_k, e_zy - e1z_k}, {e1y - e1y_k, e1x - e1x_k}};
-      hoisted_corrections<false, T>(ch, hit, ph_k, d, coef, o0, key_k, i, j, kc0, u, h2, store);
+      if constexpr (kShellPsiShared)
+        hoisted_corrections<false, T>(ch, hit, phl, d, coef, o0, key_k, i, j, kc0, u, h2, store);
+      else
+        hoisted_corrections<false, T>(ch, hit, ph_k, d, coef, o0, key_k, i, j, kc0, u, h2, store);
     }
     const float h2x = rnd<T>(h2[0]), h2y = rnd<T>(h2[1]), h2z = rnd<T>(h2[2]);
     sm.h2[0][ty][tx] = h2x;
@@ -998,7 +1046,10 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
                      u[1] ? coef.a(1, o0, key_k) * e1y_k + coef.b(1, o0, key_k) * ((h2x - h2x_m) * idz - (h2z - hz_im) * idx) : e1y_k,
                      u[2] ? coef.a(2, o0, key_k) * e1z_k + coef.b(2, o0, key_k) * ((h2y - hy_im) * idx - (h2x - hx_jm) * idy) : e1z_k};
       const float d[3][2] = {{h2y - hy_im, h2z - hz_im}, {h2z - hz_jm, h2x - hx_jm}, {h2x - h2x_m, h2y - h2y_m}};
-      hoisted_corrections<true, T>(ce, hit, pe_k, d, coef, o0, key_k, i, j, kc0, u, e2);
+      if constexpr (kShellPsiShared)
+        hoisted_corrections<true, T>(ce, hit, pel, d, coef, o0, key_k, i, j, kc0, u, e2);
+      else
+        hoisted_corrections<true, T>(ce, hit, pe_k, d, coef, o0, key_k, i, j, kc0, u, e2);
       st(B.f[0] + o0, e2[0]);
       st(B.f[1] + o0, e2[1]);
       st(B.f[2] + o0, e2[2]);
@@ -1010,10 +1061,12 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     h2x_m = h2x, h2y_m = h2y;
     h1x_k = h1x, h1y_k = h1y, h1z_k = h1z;
     e1x_k = e1x, e1y_k = e1y, e1z_k = e1z;
+    if constexpr (!kShellPsiShared) {
 #pragma unroll
-    for (int a = 0; a < 3; ++a)
+      for (int a = 0; a < 3; ++a)
 #pragma unroll
-      for (int q = 0; q < 2; ++q) ph_k[a][q] = ph[a][q], pe_k[a][q] = pe[a][q];
+        for (int q = 0; q < 2; ++q) ph_k[a][q] = ph[a][q], pe_k[a][q] = pe[a][q];
+    }
     ex1 = ex2, ey1 = ey2, ez1 = ez2, key_k = key;
     kc1 = plane(k + 2);
     o1 = o2;
@@ -1044,6 +1097,15 @@ constexpr int kShellOrder[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 
 constexpr int kShellThreads = 32 * kShellTileY;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
+// The shell kernels' psi slots (VEM_SHELL_PSI_SHARED): 24 KB of static shared memory beside the
+// 24 KB of TwoStepShared, so a shared-memory table (SharedTab) needs the opt-in (allow_shell_table).
+#if VEM_SHELL_PSI_SHARED
+#define VEM_SHELL_PSI_BUFFER                                  \
+  __shared__ float psi_buffer[kShellPsiSlots * kShellThreads]; \
+  float* const psi_sm = psi_buffer;
+#else
+#define VEM_SHELL_PSI_BUFFER float* const psi_sm = nullptr;
+#endif
 // One class per launch (ShellLists::one_launch false): its own kernel, TX x TY threads.
 template <int TX, int TY, int AXIS, class Off, class Coef, class T>
 __global__ void __launch_bounds__(TX * TY, 2)
@@ -1051,8 +1113,9 @@ __global__ void __launch_bounds__(TX * TY, 2)
                          CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
   __shared__ TwoStepShared<TY, TX> sm;
+  VEM_SHELL_PSI_BUFFER
   two_step_shell_tile<TX, TY, AXIS, Off>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
-                                         int(threadIdx.x + TX * threadIdx.y));
+                                         int(threadIdx.x + TX * threadIdx.y), psi_sm);
 }
 // EDGES: the kernel also holds the classes of two axes (their lists non-empty); without them it
 // holds only the code of the classes the default plan uses.
@@ -1062,35 +1125,36 @@ __global__ void __launch_bounds__(kShellThreads, 2)
   bind_table(coef);
   __shared__ TwoStepShared<kShellTileY, 32> sm;
   auto& sm_narrow = *reinterpret_cast<TwoStepShared<2 * kShellTileY, 16>*>(&sm);
+  VEM_SHELL_PSI_BUFFER
   const int b = int(blockIdx.x), tid = int(threadIdx.x);
   if (b < o.end[0]) {
-    two_step_shell_tile<32, kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid);
+    two_step_shell_tile<32, kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid, psi_sm);
     return;
   }
   if (b < o.end[1]) {
-    two_step_shell_tile<16, 2 * kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid);
+    two_step_shell_tile<16, 2 * kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid, psi_sm);
     return;
   }
   if constexpr (EDGES) {
     if (b < o.end[2]) {
-      two_step_shell_tile<32, kShellTileY, 3, Off>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm, tid);
+      two_step_shell_tile<32, kShellTileY, 3, Off>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm, tid, psi_sm);
       return;
     }
     if (b < o.end[3]) {
-      two_step_shell_tile<32, kShellTileY, 4, Off>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid);
+      two_step_shell_tile<32, kShellTileY, 4, Off>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid, psi_sm);
       return;
     }
     if (b < o.end[4]) {
-      two_step_shell_tile<32, kShellTileY, 5, Off>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid);
+      two_step_shell_tile<32, kShellTileY, 5, Off>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid, psi_sm);
       return;
     }
   }
   if (b < o.end[5])
-    two_step_shell_tile<16, 2 * kShellTileY, 0, Off>(A, B, g, coef, ch, ce, o.tiles[5][b - o.end[4]], sm_narrow, tid);
+    two_step_shell_tile<16, 2 * kShellTileY, 0, Off>(A, B, g, coef, ch, ce, o.tiles[5][b - o.end[4]], sm_narrow, tid, psi_sm);
   else if (b < o.end[6])
-    two_step_shell_tile<32, kShellTileY, 1, Off>(A, B, g, coef, ch, ce, o.tiles[6][b - o.end[5]], sm, tid);
+    two_step_shell_tile<32, kShellTileY, 1, Off>(A, B, g, coef, ch, ce, o.tiles[6][b - o.end[5]], sm, tid, psi_sm);
   else
-    two_step_shell_tile<32, kShellTileY, 2, Off>(A, B, g, coef, ch, ce, o.tiles[7][b - o.end[6]], sm, tid);
+    two_step_shell_tile<32, kShellTileY, 2, Off>(A, B, g, coef, ch, ce, o.tiles[7][b - o.end[6]], sm, tid, psi_sm);
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1424,6 +1488,14 @@ void allow_table_bytes(Kernel kernel, const Coef& coef) {
     VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
 }
 
+// With VEM_SHELL_PSI_SHARED the shell kernels have 48 KB of static shared memory: a table's
+// dynamic bytes beside it need the opt-in.
+template <class Kernel, class Coef>
+void allow_shell_table(Kernel kernel, const Coef& coef) {
+  if (kShellPsiShared && table_bytes(coef) > 0)
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
+}
+
 template <class Fn>
 void with_offsets(const Grid& g, bool wide, Fn&& fn) {
   if (!wide && offsets_fit_int(g))
@@ -1458,8 +1530,9 @@ void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, F
                                  int count, const CpmlSet& ch, const CpmlSet& ce, cudaStream_t stream) {
   if (count <= 0) return;
   // (a measurement switch: 64-bit offsets only, so no second set of class kernels to compile)
-  two_step_shell_class<TX, TY, AXIS, long long, Coef, T>
-      <<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
+  auto kernel = two_step_shell_class<TX, TY, AXIS, long long, Coef, T>;
+  allow_shell_table(kernel, coef);
+  kernel<<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell_class");
 }
 template <class Coef, class T>
@@ -1469,12 +1542,9 @@ void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<
   if (blocks <= 0) return;
   with_offsets(g, wide_offsets, [&](auto off) {
     using Off = decltype(off);
-    if (o.end[4] > o.end[1])
-      two_step_shell<true, Off, Coef, T>
-          <<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
-    else
-      two_step_shell<false, Off, Coef, T>
-          <<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
+    auto kernel = o.end[4] > o.end[1] ? two_step_shell<true, Off, Coef, T> : two_step_shell<false, Off, Coef, T>;
+    allow_shell_table(kernel, coef);
+    kernel<<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
   });
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
 }
