@@ -2,7 +2,7 @@
 # Builds VoxelEM and runs the whole test suite with ctest. Without a GPU the CUDA tests skip
 # with a visible message (they run on the device machine: scripts/device_check.sh).
 # Then, when VEM_SANITIZE_TESTS=1 or in CI (CI=true), the CPU unit tests again under ASan + UBSan
-# (scripts/run_sanitized_tests.sh, its own build in build-asan: 11 min on 2 cores, build included).
+# (scripts/run_sanitized_tests.sh, its own build in build-asan: about 30 min on 2 cores, build included).
 # VEM_SANITIZE_TESTS=0 skips that even in CI.
 set -euo pipefail
 cd "$(dirname "$0")/.."
