@@ -935,6 +935,16 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   int key_k = 0;
   // psi_sm's slot of set e (0 H, 1 E), axis a, component q of this thread
   auto slot = [&](int e, int a, int q) -> float& { return psi_sm[((e * 3 + a) * 2 + q) * (TX * TY) + tid]; };
+  // the swap of set e: the slots' psi of plane k into was (for the hit slabs), now's of kk into the slots
+  auto swap_slots = [&](int e, const SlabHits& hit, const float (&now)[3][2], float (&was)[3][2]) {
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        was[a][q] = 0.0f;
+        if (hit.p[a] >= 0) was[a][q] = slot(e, a, q), slot(e, a, q) = now[a][q];
+      }
+  };
   if constexpr (kShellPsiShared) {
 #pragma unroll
     for (int e = 0; e < 2; ++e)
@@ -972,15 +982,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
     // (kShellPsiShared: the H psi of plane k out of the slots, those of kk in; phl / pel are read
     // only where the second step's slabs are the first's of the iteration before: the same tests)
     float phl[3][2], pel[3][2];
-    if constexpr (kShellPsiShared) {
-#pragma unroll
-      for (int a = 0; a < 3; ++a)
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          phl[a][q] = 0.0f;
-          if (hh.p[a] >= 0) phl[a][q] = slot(0, a, q), slot(0, a, q) = ph[a][q];
-        }
-    }
+    if constexpr (kShellPsiShared) swap_slots(0, hh, ph, phl);
     const float h1x = rnd<T>(h1[0]), h1y = rnd<T>(h1[1]), h1z = rnd<T>(h1[2]);
     sm.h1[0][ty][tx] = h1x;
     sm.h1[1][ty][tx] = h1y;
@@ -997,15 +999,7 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
       const float d[3][2] = {{h1y - hy_im, h1z - hz_im}, {h1z - hz_jm, h1x - hx_jm}, {h1x - h1x_k, h1y - h1y_k}};
       hoisted_corrections<true, T>(ce, eh, pe, d, coef, o1, key, i, j, kc1, eu, e1, false, pe);
     }
-    if constexpr (kShellPsiShared) {
-#pragma unroll
-      for (int a = 0; a < 3; ++a)
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          pel[a][q] = 0.0f;
-          if (eh.p[a] >= 0) pel[a][q] = slot(1, a, q), slot(1, a, q) = pe[a][q];
-        }
-    }
+    if constexpr (kShellPsiShared) swap_slots(1, eh, pe, pel);
     const float e1x = rnd<T>(e1[0]), e1y = rnd<T>(e1[1]), e1z = rnd<T>(e1[2]);
     sm.e1[pkk][0][ty][tx] = e1x;
     sm.e1[pkk][1][ty][tx] = e1y;
