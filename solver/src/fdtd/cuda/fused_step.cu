@@ -1092,7 +1092,7 @@ constexpr int kShellThreads = 32 * kShellTileY;
 static_assert(sizeof(TwoStepShared<kShellTileY, 32>) == sizeof(TwoStepShared<2 * kShellTileY, 16>),
               "the two shell shapes share the block's shared memory");
 // The shell kernels' psi slots (VEM_SHELL_PSI_SHARED): 24 KB of static shared memory beside the
-// 24 KB of TwoStepShared, so a shared-memory table (SharedTab) needs the opt-in (allow_shell_table).
+// 24 KB of TwoStepShared, so a shared-memory table (SharedTab) needs the opt-in (allow_table_bytes).
 #if VEM_SHELL_PSI_SHARED
 #define VEM_SHELL_PSI_BUFFER                                  \
   __shared__ float psi_buffer[kShellPsiSlots * kShellThreads]; \
@@ -1474,19 +1474,12 @@ void pass_blocks(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
   kernel<<<unsigned(count), dim3(32, kPassTileY + 1), table_bytes(coef), stream>>>(A, B, g, coef, blocks, ch, ce);
 }
 
-// The 32 x 32 interior has 48 KB of static shared memory: the table's dynamic bytes beside it need
-// the opt-in (32 x 16 has 24 KB and needs none).
-template <int TY, class Kernel, class Coef>
-void allow_table_bytes(Kernel kernel, const Coef& coef) {
-  if (TY == 32 && table_bytes(coef) > 0)
-    VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
-}
-
-// With VEM_SHELL_PSI_SHARED the shell kernels have 48 KB of static shared memory: a table's
-// dynamic bytes beside it need the opt-in.
+// A kernel with 48 KB of static shared memory (`full`: the 32 x 32 interior; the shell kernels
+// with VEM_SHELL_PSI_SHARED) needs the opt-in for the table's dynamic bytes beside it (32 x 16 and
+// the default shell kernels have 24 KB and need none).
 template <class Kernel, class Coef>
-void allow_shell_table(Kernel kernel, const Coef& coef) {
-  if (kShellPsiShared && table_bytes(coef) > 0)
+void allow_table_bytes(Kernel kernel, const Coef& coef, bool full) {
+  if (full && table_bytes(coef) > 0)
     VEM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(table_bytes(coef))));
 }
 
@@ -1505,13 +1498,13 @@ void two_step_ty(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
   const std::size_t smem = table_bytes(coef);
   if (grid_blocks > 0 && grid_blocks < count) {
     auto kernel = two_step_interior_strided<TY, kMinBlocks, Coef, T>;
-    allow_table_bytes<TY>(kernel, coef);
+    allow_table_bytes(kernel, coef, TY == 32);
     kernel<<<unsigned(grid_blocks), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles, count);
     VEM_CUDA_CHECK_LAUNCH("two_step_interior_strided");
     return;
   }
   auto kernel = two_step_interior<TY, kMinBlocks, Coef, T>;
-  allow_table_bytes<TY>(kernel, coef);
+  allow_table_bytes(kernel, coef, TY == 32);
   kernel<<<unsigned(count), dim3(32, TY), smem, stream>>>(A, B, g, coef, tiles);
   VEM_CUDA_CHECK_LAUNCH("two_step_interior");
 }
@@ -1525,7 +1518,7 @@ void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, F
   if (count <= 0) return;
   // (a measurement switch: 64-bit offsets only, so no second set of class kernels to compile)
   auto kernel = two_step_shell_class<TX, TY, AXIS, long long, Coef, T>;
-  allow_shell_table(kernel, coef);
+  allow_table_bytes(kernel, coef, kShellPsiShared);
   kernel<<<unsigned(count), dim3(TX, TY), table_bytes(coef), stream>>>(A, B, g, coef, tiles, ch, ce);
   VEM_CUDA_CHECK_LAUNCH("two_step_shell_class");
 }
@@ -1537,7 +1530,7 @@ void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<
   with_offsets(g, wide_offsets, [&](auto off) {
     using Off = decltype(off);
     auto kernel = o.end[4] > o.end[1] ? two_step_shell<true, Off, Coef, T> : two_step_shell<false, Off, Coef, T>;
-    allow_shell_table(kernel, coef);
+    allow_table_bytes(kernel, coef, kShellPsiShared);
     kernel<<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
   });
   VEM_CUDA_CHECK_LAUNCH("two_step_shell");
