@@ -877,7 +877,7 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
   load_psi<LD, kHx | kHy | kHz, ELECTRIC>(cs, h, psi);
 }
 
-// VEM_SHELL_PSI_SHARED (a measurement macro, 0 by default; session 30, not yet run on a GPU): the
+// VEM_SHELL_PSI_SHARED (a measurement macro, 0 by default; built in session 30, measured in 31): the
 // psi the first step leaves at plane kk for the second (ph_k / pe_k below, 12 floats a thread) kept
 // in a per-thread slot of shared memory (psi_sm: 12 x 512 floats, 24 KB a block, each slot read
 // and refilled by its own thread only, so no barrier) instead of registers across the iteration.
@@ -888,6 +888,10 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
 #define VEM_SHELL_PSI_SHARED 0
 #endif
 constexpr bool kShellPsiShared = VEM_SHELL_PSI_SHARED != 0;
+// VEM_SHELL_PSI_SHARED 2: every slot read at each swap, without the bits (a slot not written the
+// iteration before holds an older plane's psi, which the second step does not read: its tests are
+// the first step's of that iteration)
+constexpr bool kShellPsiReadAll = VEM_SHELL_PSI_SHARED == 2;
 constexpr int kShellPsiSlots = 12;
 
 template <int TX, int TY, int AXIS, class Off, class Coef, class T>
@@ -935,15 +939,26 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   int key_k = 0;
   // psi_sm's slot of set e (0 H, 1 E), axis a, component q of this thread
   auto slot = [&](int e, int a, int q) -> float& { return psi_sm[((e * 3 + a) * 2 + q) * (TX * TY) + tid]; };
-  // the swap of set e: the slots' psi of plane k into was (for the hit slabs), now's of kk into the slots
+  // The swap of set e: the slots' psi of plane k into was where plane k's slabs were hit (the
+  // bits `held` of the iteration before: the second step's tests at k are the first step's at kk
+  // of that iteration), now's of kk into the slots where plane kk's are (hit), and held updated.
+  // (Session 31: conditioning both on kk's hits read zeros at a slab's last plane; the agreement
+  // program caught it.)
+  unsigned held = 0u;
   auto swap_slots = [&](int e, const SlabHits& hit, const float (&now)[3][2], float (&was)[3][2]) {
 #pragma unroll
-    for (int a = 0; a < 3; ++a)
+    for (int a = 0; a < 3; ++a) {
+      const unsigned bit = 1u << (e * 3 + a);
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
-        was[a][q] = 0.0f;
-        if (hit.p[a] >= 0) was[a][q] = slot(e, a, q), slot(e, a, q) = now[a][q];
+        if constexpr (kShellPsiReadAll)
+          was[a][q] = slot(e, a, q);
+        else
+          was[a][q] = (held & bit) ? slot(e, a, q) : 0.0f;
+        if (hit.p[a] >= 0) slot(e, a, q) = now[a][q];
       }
+      if constexpr (!kShellPsiReadAll) held = hit.p[a] >= 0 ? held | bit : held & ~bit;
+    }
   };
   if constexpr (kShellPsiShared) {
 #pragma unroll
