@@ -809,6 +809,38 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
   }
 }
 
+// An engine refused after it claimed the constant-memory table (here: two steps per pass asked
+// for a model with periodic y faces, refused once the table is set up) gives the table back, so
+// the next engine that asks for it gets it. Until session 31 the claim was given back by the
+// engine's destructor only, which does not run when its constructor throws: every later engine
+// of the process was refused the table ("in use by another live CUDA engine"), as
+// Modes/CpuCudaAgreement's indexed_constant was after TwoStepsPerPassMatchOnePass in one process.
+TEST(CpuCudaAgreementTable, ARefusedEngineGivesTheConstantTableBack) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const FdtdOperator op(make_setup(MaterialMode::indexed, 4321));
+  EngineTuning constant;
+  constant.table = EngineTuning::TablePlacement::constant;
+  for (const auto step : {EngineTuning::Step::automatic, EngineTuning::Step::one_pass}) {
+    EngineTuning refused = constant;
+    refused.step = step;
+    refused.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
+    try {
+      make_engine(op, Backend::cuda, 0, nullptr, refused);
+      ADD_FAILURE() << "temporal blocking accepted a model with periodic faces";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("temporal blocking"), std::string::npos) << e.what();
+    }
+    EngineTuning next = constant;
+    next.step = step;
+    try {
+      auto eng = make_engine(op, Backend::cuda, 0, nullptr, next);
+      EXPECT_EQ(eng->run(2), 2);
+    } catch (const Error& e) {
+      ADD_FAILURE() << "the engine after a refused one: " << e.what();
+    }
+  }
+}
+
 // Two steps per pass by default (EngineTuning::temporal_blocking automatic) from 2 M cells: a
 // 130 x 128 x 121 model (2.01 M cells) of FoldedCpml's kind steps in pairs with EngineTuning{}
 // (shell tiles beside the rest's steps, pairs in CUDA graphs: the defaults below 4 M cells)

@@ -1534,9 +1534,7 @@ class FdtdEngineCuda final : public FdtdEngine {
  public:
   FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
   ~FdtdEngineCuda() override {
-    const void* self = this;
-    g_constant_table_owner.compare_exchange_strong(self, nullptr);
-    onepass::release_constant_table(this);
+    // (the constant-memory tables: given back by claims_, below)
     // Not checked: destructors must not throw, and a failed release leaves nothing to do.
     side_.release();
     shell_side_.release();
@@ -1624,6 +1622,20 @@ class FdtdEngineCuda final : public FdtdEngine {
   // fn(component 0-5, layout offset, value, hard) for each active component.
   template <class Fn> void for_each_point_update(bool electric, int step, Fn&& fn) const;
 
+  // The constant-memory tables this engine may claim (g_constant_table_owner, onepass's), given
+  // back when claims_ is destroyed: with the engine, and also when the constructor throws after a
+  // claim (a refused option; members are destroyed then, the engine's destructor does not run).
+  // Before session 31 the claims were given back by the destructor only, so an engine refused
+  // after its claim kept the table from every later engine of the process.
+  struct ConstantTableClaims {
+    const void* owner = nullptr;
+    ~ConstantTableClaims() {
+      if (!owner) return;
+      const void* self = owner;
+      g_constant_table_owner.compare_exchange_strong(self, nullptr);
+      onepass::release_constant_table(owner);
+    }
+  } claims_;
   int device_;
   std::string device_name_;
   dim3 block_;
@@ -1876,6 +1888,7 @@ class FdtdEngineCuda final : public FdtdEngine {
 
 FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
     : FdtdEngine(op), device_(device) {
+  claims_.owner = this;
   int count = 0;
   VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count)
