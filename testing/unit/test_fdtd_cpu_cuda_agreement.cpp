@@ -613,6 +613,19 @@ TEST(CpuCudaAgreementOnePass, PersistentMatchesTwoPass) {
     EXPECT_LE(rel_l2(eng->field(Component(ci)), ref->field(Component(ci))), 1e-6) << component_name(Component(ci));
 }
 
+// Two steps per pass asked (over `t`) for a model with periodic faces (make_setup's): refused,
+// the message naming temporal blocking and the periodic face.
+static void expect_two_steps_refused(const FdtdOperator& op, EngineTuning t) {
+  t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
+  try {
+    make_engine(op, Backend::cuda, 0, nullptr, t);
+    ADD_FAILURE() << "temporal blocking accepted a model with periodic faces";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("temporal blocking"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("periodic"), std::string::npos) << e.what();
+  }
+}
+
 // Temporal blocking (EngineTuning::temporal_blocking, fused_step.h "two steps per pass"): the
 // interior tiles take two steps per pass (E^n, H^{n-1/2} read once), the rest steps twice in
 // one-pass blocks through a third set of arrays, the CPML psi of both kinds through a second set.
@@ -797,16 +810,7 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
     }
   }
   // Periodic faces and a magnetic source: E samples computed again after the pass.
-  const FdtdOperator op(make_setup(MaterialMode::indexed, 4321));
-  EngineTuning t;
-  t.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
-  try {
-    make_engine(op, Backend::cuda, 0, nullptr, t);
-    ADD_FAILURE() << "temporal blocking accepted a model with periodic faces";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("temporal blocking"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("periodic"), std::string::npos) << e.what();
-  }
+  expect_two_steps_refused(FdtdOperator(make_setup(MaterialMode::indexed, 4321)), EngineTuning{});
 }
 
 // An engine refused after it claimed the constant-memory table (here: two steps per pass asked
@@ -823,13 +827,7 @@ TEST(CpuCudaAgreementTable, ARefusedEngineGivesTheConstantTableBack) {
   for (const auto step : {EngineTuning::Step::automatic, EngineTuning::Step::one_pass}) {
     EngineTuning refused = constant;
     refused.step = step;
-    refused.temporal_blocking = EngineTuning::TemporalBlocking::two_steps;
-    try {
-      make_engine(op, Backend::cuda, 0, nullptr, refused);
-      ADD_FAILURE() << "temporal blocking accepted a model with periodic faces";
-    } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("temporal blocking"), std::string::npos) << e.what();
-    }
+    expect_two_steps_refused(op, refused);
     EngineTuning next = constant;
     next.step = step;
     try {

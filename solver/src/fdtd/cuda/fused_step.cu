@@ -877,21 +877,25 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
   load_psi<LD, kHx | kHy | kHz, ELECTRIC>(cs, h, psi);
 }
 
-// VEM_SHELL_PSI_SHARED (a measurement macro, 0 by default; built in session 30, measured in 31): the
+// VEM_SHELL_PSI_SHARED (1 by default; 0: the register version, kept as a measurement switch): the
 // psi the first step leaves at plane kk for the second (ph_k / pe_k below, 12 floats a thread) kept
 // in a per-thread slot of shared memory (psi_sm: 12 x 512 floats, 24 KB a block, each slot read
 // and refilled by its own thread only, so no barrier) instead of registers across the iteration.
-// The first step swaps: it reads the slot's psi of plane k and leaves its own of kk there, so the
-// first step's psi are not live through the second. Aim: the merged shell kernel's spills (64
-// registers for 2 resident blocks of 512 threads; results/fdtd.md, sessions 26 and 29).
+// The first step swaps: it reads every slot (the psi of plane k) and leaves its own psi of kk in
+// the slots of the slabs kk is in, so the first step's psi are not live through the second. A
+// slot not written the iteration before holds an older plane's psi, which the second step does not
+// read: its slab tests at k are the first step's at kk of that iteration. Aim: the merged shell
+// kernel's spills (64 registers for 2 resident blocks of 512 threads; results/fdtd.md, sessions
+// 26 and 29): ptxas 16 / 24 bytes of spill stores / loads instead of 168 / 136 (32-bit offsets,
+// table). Measured on an H200 (results/fdtd.md, session 31): the same fields bit for bit (the
+// agreement program's shell cases), the head 2.6 % and 128^3 0.6 % faster, the rest within noise.
+// (Session 30's first version read only the slots of kk's slabs, so a slab's last plane read
+// zeros; a version reading the slots on bits of the iteration before was correct but spilled
+// 96 / 104 bytes and gained nothing.)
 #ifndef VEM_SHELL_PSI_SHARED
-#define VEM_SHELL_PSI_SHARED 0
+#define VEM_SHELL_PSI_SHARED 1
 #endif
 constexpr bool kShellPsiShared = VEM_SHELL_PSI_SHARED != 0;
-// VEM_SHELL_PSI_SHARED 2: every slot read at each swap, without the bits (a slot not written the
-// iteration before holds an older plane's psi, which the second step does not read: its tests are
-// the first step's of that iteration)
-constexpr bool kShellPsiReadAll = VEM_SHELL_PSI_SHARED == 2;
 constexpr int kShellPsiSlots = 12;
 
 template <int TX, int TY, int AXIS, class Off, class Coef, class T>
@@ -939,26 +943,16 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
   int key_k = 0;
   // psi_sm's slot of set e (0 H, 1 E), axis a, component q of this thread
   auto slot = [&](int e, int a, int q) -> float& { return psi_sm[((e * 3 + a) * 2 + q) * (TX * TY) + tid]; };
-  // The swap of set e: the slots' psi of plane k into was where plane k's slabs were hit (the
-  // bits `held` of the iteration before: the second step's tests at k are the first step's at kk
-  // of that iteration), now's of kk into the slots where plane kk's are (hit), and held updated.
-  // (Session 31: conditioning both on kk's hits read zeros at a slab's last plane; the agreement
-  // program caught it.)
-  unsigned held = 0u;
+  // The swap of set e: every slot's psi (plane k's where its slab holds k) into was, now's of kk
+  // into the slots of the slabs holding kk (hit).
   auto swap_slots = [&](int e, const SlabHits& hit, const float (&now)[3][2], float (&was)[3][2]) {
 #pragma unroll
-    for (int a = 0; a < 3; ++a) {
-      const unsigned bit = 1u << (e * 3 + a);
+    for (int a = 0; a < 3; ++a)
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
-        if constexpr (kShellPsiReadAll)
-          was[a][q] = slot(e, a, q);
-        else
-          was[a][q] = (held & bit) ? slot(e, a, q) : 0.0f;
+        was[a][q] = slot(e, a, q);
         if (hit.p[a] >= 0) slot(e, a, q) = now[a][q];
       }
-      if constexpr (!kShellPsiReadAll) held = hit.p[a] >= 0 ? held | bit : held & ~bit;
-    }
   };
   if constexpr (kShellPsiShared) {
 #pragma unroll
@@ -1490,8 +1484,9 @@ void pass_blocks(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, cons
 }
 
 // A kernel with 48 KB of static shared memory (`full`: the 32 x 32 interior; the shell kernels
-// with VEM_SHELL_PSI_SHARED) needs the opt-in for the table's dynamic bytes beside it (32 x 16 and
-// the default shell kernels have 24 KB and need none).
+// with their psi slots, VEM_SHELL_PSI_SHARED, the default) needs the opt-in for the table's
+// dynamic bytes beside it (32 x 16 and the shell kernels without the slots have 24 KB and need
+// none).
 template <class Kernel, class Coef>
 void allow_table_bytes(Kernel kernel, const Coef& coef, bool full) {
   if (full && table_bytes(coef) > 0)
