@@ -888,7 +888,7 @@ __device__ __forceinline__ void shell_slabs(const CpmlSet& cs, unsigned bits, in
 // kernel's spills (64 registers for 2 resident blocks of 512 threads; results/fdtd.md, sessions
 // 26 and 29): ptxas 16 / 24 bytes of spill stores / loads instead of 168 / 136 (32-bit offsets,
 // table). Measured on an H200 (results/fdtd.md, session 31): the same fields bit for bit (the
-// agreement program's shell cases), the head 2.6 % and 128^3 0.6 % faster, the rest within noise.
+// agreement program's shell cases), the head 2.5 % and 128^3 0.6 % faster, the rest within noise.
 // (Session 30's first version read only the slots of kk's slabs, so a slab's last plane read
 // zeros; a version reading the slots on bits of the iteration before was correct but spilled
 // 96 / 104 bytes and gained nothing.)
