@@ -39,6 +39,7 @@
 #include "fdtd/cuda/kernel_common.cuh"
 #include "core/cuda_check.h"
 #include "core/device_array.h"
+#include "core/exclusive_claim.h"
 #include "vem/core/error.h"
 #include "vem/core/gpu_availability.h"
 #include "vem/fdtd/fdtd_engine.h"
@@ -1534,7 +1535,7 @@ class FdtdEngineCuda final : public FdtdEngine {
  public:
   FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning);
   ~FdtdEngineCuda() override {
-    // (the constant-memory tables: given back by claims_, below)
+    // (the constant-memory tables: given back by their claims, members)
     // Not checked: destructors must not throw, and a failed release leaves nothing to do.
     side_.release();
     shell_side_.release();
@@ -1622,20 +1623,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   // fn(component 0-5, layout offset, value, hard) for each active component.
   template <class Fn> void for_each_point_update(bool electric, int step, Fn&& fn) const;
 
-  // The constant-memory tables this engine may claim (g_constant_table_owner, onepass's), given
-  // back when claims_ is destroyed: with the engine, and also when the constructor throws after a
-  // claim (a refused option; members are destroyed then, the engine's destructor does not run).
-  // Before session 31 the claims were given back by the destructor only, so an engine refused
-  // after its claim kept the table from every later engine of the process.
-  struct ConstantTableClaims {
-    const void* owner = nullptr;
-    ~ConstantTableClaims() {
-      if (!owner) return;
-      const void* self = owner;
-      g_constant_table_owner.compare_exchange_strong(self, nullptr);
-      onepass::release_constant_table(owner);
-    }
-  } claims_;
+  // The constant-memory tables this engine may hold (g_constant_table_owner's, onepass's), given
+  // back also when the constructor throws after the claim (core/exclusive_claim.h).
+  ExclusiveClaim table_claim_, onepass_claim_;
   int device_;
   std::string device_name_;
   dim3 block_;
@@ -1888,7 +1878,6 @@ class FdtdEngineCuda final : public FdtdEngine {
 
 FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineTuning& tuning)
     : FdtdEngine(op), device_(device) {
-  claims_.owner = this;
   int count = 0;
   VEM_CUDA_CHECK(cudaGetDeviceCount(&count));
   if (device < 0 || device >= count)
@@ -1939,8 +1928,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
            kConstantTableCapacity, " entries)");
     constant_table_ = tuning.table == TP::constant || (tuning.table == TP::automatic && fits);
     if (constant_table_) {
-      const void* none = nullptr;
-      if (!g_constant_table_owner.compare_exchange_strong(none, this)) {
+      if (!table_claim_.take(g_constant_table_owner, this)) {
         if (tuning.table == TP::constant)
           fail("the constant-memory material table is in use by another live CUDA engine; use "
                "TablePlacement::automatic or global for concurrent engines");
@@ -2771,7 +2759,7 @@ void FdtdEngineCuda::set_onepass_coefs(const EngineTuning& tuning) {
   const FdtdOperator& op = op_;
   if (use_table_) {
     const CoefficientTable ct = coefficient_table_for(op, tuning.coefficients, true);
-    const bool constant = constant_table_ && onepass::acquire_constant_table(this, ct.table, ct.entries);
+    const bool constant = constant_table_ && onepass::acquire_constant_table(onepass_claim_, this, ct.table, ct.entries);
     onepass_coefs_.kind = constant ? onepass::CoefKind::constant_table : onepass::CoefKind::global_table;
     onepass_coefs_.index = index_.ptr;
     onepass_coefs_.table = table_.ptr;

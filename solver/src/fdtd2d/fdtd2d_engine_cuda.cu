@@ -43,6 +43,7 @@
 
 #include "core/cuda_check.h"
 #include "core/device_array.h"
+#include "core/exclusive_claim.h"
 #include "fdtd2d/fdtd2d_engine_cuda.h"
 #include "vem/core/error.h"
 #include "vem/fdtd2d/fdtd2d_engine.h"
@@ -701,10 +702,6 @@ int env_int(const char* name, int fallback) {
 class Fdtd2dEngineCuda final : public Fdtd2dEngine {
  public:
   Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const Fdtd2dTuning& tuning);
-  ~Fdtd2dEngineCuda() override {
-    const void* self = this;
-    g_table2d_owner.compare_exchange_strong(self, nullptr);
-  }
   std::string backend() const override { return "cuda:" + device_name_; }
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
@@ -742,6 +739,9 @@ class Fdtd2dEngineCuda final : public Fdtd2dEngine {
     VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...));
   }
 
+  // The constant-memory table (g_table2d_owner's), given back also when the constructor throws
+  // after the claim (core/exclusive_claim.h).
+  ExclusiveClaim table_claim_;
   int device_;
   std::string device_name_;
   bool te_ = false;
@@ -883,8 +883,7 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
   }
   if (coef_kind_ == CoefKind::const_table) {
     const std::size_t entries = table.size() / 6;
-    const void* none = nullptr;
-    if (entries > std::size_t(kTable2dCapacity) || !g_table2d_owner.compare_exchange_strong(none, this))
+    if (entries > std::size_t(kTable2dCapacity) || !table_claim_.take(g_table2d_owner, this))
       coef_kind_ = CoefKind::global_table;
     else
       VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table2d, table.data(), table.size() * sizeof(float)));
@@ -893,8 +892,7 @@ Fdtd2dEngineCuda::Fdtd2dEngineCuda(const Fdtd2dOperator& op, int device, const F
     // A forced table reads the index even for one material (for measurements).
     index = op.index_array();
     table = op.coefficient_table();
-    const void* none = nullptr;
-    coef_kind_ = table.size() / 6 <= std::size_t(kTable2dCapacity) && g_table2d_owner.compare_exchange_strong(none, this)
+    coef_kind_ = table.size() / 6 <= std::size_t(kTable2dCapacity) && table_claim_.take(g_table2d_owner, this)
                      ? CoefKind::const_table : CoefKind::global_table;
     if (coef_kind_ == CoefKind::const_table)
       VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_table2d, table.data(), table.size() * sizeof(float)));

@@ -1560,17 +1560,10 @@ bool hoistable(const CpmlSet& cs) {
   return true;
 }
 
-bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries) {
-  if (entries > std::size_t(kConstantTableCapacity)) return false;
-  const void* none = nullptr;
-  if (!g_owner.compare_exchange_strong(none, owner) && none != owner) return false;
+bool acquire_constant_table(ExclusiveClaim& claim, const void* owner, const float* host_table, std::size_t entries) {
+  if (entries > std::size_t(kConstantTableCapacity) || !claim.take(g_owner, owner)) return false;
   VEM_CUDA_CHECK(cudaMemcpyToSymbol(c_onepass_table, host_table, entries * 12 * sizeof(float)));
   return true;
-}
-
-void release_constant_table(const void* owner) {
-  const void* self = owner;
-  g_owner.compare_exchange_strong(self, nullptr);
 }
 
 void launch_bulk(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6], float* const next[6],

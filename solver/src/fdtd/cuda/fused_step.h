@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/exclusive_claim.h"
 #include "vem/fdtd/fdtd_operator.h"
 
 namespace vem::onepass {
@@ -92,9 +93,9 @@ Grid grid_for(const FdtdOperator& op);
 std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded);
 
 // The constant-memory table of this translation unit (one per process, as the engine's own):
-// true when `owner` got it and `entries` x 12 floats were uploaded.
-bool acquire_constant_table(const void* owner, const float* host_table, std::size_t entries);
-void release_constant_table(const void* owner);
+// true when `owner` got it through `claim` (its member, which gives it back) and `entries` x 12
+// floats were uploaded.
+bool acquire_constant_table(ExclusiveClaim& claim, const void* owner, const float* host_table, std::size_t entries);
 
 // H^{n+1/2} and E^{n+1} of every sample from cur (E^n, H^{n-1/2}) into next: blocks of 32 x tile_y
 // columns (tile_y 4, 8 or 16) marching over z_chunk planes, with the CPML corrections of the slabs
