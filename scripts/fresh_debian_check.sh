@@ -96,8 +96,9 @@ say "cloned $SHA into /root/voxelem (CUDA: $([ "$CUDA" = 1 ] && echo bind-mounte
 in_root() { chroot "$ROOT" /usr/bin/env -i HOME=/root TERM=dumb PATH=/usr/sbin:/usr/bin:/sbin:/bin \
   LANG=C.UTF-8 bash -c "cd /root/voxelem && $1"; }
 # The demo and the tests run in a network namespace of their own: a chroot shares the host's
-# abstract X11 sockets, so an Xvfb on this machine with the same display number (xvfb-run -a picks
-# :99 in both) would steal the root's connection. Nothing after the set-up needs the network, but
+# abstract X11 sockets, so an Xvfb on this machine with the same display number would steal the
+# root's connection where a display number is chosen by lock files, as xvfb-run -a does (the tests
+# and the demo use scripts/with_xvfb.sh, which avoids that too). Nothing after the set-up needs the network, but
 # the namespace's loopback interface is brought up: with no interface at all Open MPI's compiler
 # wrapper fails (opal_ifinit) and CMake's FindMPI, which ParaView's config calls, stops.
 ISOLATE=0

@@ -9,7 +9,7 @@ and asks dpkg who owns each file.
 Files checked (each is "needed as" one of these kinds):
   - CMake package config: every *_DIR entry of CMakeCache.txt naming a directory with a package
     config in it (<Name>Config.cmake / <name>-config.cmake: what find_package read),
-  - program: the project's own find_program / find_path results (VEM_PVPYTHON, VEM_XVFB_RUN,
+  - program: the project's own find_program / find_path results (VEM_PVPYTHON, VEM_XVFB,
     VEM_PARAVIEW_GUI, ...), the compilers, ar, ld, ninja and the cmake / ctest of the cache,
   - header: every header of every object in ninja's dependency log (ninja -t deps),
   - build tool / build input: the programs and files named by absolute path on the build commands

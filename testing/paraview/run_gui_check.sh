@@ -1,6 +1,7 @@
 #!/bin/bash
-# GUI check: starts the ParaView GUI (needs an X display; ctest runs this under xvfb-run) with the
-# plugin's folder in PV_PLUGIN_PATH, runs gui_check.py inside it, and reports its checks.
+# GUI check: starts the ParaView GUI (needs an X display; ctest runs this under
+# scripts/with_xvfb.sh) with the plugin's folder in PV_PLUGIN_PATH, runs gui_check.py inside it,
+# and reports its checks.
 #   run_gui_check.sh <paraview> <VoxelEMPlugin.so> <gui_check.py> <out dir>
 set -u
 paraview_exe=$1 plugin=$2 script=$3 out=$4

@@ -1,7 +1,7 @@
 #!/bin/bash
-# GUI live check (issue 14): the ParaView GUI (under the X display ctest's xvfb-run provides)
-# loads examples/fdtd2d_live.pvsm through gui_live_check.py; the live-source timer advances the
-# run; two screen dumps (xwd) some seconds apart must differ where the wave moved (compare_live_shots.py).
+# GUI live check (issue 14): the ParaView GUI (under the X display that ctest's
+# scripts/with_xvfb.sh provides) loads examples/fdtd2d_live.pvsm through gui_live_check.py; the
+# live-source timer advances the run; two screen dumps (xwd) some seconds apart must differ where the wave moved (compare_live_shots.py).
 #   run_gui_live_check.sh <paraview> <pvpython> <VoxelEMPlugin.so> <state.pvsm> <out dir> [copy-to-dir]
 set -u
 paraview_exe=$1 pvpython_exe=$2 plugin=$3 state=$4 out=$5 copy_to=${6:-}
