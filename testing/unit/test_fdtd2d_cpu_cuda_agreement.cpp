@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "test_support.h"
+#include "vem/core/error.h"
 #include "vem/fdtd2d/extensions/dft_monitor2d.h"
 #include "vem/fdtd2d/extensions/tfsf2d.h"
 #include "vem/fdtd2d/fdtd2d_engine.h"
@@ -186,6 +187,38 @@ TEST(Fdtd2dCpuCudaAgreementTuning, CoefficientArraysUnpacked) {
   t.block_x = 64;
   t.block_y = 2;
   expect_agree(run(op, Backend::cuda, 400, t), run(op, Backend::cpu, 400), op, 1e-5, "te_arrays_unpacked");
+}
+
+// The constant-memory table is one per process: the first live CUDA engine of an indexed model
+// reads it, a second one beside it the global table. An engine refused in its constructor after
+// its claim (here by a bad VEM_FDTD2D_BLOCKED_TABLE, checked after the claim) gives it back, so the
+// next engine reads the constant table again. Until session 31 only the destructor gave it back,
+// and it does not run when the constructor throws (core/exclusive_claim.h).
+TEST(Fdtd2dCpuCudaAgreementTable, ARefusedEngineGivesTheConstantTableBack) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  Fdtd2dOperator op(make_setup(Polarization2D::tm, MaterialMode::indexed, Bc::cpml_pec_pmc, 7));
+  {
+    auto first = make_fdtd2d_engine(op, Backend::cuda);
+    auto second = make_fdtd2d_engine(op, Backend::cuda);
+    EXPECT_EQ(first->coefficient_storage(), "constant table");
+    EXPECT_EQ(second->coefficient_storage(), "global table");
+  }
+  struct Unset {
+    ~Unset() { unsetenv("VEM_FDTD2D_BLOCKED_TABLE"); }
+  } unset;
+  setenv("VEM_FDTD2D_BLOCKED_TABLE", "no such place", 1);
+  try {
+    make_fdtd2d_engine(op, Backend::cuda);
+    ADD_FAILURE() << "an engine with VEM_FDTD2D_BLOCKED_TABLE = 'no such place' was not refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("VEM_FDTD2D_BLOCKED_TABLE"), std::string::npos) << e.what();
+  }
+  unsetenv("VEM_FDTD2D_BLOCKED_TABLE");
+  auto next = make_fdtd2d_engine(op, Backend::cuda);
+  EXPECT_EQ(next->coefficient_storage(), "constant table");
+  EXPECT_EQ(next->run(2), 2);
+  // The CPU engine says where it reads its coefficients too.
+  EXPECT_EQ(make_fdtd2d_engine(op, Backend::cpu)->coefficient_storage(), "table");
 }
 
 // Temporally blocked vs plain CUDA kernels: bit for bit (vacuum and indexed, TM and TE, PEC edges,

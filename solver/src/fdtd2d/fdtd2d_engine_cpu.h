@@ -17,6 +17,9 @@ class Fdtd2dEngineCpu final : public Fdtd2dEngine {
   std::vector<float> field(Component c) const override;
   void set_field(Component c, const std::vector<float>& values) override;
   float* raw_field(Component c) override { return f_[slot_of(c)].data(); }
+  std::string coefficient_storage() const override {
+    return op_.material_mode() == MaterialMode::indexed ? "table" : "arrays";
+  }
 
  protected:
   void do_steps(int n) override;

@@ -707,6 +707,15 @@ class Fdtd2dEngineCuda final : public Fdtd2dEngine {
   void set_field(Component c, const std::vector<float>& values) override;
   float* raw_field(Component c) override { return fields_[slot_of(c)].ptr; }
   bool fields_on_device() const override { return true; }
+  std::string coefficient_storage() const override {
+    switch (coef_kind_) {
+      case CoefKind::uniform: return "uniform";
+      case CoefKind::const_table: return "constant table";
+      case CoefKind::global_table: return "global table";
+      case CoefKind::arrays: break;
+    }
+    return "arrays";
+  }
 
  protected:
   void do_steps(int n) override;

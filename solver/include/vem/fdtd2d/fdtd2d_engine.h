@@ -62,6 +62,11 @@ class Fdtd2dEngine {
   void remove_extension(Fdtd2dExtension* ext);
   virtual float* raw_field(Component c) = 0;  // layout array (host or device memory)
   virtual bool fields_on_device() const { return false; }
+  // Where the cell updates read their coefficients: "table" or "arrays" (CPU; the operator's
+  // material index and table, or its per-cell arrays); "uniform", "constant table" (the
+  // __constant__ table: one live CUDA engine of the process at a time), "global table" or
+  // "arrays" (CUDA).
+  virtual std::string coefficient_storage() const = 0;
 
   double field_energy() const;  // J per metre along z
 
