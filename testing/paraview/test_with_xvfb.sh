@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# scripts/with_xvfb.sh, the X server of the rendering tests and the demo:
+#  1. an X client (xwd) reaches its server, with its private cookie;
+#  2. the command's exit status comes back (3);
+#  3. the server is gone afterwards (its socket file removed, its number free again);
+#  4. the clash that failed stop 44's CI: another server holds display N's abstract socket but its
+#     lock file and socket file are not in this /tmp (as for a server of another container or
+#     chroot in the same network namespace). xvfb-run -a would pick N and reach that server;
+#     with_xvfb.sh must pick another number and reach its own.
+#   test_with_xvfb.sh <with_xvfb.sh>
+set -u
+wrapper=$1
+for tool in Xvfb xauth mcookie xwd; do
+  command -v "$tool" > /dev/null || { echo "SKIP: $tool not found"; exit 77; }
+done
+fails=0
+check() {  # what, condition status
+  if [ "$2" = 0 ]; then echo "PASS $1"; else echo "FAIL $1"; fails=$((fails + 1)); fi
+}
+
+# 1
+out=$("$wrapper" sh -c 'xwd -root -silent | wc -c; echo "$DISPLAY"' 2>&1)
+bytes=$(echo "$out" | head -1)
+display=$(echo "$out" | tail -1)
+[ "${bytes:-0}" -gt 100000 ] 2> /dev/null
+check "an X client reaches the server ($bytes bytes of screen dump on $display)" $?
+
+# 2
+"$wrapper" sh -c 'exit 3'
+[ $? = 3 ]
+check "the command's exit status comes back" $?
+
+# 3
+n=${display#:}
+[ -n "$n" ] && [ ! -e "/tmp/.X11-unix/X$n" ]
+check "the server is stopped afterwards (no /tmp/.X11-unix/X$n)" $?
+
+# 4: a foreign server on the first free number, its lock and socket files moved out of sight.
+tmp=$(mktemp -d)
+foreign=
+restore() {
+  if [ -n "$foreign" ]; then kill "$foreign" 2> /dev/null; wait "$foreign" 2> /dev/null; fi
+  rm -rf "$tmp"
+}
+trap restore EXIT
+touch "$tmp/auth"
+echo "ffff 0000  0000  0012 4d49542d4d414749432d434f4f4b49452d31 0010 $(mcookie)" | xauth -q -f "$tmp/auth" nmerge -
+mkfifo "$tmp/fd"
+Xvfb -displayfd 3 -nolisten tcp -auth "$tmp/auth" 3> "$tmp/fd" > "$tmp/foreign.log" 2>&1 &
+foreign=$!
+read -r -t 30 fn < "$tmp/fd" || fn=
+if ! [[ "$fn" =~ ^[0-9]+$ ]]; then
+  check "the foreign server started" 1
+else
+  mv "/tmp/.X11-unix/X$fn" "$tmp/socket" 2> /dev/null
+  mv "/tmp/.X$fn-lock" "$tmp/lock" 2> /dev/null
+  out=$("$wrapper" sh -c 'xwd -root -silent | wc -c; echo "$DISPLAY"' 2>&1)
+  bytes=$(echo "$out" | head -1)
+  got=$(echo "$out" | tail -1)
+  [ "$got" != ":$fn" ] && [ "${bytes:-0}" -gt 100000 ] 2> /dev/null
+  check "beside a foreign server on :$fn (its files hidden) it took $got and reached it ($bytes bytes)" $?
+fi
+[ $fails = 0 ]
