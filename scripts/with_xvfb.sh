@@ -69,8 +69,9 @@ if [ $status != 0 ]; then
   if kill -0 "$server" 2> /dev/null; then
     echo "with_xvfb: the command failed ($status); the X server on :$number still runs" >&2
   else
-    wait "$server" 2> /dev/null
-    echo "with_xvfb: the command failed ($status); the X server on :$number had exited ($?); its log:" >&2
+    code=0
+    wait "$server" 2> /dev/null || code=$?
+    echo "with_xvfb: the command failed ($status); the X server on :$number had exited ($code); its log:" >&2
     server=
   fi
   cat "$dir/Xvfb.log" >&2
