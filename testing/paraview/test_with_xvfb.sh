@@ -14,7 +14,7 @@
 #   test_with_xvfb.sh <with_xvfb.sh>
 set -u
 wrapper=$1
-for tool in Xvfb xauth mcookie xwd; do
+for tool in Xvfb xauth xwd; do
   command -v "$tool" > /dev/null || { echo "SKIP: $tool not found"; exit 77; }
 done
 fails=0
@@ -39,31 +39,20 @@ n=${display#:}
 [ -n "$n" ] && [ ! -e "/tmp/.X11-unix/X$n" ]
 check "the server is stopped afterwards (no /tmp/.X11-unix/X$n)" $?
 
-# 4: a foreign server on the first free number, its lock and socket files moved out of sight.
-tmp=$(mktemp -d)
-foreign=
-restore() {
-  if [ -n "$foreign" ]; then kill "$foreign" 2> /dev/null; wait "$foreign" 2> /dev/null; fi
-  rm -rf "$tmp"
-}
-trap restore EXIT
-touch "$tmp/auth"
-echo "ffff 0000  0000  0012 4d49542d4d414749432d434f4f4b49452d31 0010 $(mcookie)" | xauth -q -f "$tmp/auth" nmerge -
-mkfifo "$tmp/fd"
-Xvfb -displayfd 3 -nolisten tcp -auth "$tmp/auth" 3> "$tmp/fd" > "$tmp/foreign.log" 2>&1 &
-foreign=$!
-read -r -t 30 fn < "$tmp/fd" || fn=
-if ! [[ "$fn" =~ ^[0-9]+$ ]]; then
-  check "the foreign server started" 1
-else
-  mv "/tmp/.X11-unix/X$fn" "$tmp/socket" 2> /dev/null
-  mv "/tmp/.X$fn-lock" "$tmp/lock" 2> /dev/null
-  out=$("$wrapper" sh -c 'xwd -root -silent | wc -c; echo "$DISPLAY"' 2>&1)
-  bytes=$(echo "$out" | head -1)
-  got=$(echo "$out" | tail -1)
-  [ "$got" != ":$fn" ] && [ "${bytes:-0}" -gt 100000 ] 2> /dev/null
-  check "beside a foreign server on :$fn (its files hidden) it took $got and reached it ($bytes bytes)" $?
-fi
+# 4: a foreign server (an outer with_xvfb.sh) on the first free number, its socket and lock files
+# (if any) moved out of sight, and an inner with_xvfb.sh beside it.
+hidden=$(mktemp -d)
+out=$("$wrapper" sh -c '
+  fn=${DISPLAY#:}
+  mv "/tmp/.X11-unix/X$fn" "/tmp/.X$fn-lock" "$1/" 2> /dev/null
+  echo "$fn"
+  "$2" sh -c "xwd -root -silent | wc -c; echo \$DISPLAY"' sh "$hidden" "$wrapper" 2>&1)
+rm -rf "$hidden"
+fn=$(echo "$out" | head -1)
+bytes=$(echo "$out" | sed -n 2p)
+got=$(echo "$out" | tail -1)
+[[ "$fn" =~ ^[0-9]+$ ]] && [ "$got" != ":$fn" ] && [ "${bytes:-0}" -gt 100000 ] 2> /dev/null
+check "beside a foreign server on :$fn (its files hidden) it took $got and reached it ($bytes bytes)" $?
 
 # 5
 out=$("$wrapper" --screen 64x64x24 sh -c 'f=0; for i in $(seq 100); do xwd -root -silent > /dev/null || f=$((f + 1)); done; echo $f' 2> /dev/null)
