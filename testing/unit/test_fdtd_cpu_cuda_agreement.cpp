@@ -890,7 +890,9 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassByDefaultFromTwoMillionCells) {
 
 // The persistent kernel's two ways of walking a sample (EngineTuning::PersistentSamples): hoisted
 // (every load first, the slabs' psi included) and chained (each slab's loads after the bulk
-// update). Both must give the two-pass fields and probes bit for bit.
+// update), and the hoisted samples' two ways of dealing them out (the sample plan, with the plain
+// samples' tests known at compile time, or the grid-stride walk). All must give the two-pass
+// fields and probes bit for bit.
 TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   using PS = EngineTuning::PersistentSamples;
@@ -904,26 +906,37 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
     const int n = steps(300);
     auto ref = make_engine(op, Backend::cuda, 0, nullptr, two);
     ASSERT_EQ(ref->run(n), n);
-    // (the third: hoisted with the material table read from the constant bank, VEM_SHARED_TABLE=0,
-    // instead of the default copy in shared memory; the same as the first with coefficient arrays;
-    // the fourth: hoisted with 64-bit offsets, VEM_PERSISTENT_OFFSETS=64, the path of the largest
-    // grids)
-    for (int variant = 0; variant < 4; ++variant) {
+    // (the first: hoisted, its samples from the sample plan, the default; the third: the same
+    // with the material table read from the constant bank, VEM_SHARED_TABLE=0, instead of the
+    // default copy in shared memory; the same as the first with coefficient arrays; the fourth:
+    // hoisted with 64-bit offsets, VEM_PERSISTENT_OFFSETS=64, the path of the largest grids, which
+    // walks the samples; the fifth: hoisted with 32-bit offsets walking the samples,
+    // VEM_PERSISTENT_PLAN=walk; the sixth: the plan with every task weighing the same,
+    // VEM_PERSISTENT_PLAN_WEIGHT=1)
+    for (int variant = 0; variant < 6; ++variant) {
       const PS ps = variant == 1 ? PS::chained : PS::hoisted;
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
       t.persistent_samples = ps;
       if (variant == 2) setenv("VEM_SHARED_TABLE", "0", 1);
       if (variant == 3) setenv("VEM_PERSISTENT_OFFSETS", "64", 1);
+      if (variant == 4) setenv("VEM_PERSISTENT_PLAN", "walk", 1);
+      if (variant == 5) setenv("VEM_PERSISTENT_PLAN_WEIGHT", "1", 1);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       unsetenv("VEM_SHARED_TABLE");
       unsetenv("VEM_PERSISTENT_OFFSETS");
+      unsetenv("VEM_PERSISTENT_PLAN");
+      unsetenv("VEM_PERSISTENT_PLAN_WEIGHT");
       ASSERT_EQ(eng->run(n), n);
-      const std::string name = std::string(m.name) + (variant == 0   ? ", hoisted"
+      const std::string name = std::string(m.name) + (variant == 0   ? ", hoisted, plan"
                                                       : variant == 1 ? ", chained"
-                                                      : variant == 2 ? ", hoisted, constant-bank table"
-                                                                     : ", hoisted, 64-bit offsets");
+                                                      : variant == 2 ? ", hoisted, plan, constant-bank table"
+                                                      : variant == 3 ? ", hoisted, 64-bit offsets"
+                                                      : variant == 4 ? ", hoisted, walk"
+                                                                     : ", hoisted, plan, weight 1");
       EXPECT_EQ(eng->persistent_steps(), n) << name;
+      const bool planned = variant == 0 || variant == 2 || variant == 5;
+      EXPECT_EQ(eng->persistent_planned_steps(), planned ? n : 0) << name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));
         const auto [differ, norm] = count_differences(fa, fb);

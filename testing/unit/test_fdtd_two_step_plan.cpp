@@ -16,8 +16,15 @@
 //    one-axis class.
 // The GPU agreement test (test_fdtd_cpu_cuda_agreement.cpp, TwoStepsPerPassMatchOnePass) runs the
 // plans' kernels; this one shows the plan is whole on its own, for grids other than the tests'.
+// Also the persistent kernel's sample plan (plan_persistent; its kernel in the agreement test's
+// PersistentHoistedAndChainedSamplesMatchTwoPass): every sample dealt out once, a warp's samples of
+// a round all plain or all not, plain meaning what the kernel assumes of it, and the warps' loads
+// within one task of the mean.
 #include <algorithm>
 #include <array>
+#include <cstdint>
+#include <iostream>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -256,5 +263,98 @@ TEST(TwoStepPlan, ShellListsWithoutAKernelAreRefused) {
   EXPECT_NO_THROW(onepass::check_shell_lists(classes));
   classes.count[1][3] = 2;  // a z-face class in the x faces' shape
   expect_refused(classes, "a tile in shape 1, class 3 with a launch a class");
+#endif
+}
+
+// The persistent kernel's sample plan (fused_step.h, plan_persistent) on 64^3 (the thread count of
+// four 256-thread blocks on 132 multiprocessors, as on an H100 or H200), on a flat grid and on a
+// grid whose every sample is plain but for its faces, with the two task weights the engine and
+// its test use:
+//  - every sample (i, j, k), 0 <= i <= nx etc., is in the plan exactly once, with its coordinates
+//    packed as the kernel unpacks them;
+//  - a sample is marked plain exactly when the kernel's tests would all pass without it: inside
+//    every update range (H_x and H_y below plane nz) and in no slab box of either set (checked
+//    against the boxes, not the inner box the plan uses);
+//  - each warp's 32 lanes of a round hold plain samples only, or other samples only (or none);
+//  - the most loaded warp carries at most the mean load plus one task of the heavier kind
+//    (longest task first to the least loaded warp);
+//  - a grid with more than 1024 samples along an axis gets no plan.
+TEST(PersistentPlan, DealsEverySampleOnceInWarpsOfOneKind) {
+#if !VEM_WITH_CUDA
+  GTEST_SKIP() << "built without CUDA: the sample plan belongs to the CUDA engine";
+#else
+  struct Case { std::array<int, 3> dims; int cpml; long long threads; };
+  for (const Case c : {Case{{64, 64, 64}, 10, 4LL * 132 * 256}, Case{{90, 40, 12}, 3, 1024}, Case{{20, 24, 28}, 0, 2048}}) {
+    FdtdSetup setup = plan_setup(c.dims[0], c.dims[1], c.dims[2]);
+    if (c.cpml == 0)
+      setup.boundaries = BoundarySpec::all(BoundaryType::pec);
+    else
+      for (auto& b : setup.boundaries.cpml) b.thickness = c.cpml;
+    const FdtdOperator op(setup);
+    const onepass::Grid g = onepass::grid_for(op);
+    const onepass::CpmlSet ch = slab_set(op, false), ce = slab_set(op, true);
+    const int n[3] = {g.nx, g.ny, g.nz};
+    const std::size_t samples = std::size_t(n[0] + 1) * (n[1] + 1) * (n[2] + 1);
+    auto at = [&](int i, int j, int k) { return i + std::size_t(n[0] + 1) * (j + std::size_t(n[1] + 1) * k); };
+    auto in_range = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
+    auto plain = [&](int i, int j, int k) {
+      if (k >= n[2]) return false;
+      for (int q = 0; q < 6; ++q) {
+        if (!in_range(i, g.lo[q][0], g.hi[q][0]) || !in_range(j, g.lo[q][1], g.hi[q][1])) return false;
+        if (q < 3 && !in_range(k, g.lo[q][2], g.hi[q][2])) return false;
+      }
+      const int p[3] = {i, j, k};
+      for (const onepass::CpmlSet* cs : {&ch, &ce})
+        for (int s = 0; s < cs->count; ++s)
+          if (box_meets(cs->s[s], p, p)) return false;
+      return true;
+    };
+    for (const int weight : {4, 1}) {
+      const std::string label = std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
+                                ", CPML " + std::to_string(c.cpml) + ", weight " + std::to_string(weight);
+      onepass::PersistentPlan plan;
+      ASSERT_TRUE(onepass::plan_persistent(g, ch, ce, c.threads, weight, plan)) << label;
+      ASSERT_EQ(plan.threads, c.threads) << label;
+      ASSERT_EQ(plan.samples.size(), std::size_t(plan.rounds) * std::size_t(c.threads)) << label;
+      std::vector<int> seen(samples, 0);
+      std::size_t wrong_mark = 0, mixed_warps = 0, plain_count = 0;
+      const long long warps = c.threads / 32;
+      std::vector<long long> load(static_cast<std::size_t>(warps), 0);
+      for (int r = 0; r < plan.rounds; ++r)
+        for (long long w = 0; w < warps; ++w) {
+          int kinds = 0;  // bit 0: other samples, bit 1: plain ones
+          for (int l = 0; l < 32; ++l) {
+            const std::uint32_t v = plan.samples[std::size_t(r) * std::size_t(c.threads) + std::size_t(w) * 32 + std::size_t(l)];
+            if (v == onepass::kPlanNone) continue;
+            const int i = int(v & onepass::kPlanMask), j = int((v >> onepass::kPlanBits) & onepass::kPlanMask),
+                      k = int((v >> (2 * onepass::kPlanBits)) & onepass::kPlanMask);
+            ASSERT_TRUE(i <= n[0] && j <= n[1] && k <= n[2]) << label << ": packed sample " << v;
+            ++seen[at(i, j, k)];
+            const bool marked = (v & onepass::kPlanPlain) != 0;
+            wrong_mark += marked != plain(i, j, k);
+            plain_count += marked;
+            kinds |= marked ? 2 : 1;
+          }
+          mixed_warps += kinds == 3;
+          if (kinds) load[std::size_t(w)] += kinds == 2 ? 1 : weight;
+        }
+      std::size_t not_once = 0;
+      for (int v : seen) not_once += v != 1;
+      EXPECT_EQ(not_once, 0u) << label << ": samples not dealt out exactly once";
+      EXPECT_EQ(wrong_mark, 0u) << label << ": samples marked plain or not against the kernel's tests";
+      EXPECT_EQ(mixed_warps, 0u) << label << ": warp rounds mixing plain and other samples";
+      if (c.cpml > 0) EXPECT_GT(plain_count, samples / 10) << label;
+      const long long total = std::accumulate(load.begin(), load.end(), 0LL);
+      const long long most = *std::max_element(load.begin(), load.end());
+      EXPECT_LE(most, (total + warps - 1) / warps + weight) << label << ": the most loaded warp";
+      std::cout << label << ": " << plan.rounds << " rounds, " << plain_count << " of " << samples
+                << " samples plain, warp loads " << double(total) / double(warps) << " on average, " << most
+                << " at most\n";
+    }
+  }
+  onepass::PersistentPlan none;
+  const FdtdOperator wide(plan_setup(1100, 30, 30));
+  EXPECT_FALSE(onepass::plan_persistent(onepass::grid_for(wide), slab_set(wide, false), slab_set(wide, true), 4096, 4, none))
+      << "1101 samples along x do not pack into 10 bits";
 #endif
 }

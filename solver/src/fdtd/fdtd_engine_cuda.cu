@@ -1561,6 +1561,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   std::int64_t two_step_steps() const override { return two_step_steps_; }
   std::int64_t two_step_shell_steps() const override { return two_step_shell_steps_; }
   std::int64_t persistent_steps() const override { return persistent_steps_; }
+  std::int64_t persistent_planned_steps() const override { return persistent_planned_steps_; }
   int coefficient_arrays_stored() const override { return use_table_ ? 0 : coef_distinct_; }
   bool set_fused_e_source(const float* const s[3]) override {
     if (s && fused_.s[0]) return false;  // one fused source at a time; others run their own pass
@@ -1818,9 +1819,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   onepass::SourceSet persistent_src_{};
   bool persistent_hoisted_ = true;  // EngineTuning::PersistentSamples (setup_persistent)
   bool persistent_wide_ = false;    // VEM_PERSISTENT_OFFSETS=64 (setup_persistent)
+  // The sample plan (onepass::plan_persistent; setup_persistent): null view for the walk.
+  DeviceArray<std::uint32_t> persistent_plan_;
+  onepass::PlanView persistent_plan_view_;
   DeviceArray<float> persistent_values_;
   DeviceArray<float*> persistent_table_;
-  std::int64_t persistent_steps_ = 0;
+  std::int64_t persistent_steps_ = 0, persistent_planned_steps_ = 0;
   static constexpr int kPersistentLaunchSteps = 1024;
   // Automatic: persistent stepping below this many cells where the model allows it (measured,
   // testing/benchmarks/results/fdtd_small_grids_h100.md, one H100, same run, Mcells/s default
@@ -2801,6 +2805,26 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   // VEM_PERSISTENT_OFFSETS=64: the hoisted samples' offsets in 64 bits on any grid (a test switch:
   // the path of grids beyond 2^31 layout samples; fused_step.cu, offsets_fit_int).
   persistent_wide_ = env_is("VEM_PERSISTENT_OFFSETS", "64");
+  // The hoisted samples with 32-bit offsets take the sample plan (onepass::plan_persistent) unless
+  // VEM_PERSISTENT_PLAN=walk; VEM_PERSISTENT_PLAN_WEIGHT: a task of samples other than plain ones
+  // weighs that many plain ones (default 4; a measurement switch).
+  persistent_plan_view_ = onepass::PlanView{};
+  const char* pv = std::getenv("VEM_PERSISTENT_PLAN");
+  if (pv && *pv && std::string(pv) != "walk" && std::string(pv) != "plan")
+    fail("VEM_PERSISTENT_PLAN=", pv, ": expected walk or plan");
+  if (persistent_hoisted_ && !env_is("VEM_PERSISTENT_PLAN", "walk")) {
+    int weight = 4;
+    if (const char* w = std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"); w && *w) weight = std::atoi(w);
+    if (weight < 1) fail("VEM_PERSISTENT_PLAN_WEIGHT=", std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"), ": expected an integer >= 1");
+    const long long threads =
+        onepass::persistent_threads(onepass_grid_, onepass_coefs_, storage_, true, persistent_wide_, true, device_);
+    onepass::PersistentPlan plan;
+    if (threads > 0 && onepass::plan_persistent(onepass_grid_, persistent_cpml_h_, persistent_cpml_e_, threads, weight, plan)) {
+      persistent_plan_.allocate(plan.samples.size(), "persistent sample plan");
+      persistent_plan_.upload(plan.samples.data(), plan.samples.size());
+      persistent_plan_view_ = onepass::PlanView{persistent_plan_.ptr, plan.rounds, plan.threads};
+    }
+  }
   float* t[6];
   for (int c = 0; c < 6; ++c) t[c] = fields_[c].ptr;
   persistent_table_.allocate(6, "persistent probe table");
@@ -3510,8 +3534,9 @@ void FdtdEngineCuda::run_persistent(int n) {
     float* now[6];
     for (int c = 0; c < 6; ++c) now[c] = fields_[c].ptr;
     onepass::launch_persistent(onepass_grid_, onepass_coefs_, storage_, now, persistent_cpml_h_, persistent_cpml_e_, src, probes,
-                               m, persistent_hoisted_, persistent_wide_, device_, stream_);
+                               m, persistent_hoisted_, persistent_wide_, persistent_plan_view_, device_, stream_);
     persistent_steps_ += m;
+    if (persistent_plan_view_.samples) persistent_planned_steps_ += m;
     done += m;
   }
 }

@@ -116,6 +116,9 @@ class FdtdEngine {
   virtual std::int64_t two_step_shell_steps() const { return 0; }
   // Steps taken by the persistent kernel (CUDA engine, EngineTuning::Step::persistent); 0 for the others.
   virtual std::int64_t persistent_steps() const { return 0; }
+  // Of those, the steps whose samples the kernel took from its sample plan instead of the
+  // grid-stride walk (fused_step.h, plan_persistent).
+  virtual std::int64_t persistent_planned_steps() const { return 0; }
   // Coefficient arrays the engine holds in its own memory when it reads a coefficient-array model
   // as arrays (CUDA engine: of the 12, those equal bit for bit to another of the same kind are
   // stored once, e.g. 4 for an isotropic medium without edge averaging); 0 otherwise.

@@ -29,6 +29,8 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <functional>
+#include <queue>
 #include <type_traits>
 #include <utility>
 
@@ -1257,10 +1259,45 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
 // the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
 // asked of the compiler.
-template <bool HOIST, int MINB, class Off, class Coef, class T>
+// PLAN (hoisted samples only): the samples of each thread come from `plan` (plan_persistent,
+// [round][thread], packed coordinates) instead of the grid-stride walk; a plain sample (kPlanPlain:
+// every component in its update range, in no CPML slab of either set) takes the same expressions
+// with the range and slab tests known at compile time (h_plain / e_plain), and a warp's samples of
+// a round are all plain or all not (the plan makes them so).
+template <class Coef, class T, class Off>
+__device__ __forceinline__ void h_plain(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch, int i,
+                                        int j, int k, Off o) {
+  using LD = CoherentLoad;
+  const float psi[3][2] = {};
+  float ex, ey, ez, h[3];
+  h_update_hoisted<kHx | kHy | kHz, LD>(F, g, coef, ch, true, true, true, i, j, k, o, SlabHits{}, psi, true, ex, ey, ez, h);
+  st(F.f[3] + o, h[0]);
+  st(F.f[4] + o, h[1]);
+  st(F.f[5] + o, h[2]);
+}
+template <class Coef, class T, class Off>
+__device__ __forceinline__ void e_plain(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
+                                        int j, int k, Off o) {
+  using LD = CoherentLoad;
+  const T* __restrict__ Hx = F.f[3];
+  const T* __restrict__ Hy = F.f[4];
+  const T* __restrict__ Hz = F.f[5];
+  const float psi[3][2] = {};
+  const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
+  const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
+  const Off msz = -Off(g.sz), msy = -Off(g.sy), m1 = -1;
+  const float hx_m = LD::field(at(Hx, o, msz)), hy_m = LD::field(at(Hy, o, msz));
+  const float hz_jm = LD::field(at(Hz, o, msy)), hx_jm = LD::field(at(Hx, o, msy));
+  const float hz_im = LD::field(at(Hz, o, m1)), hy_im = LD::field(at(Hy, o, m1));
+  e_update_hoisted<T>(F, g, coef, ce, true, true, true, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm,
+                      hz_im, hy_im, SlabHits{}, psi);
+}
+
+template <bool HOIST, int MINB, class Off, bool PLAN, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
-                     int steps) {
+                     int steps, const unsigned* __restrict__ plan, int rounds) {
+  static_assert(!PLAN || HOIST, "the plan is walked with hoisted samples only");
   bind_table(coef);
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const Off samples = Off(g.nx + 1) * Off(g.ny + 1) * Off(g.nz + 1);
@@ -1268,43 +1305,74 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
   const Off first = Off(blockIdx.x) * Off(blockDim.x) + Off(threadIdx.x);
   using LD = CoherentLoad;
   const SampleWalk walk(g, stride);
-  int i0, j0, k0;
-  walk.split(first, i0, j0, k0);
+  int i0 = 0, j0 = 0, k0 = 0;
+  if (!PLAN) walk.split(first, i0, j0, k0);
+  // The E point sources of sample o at step s.
+  auto sources = [&](int s, Off o) {
+    for (int q = 0; q < src.count; ++q) {
+      if (src.offset[q] != o) continue;
+      T* f = (src.field[q] == 0 ? F.f[0] : (src.field[q] == 1 ? F.f[1] : F.f[2])) + o;
+      const float v = __ldg(src.value + (long long)s * src.count + q);
+      st(f, src.set[q] ? v : ld(f) + v);
+    }
+  };
   for (int s = 0; s < steps; ++s) {
-    int i = i0, j = j0, k = k0;
-    for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
-      const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
-      if (HOIST) {
-        h_hoisted(F, g, coef, ch, i, j, k, o);
-        continue;
+    if constexpr (PLAN) {
+      for (int r = 0; r < rounds; ++r) {
+        const unsigned c = __ldg(plan + (long long)r * (long long)stride + (long long)first);
+        if (c == kPlanNone) continue;
+        const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
+        const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
+        if (c & kPlanPlain)
+          h_plain(F, g, coef, ch, i, j, k, o);
+        else
+          h_hoisted(F, g, coef, ch, i, j, k, o);
       }
-      float hx, hy, hz, ex, ey, ez;
-      h_sample<kHx | kHy | kHz, LD, false, false>(F, g, coef, ch, 0u, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
-      st(F.f[3] + o, hx);
-      st(F.f[4] + o, hy);
-      st(F.f[5] + o, hz);
+    } else {
+      int i = i0, j = j0, k = k0;
+      for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
+        const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
+        if (HOIST) {
+          h_hoisted(F, g, coef, ch, i, j, k, o);
+          continue;
+        }
+        float hx, hy, hz, ex, ey, ez;
+        h_sample<kHx | kHy | kHz, LD, false, false>(F, g, coef, ch, 0u, true, i, j, k, o, hx, hy, hz, ex, ey, ez);
+        st(F.f[3] + o, hx);
+        st(F.f[4] + o, hy);
+        st(F.f[5] + o, hz);
+      }
     }
     grid.sync();
     if (blockIdx.x == 0) record_probes<T>(probes, s, false);
-    i = i0, j = j0, k = k0;
-    for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
-      const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
-      if (HOIST) {
-        e_hoisted(F, g, coef, ce, i, j, k, o);
-      } else {
-        const T* Hx = F.f[3];
-        const T* Hy = F.f[4];
-        const T* Hz = F.f[5];
-        e_sample<false, false>(F, g, coef, ce, 0u, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o),
-                               LD::field(F.f[2] + o), LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o),
-                               LD::field(Hx + o - g.sz), LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy),
-                               LD::field(Hx + o - g.sy), LD::field(Hz + o - 1), LD::field(Hy + o - 1));
+    if constexpr (PLAN) {
+      for (int r = 0; r < rounds; ++r) {
+        const unsigned c = __ldg(plan + (long long)r * (long long)stride + (long long)first);
+        if (c == kPlanNone) continue;
+        const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
+        const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
+        if (c & kPlanPlain)
+          e_plain(F, g, coef, ce, i, j, k, o);
+        else
+          e_hoisted(F, g, coef, ce, i, j, k, o);
+        sources(s, o);
       }
-      for (int q = 0; q < src.count; ++q) {
-        if (src.offset[q] != o) continue;
-        T* f = (src.field[q] == 0 ? F.f[0] : (src.field[q] == 1 ? F.f[1] : F.f[2])) + o;
-        const float v = __ldg(src.value + (long long)s * src.count + q);
-        st(f, src.set[q] ? v : ld(f) + v);
+    } else {
+      int i = i0, j = j0, k = k0;
+      for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
+        const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
+        if (HOIST) {
+          e_hoisted(F, g, coef, ce, i, j, k, o);
+        } else {
+          const T* Hx = F.f[3];
+          const T* Hy = F.f[4];
+          const T* Hz = F.f[5];
+          e_sample<false, false>(F, g, coef, ce, 0u, i, j, k, o, LD::field(F.f[0] + o), LD::field(F.f[1] + o),
+                                 LD::field(F.f[2] + o), LD::field(Hx + o), LD::field(Hy + o), LD::field(Hz + o),
+                                 LD::field(Hx + o - g.sz), LD::field(Hy + o - g.sz), LD::field(Hz + o - g.sy),
+                                 LD::field(Hx + o - g.sy), LD::field(Hz + o - 1), LD::field(Hy + o - 1));
+        }
+        sources(s, o);
       }
     }
     grid.sync();
@@ -1428,11 +1496,47 @@ bool offsets_fit_int(const Grid& g) {
   return last < (long long)INT_MAX;
 }
 
+// The hoisted samples with 32-bit offsets where the arrays allow (offsets_fit_int, measured
+// there; the walk's sample counter passes the sample count by at most one stride, far less than
+// 2^24 threads); the chained ones keep 64 bits. The plan: 32-bit offsets only (plan_persistent).
+bool persistent_narrow(const Grid& g, bool wide_offsets) {
+  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+  return !wide_offsets && offsets_fit_int(g) && samples + (1LL << 24) < (long long)INT_MAX;
+}
+
+// The persistent kernel a launch takes: hoisted or chained samples, 32- or 64-bit offsets, the
+// plan or the walk (persistent_launch below).
+template <class Coef, class T>
+using PersistentKernel = void (*)(Fields<T>, Grid, Coef, CpmlSet, CpmlSet, SourceSet, ProbeSet, int, const unsigned*, int);
+template <class Coef, class T>
+PersistentKernel<Coef, T> persistent_kernel(const Grid& g, bool hoisted, bool wide_offsets, bool plan) {
+  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+  const bool narrow = persistent_narrow(g, wide_offsets);
+  if (hoisted && plan && narrow) return persistent_steps<true, 4, int, true, Coef, T>;
+  if (plan) fail("persistent stepping: the sample plan needs the hoisted samples with 32-bit offsets");
+  if (hoisted) return narrow ? persistent_steps<true, 4, int, false, Coef, T> : persistent_steps<true, 4, long long, false, Coef, T>;
+  return samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, false, Coef, T>
+                                             : persistent_steps<false, 5, long long, false, Coef, T>;
+}
+
+// The blocks of a persistent launch: as many as are resident on the device, at most one per 256
+// samples.
+template <class Coef, class T>
+long long persistent_blocks(PersistentKernel<Coef, T> kernel, const Grid& g, const Coef& coef, int device) {
+  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+  int per_sm = 0, sms = 0, coop = 0;
+  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, table_bytes(coef)));
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
+  if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
+  if (per_sm < 1) fail("persistent stepping: no block of ", kPersistentThreads, " threads fits on a multiprocessor");
+  return std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
+}
+
 template <class Coef, class T>
 void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlSet& ch, const CpmlSet& ce,
                        const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted, bool wide_offsets,
-                       int device, cudaStream_t stream) {
-  const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
+                       const PlanView& plan, int device, cudaStream_t stream) {
   // The chained samples' resident blocks, measured (fdtd_small_grids_h100.md, one H100, same run,
   // Mcells/s at 4 / 5 blocks): 64^3 11,250 / 10,349, 96^3 13,561 / 13,109, 128^3 14,326 / 15,241,
   // 160 x 160 x 93 15,422 / 15,316, 192^3 18,051 / 18,268. 4 blocks: 62 registers; 5: 48 (a few
@@ -1447,20 +1551,12 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   if (hoisted && !(hoistable(ch) && hoistable(ce)))
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
-  // The hoisted samples with 32-bit offsets where the arrays allow (offsets_fit_int, measured
-  // there; the walk's sample counter passes `samples` by at most one stride, far less than 2^24
-  // threads); the chained ones keep 64 bits.
-  const bool narrow = !wide_offsets && offsets_fit_int(g) && samples + (1LL << 24) < (long long)INT_MAX;
-  auto kernel = hoisted ? (narrow ? persistent_steps<true, 4, int, Coef, T> : persistent_steps<true, 4, long long, Coef, T>)
-                        : (samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, Coef, T>
-                                                               : persistent_steps<false, 5, long long, Coef, T>);
-  int per_sm = 0, sms = 0, coop = 0;
-  VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kPersistentThreads, table_bytes(coef)));
-  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, device));
-  if (!coop) fail("persistent stepping: device ", device, " cannot launch cooperative kernels");
-  if (per_sm < 1) fail("persistent stepping: no block of ", kPersistentThreads, " threads fits on a multiprocessor");
-  const long long blocks = std::min<long long>((long long)per_sm * sms, (samples + kPersistentThreads - 1) / kPersistentThreads);
+  const bool planned = plan.samples != nullptr;
+  auto kernel = persistent_kernel<Coef, T>(g, hoisted, wide_offsets, planned);
+  const long long blocks = persistent_blocks(kernel, g, coef, device);
+  if (planned && blocks * kPersistentThreads != plan.threads)
+    fail("persistent stepping: the sample plan is for ", plan.threads, " threads, the launch has ",
+         blocks * kPersistentThreads);
   cudaLaunchConfig_t cfg = {};
   cfg.stream = stream;
   cfg.gridDim = dim3(unsigned(blocks));
@@ -1471,7 +1567,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps));
+  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps, plan.samples, plan.rounds));
   VEM_CUDA_CHECK_LAUNCH("persistent_steps");
 }
 
@@ -1690,7 +1786,7 @@ std::vector<Box> recompute_boxes(const FdtdOperator& op, bool cpml_h_folded) {
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
-                       bool wide_offsets, int device, cudaStream_t stream) {
+                       bool wide_offsets, const PlanView& plan, int device, cudaStream_t stream) {
   if (src.count < 0 || src.count > kMaxPersistentSources)
     fail("persistent stepping: ", src.count, " E point-source components (at most ", kMaxPersistentSources, ")");
   if (steps <= 0) return;
@@ -1698,9 +1794,91 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
     using T = decltype(t);
     const Fields<T> F = fields<T>(fields_now);
     with_coef<true>(c, [&](const auto& coef) {
-      persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, wide_offsets, device, stream);
+      persistent_launch(g, coef, F, cpml_h, cpml_e, src, probes, steps, hoisted, wide_offsets, plan, device, stream);
     });
   });
+}
+
+long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
+                             bool plan, int device) {
+  if (plan && !(hoisted && persistent_narrow(g, wide_offsets))) return 0;
+  long long blocks = 0;
+  cuda_kernels::with_storage(storage, [&](auto t) {
+    using T = decltype(t);
+    with_coef<true>(c, [&](const auto& coef) {
+      using Coef = std::decay_t<decltype(coef)>;
+      blocks = persistent_blocks(persistent_kernel<Coef, T>(g, hoisted, wide_offsets, plan), g, coef, device);
+    });
+  });
+  return blocks * kPersistentThreads;
+}
+
+bool plan_persistent(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, long long threads, int weight,
+                     PersistentPlan& plan) {
+  const int n1[3] = {g.nx + 1, g.ny + 1, g.nz + 1};
+  if (threads <= 0 || threads % 32 != 0 || weight < 1) return false;
+  for (int a = 0; a < 3; ++a)
+    if (n1[a] > int(kPlanMask) + 1) return false;
+  // A plain sample: h_hoisted's and e_hoisted's update-range tests all true, and no slab of either
+  // set holds it (slab_hits: an empty set, or inside the set's inner box).
+  auto in_range = [](int v, int lo, int hi) { return v >= lo && v <= hi; };
+  auto inner_box = [](const CpmlSet& cs, int i, int j, int k) {
+    return cs.count == 0 || (i >= cs.inner_lo[0] && i < cs.inner_hi[0] && j >= cs.inner_lo[1] && j < cs.inner_hi[1] &&
+                             k >= cs.inner_lo[2] && k < cs.inner_hi[2]);
+  };
+  auto plain = [&](int i, int j, int k) {
+    if (k >= g.nz) return false;
+    for (int c = 0; c < 6; ++c) {
+      if (!in_range(i, g.lo[c][0], g.hi[c][0]) || !in_range(j, g.lo[c][1], g.hi[c][1])) return false;
+      if (c < 3 && !in_range(k, g.lo[c][2], g.hi[c][2])) return false;
+    }
+    return inner_box(ch, i, j, k) && inner_box(ce, i, j, k);
+  };
+  // The samples in layout order (x fastest), the plain ones and the others in two lists; each list
+  // cut into warp tasks of 32 consecutive samples.
+  std::vector<std::uint32_t> list[2];
+  for (int k = 0; k < n1[2]; ++k)
+    for (int j = 0; j < n1[1]; ++j)
+      for (int i = 0; i < n1[0]; ++i) {
+        const bool p = plain(i, j, k);
+        list[p ? 1 : 0].push_back(std::uint32_t(i) | (std::uint32_t(j) << kPlanBits) |
+                                  (std::uint32_t(k) << (2 * kPlanBits)) | (p ? kPlanPlain : 0u));
+      }
+  struct Task {
+    int list;
+    std::size_t first;
+    int count;
+  };
+  std::vector<Task> tasks;
+  for (int l = 0; l < 2; ++l)
+    for (std::size_t f = 0; f < list[l].size(); f += 32)
+      tasks.push_back(Task{l, f, int(std::min<std::size_t>(32, list[l].size() - f))});
+  // Longest task first to the least loaded warp (ties: the lowest warp): the tasks of other samples
+  // weigh `weight`, the plain ones 1; the list order already puts the heavier tasks first.
+  const long long warps = threads / 32;
+  using Load = std::pair<long long, long long>;  // (load, warp)
+  std::priority_queue<Load, std::vector<Load>, std::greater<Load>> least;
+  for (long long w = 0; w < warps; ++w) least.push({0, w});
+  std::vector<std::vector<int>> of_warp(static_cast<std::size_t>(warps));
+  int rounds = 0;
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    Load l = least.top();
+    least.pop();
+    of_warp[std::size_t(l.second)].push_back(int(t));
+    rounds = std::max(rounds, int(of_warp[std::size_t(l.second)].size()));
+    l.first += tasks[t].list == 1 ? 1 : weight;
+    least.push(l);
+  }
+  plan.threads = threads;
+  plan.rounds = rounds;
+  plan.samples.assign(std::size_t(rounds) * std::size_t(threads), kPlanNone);
+  for (long long w = 0; w < warps; ++w)
+    for (std::size_t r = 0; r < of_warp[std::size_t(w)].size(); ++r) {
+      const Task& t = tasks[std::size_t(of_warp[std::size_t(w)][r])];
+      for (int q = 0; q < t.count; ++q)
+        plan.samples[r * std::size_t(threads) + std::size_t(w) * 32 + std::size_t(q)] = list[t.list][t.first + std::size_t(q)];
+    }
+  return true;
 }
 
 namespace {

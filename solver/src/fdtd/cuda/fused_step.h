@@ -246,9 +246,45 @@ struct ProbeSet {
   const long long* offset = nullptr;
   float* out = nullptr;
 };
+// The sample plan (plan_persistent): which samples each thread of the launch takes, round by
+// round, instead of the grid-stride walk. The walk gives every thread the same number of samples
+// (one more to the first ones), whatever they cost: at 64^3 about 2 of the 3 rounds of 135,168
+// threads, the third on a few multiprocessors while the others wait at the barrier, and warps
+// that straddle a CPML slab's edge. The plan puts the plain samples (every component in its
+// update range, in no CPML slab: the tests known at compile time, h_plain / e_plain) and the
+// others in warps of their own, and deals the warps' tasks of 32 samples out longest first to the
+// least loaded warp (a task of other samples weighs `weight`, a plain one 1).
+// Packed samples: i | j << kPlanBits | k << 2 kPlanBits, kPlanPlain for a plain sample,
+// kPlanNone where a thread has none in that round.
+constexpr unsigned kPlanBits = 10;
+constexpr unsigned kPlanMask = (1u << kPlanBits) - 1;
+constexpr unsigned kPlanPlain = 1u << 30;
+constexpr unsigned kPlanNone = 0xFFFFFFFFu;
+struct PersistentPlan {
+  std::vector<std::uint32_t> samples;  // [round][thread]
+  int rounds = 0;
+  long long threads = 0;
+};
+// A plan on the device (samples null: the walk).
+struct PlanView {
+  const unsigned* samples = nullptr;
+  int rounds = 0;
+  long long threads = 0;
+};
+// The threads of a persistent launch on `device` (its blocks as many as are resident, at most one
+// per 256 samples) with that kernel (hoisted, wide_offsets, plan: as launch_persistent's); 0 for a
+// plan where the kernel would not take one (the chained samples, 64-bit offsets).
+long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
+                             bool plan, int device);
+// The plan for `threads` threads (a multiple of 32); false where a grid has more than 1024
+// samples along an axis (the packed coordinates), and then the walk stays.
+bool plan_persistent(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, long long threads, int weight,
+                     PersistentPlan& plan);
+// plan.samples: a plan for this launch's threads (persistent_threads with plan true; the hoisted
+// samples with 32-bit offsets), else null for the walk.
 void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, float* const fields_now[6],
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
-                       bool wide_offsets, int device, cudaStream_t stream);
+                       bool wide_offsets, const PlanView& plan, int device, cudaStream_t stream);
 
 }  // namespace vem::onepass
