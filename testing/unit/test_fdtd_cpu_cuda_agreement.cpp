@@ -912,8 +912,9 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
     // hoisted with 64-bit offsets, VEM_PERSISTENT_OFFSETS=64, the path of the largest grids, which
     // walks the samples; the fifth: hoisted with 32-bit offsets walking the samples,
     // VEM_PERSISTENT_PLAN=walk; the sixth: the plan with every task weighing the same,
-    // VEM_PERSISTENT_PLAN_WEIGHT=1)
-    for (int variant = 0; variant < 6; ++variant) {
+    // VEM_PERSISTENT_PLAN_WEIGHT=1; the seventh: the plan with the slabs' profile values loaded
+    // after the bulk update, VEM_PERSISTENT_PROFILES=0)
+    for (int variant = 0; variant < 7; ++variant) {
       const PS ps = variant == 1 ? PS::chained : PS::hoisted;
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
@@ -922,20 +923,23 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
       if (variant == 3) setenv("VEM_PERSISTENT_OFFSETS", "64", 1);
       if (variant == 4) setenv("VEM_PERSISTENT_PLAN", "walk", 1);
       if (variant == 5) setenv("VEM_PERSISTENT_PLAN_WEIGHT", "1", 1);
+      if (variant == 6) setenv("VEM_PERSISTENT_PROFILES", "0", 1);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       unsetenv("VEM_SHARED_TABLE");
       unsetenv("VEM_PERSISTENT_OFFSETS");
       unsetenv("VEM_PERSISTENT_PLAN");
       unsetenv("VEM_PERSISTENT_PLAN_WEIGHT");
+      unsetenv("VEM_PERSISTENT_PROFILES");
       ASSERT_EQ(eng->run(n), n);
       const std::string name = std::string(m.name) + (variant == 0   ? ", hoisted, plan"
                                                       : variant == 1 ? ", chained"
                                                       : variant == 2 ? ", hoisted, plan, constant-bank table"
                                                       : variant == 3 ? ", hoisted, 64-bit offsets"
                                                       : variant == 4 ? ", hoisted, walk"
-                                                                     : ", hoisted, plan, weight 1");
+                                                      : variant == 5 ? ", hoisted, plan, weight 1"
+                                                                     : ", hoisted, plan, profiles after the bulk update");
       EXPECT_EQ(eng->persistent_steps(), n) << name;
-      const bool planned = variant == 0 || variant == 2 || variant == 5;
+      const bool planned = variant == 0 || variant == 2 || variant >= 5;
       EXPECT_EQ(eng->persistent_planned_steps(), planned ? n : 0) << name;
       for (int ci = 0; ci < 6; ++ci) {
         const auto fa = eng->field(Component(ci)), fb = ref->field(Component(ci));

@@ -2816,13 +2816,16 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
     int weight = 4;
     if (const char* w = std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"); w && *w) weight = std::atoi(w);
     if (weight < 1) fail("VEM_PERSISTENT_PLAN_WEIGHT=", std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"), ": expected an integer >= 1");
-    const long long threads =
-        onepass::persistent_threads(onepass_grid_, onepass_coefs_, storage_, true, persistent_wide_, true, device_);
+    // VEM_PERSISTENT_PROFILES=0: the planned samples load their slabs' profile values after the
+    // bulk update (a measurement switch).
+    const bool profiles = !env_is("VEM_PERSISTENT_PROFILES", "0");
+    const long long threads = onepass::persistent_threads(onepass_grid_, onepass_coefs_, storage_, true, persistent_wide_,
+                                                          true, profiles, device_);
     onepass::PersistentPlan plan;
     if (threads > 0 && onepass::plan_persistent(onepass_grid_, persistent_cpml_h_, persistent_cpml_e_, threads, weight, plan)) {
       persistent_plan_.allocate(plan.samples.size(), "persistent sample plan");
       persistent_plan_.upload(plan.samples.data(), plan.samples.size());
-      persistent_plan_view_ = onepass::PlanView{persistent_plan_.ptr, plan.rounds, plan.threads};
+      persistent_plan_view_ = onepass::PlanView{persistent_plan_.ptr, plan.rounds, plan.threads, profiles};
     }
   }
   float* t[6];

@@ -360,17 +360,34 @@ __device__ __forceinline__ void load_psi(const CpmlSet& cs, const SlabHits& h, f
         psi[a][q] = LD::psi(s.psi_in[q] + h.t[a]);
   }
 }
+// The profile values of each hit slab at the sample (hoisted_corrections' prof), loaded now.
+__device__ __forceinline__ void load_profiles(const CpmlSet& cs, const SlabHits& h, int i, int j, int k,
+                                              float (&prof)[3][3]) {
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    prof[a][0] = prof[a][1] = prof[a][2] = 0.0f;
+    if (h.p[a] < 0) continue;
+    const Slab& s = cs.s[h.p[a]];
+    const int x = a == 0 ? i : (a == 1 ? j : k);
+    prof[a][0] = __ldg(s.b + x);
+    prof[a][1] = __ldg(s.c + x);
+    prof[a][2] = __ldg(s.kinv + x) - 1.0f;
+  }
+}
 // The corrections of the hit slabs in axis order, each slab's two in cpml_component's order
 // (h_slab's / e_slab's expressions): component c = cpml_component(A, ELECTRIC, Q) % 3 of v, where
 // it is updated (u[c]), gets the increment from the difference d[A][Q] (times the slab's
 // 1 / cell size) and the preloaded psi[A][Q]; the slab's psi_out[Q] gets the new psi (store: a
 // tile's halo samples store none), and keep[A][Q] too where given (the shell tiles' first step,
-// which carries it to their second).
+// which carries it to their second). prof: the slabs' profile values b, c and 1/kappa - 1 at the
+// sample, [axis][3], loaded before (load_profiles; the persistent kernel's planned samples), else
+// loaded here.
 template <bool ELECTRIC, class T, class Coef>
 __device__ __forceinline__ void hoisted_corrections(const CpmlSet& cs, const SlabHits& hit, const float (&psi)[3][2],
                                                     const float (&d)[3][2], const Coef& coef, long long o, int key,
                                                     int i, int j, int k, const bool (&u)[3], float (&v)[3],
-                                                    bool store = true, float (*keep)[2] = nullptr) {
+                                                    bool store = true, float (*keep)[2] = nullptr,
+                                                    const float (*prof)[3] = nullptr) {
 #pragma unroll
   for (int A = 0; A < 3; ++A) {
     if (hit.p[A] < 0) continue;
@@ -380,7 +397,8 @@ __device__ __forceinline__ void hoisted_corrections(const CpmlSet& cs, const Sla
     for (int Q = 0; Q < 2; ++Q) {
       const int comp = cuda_kernels::cpml_component(A, ELECTRIC, Q);
       if (!u[comp % 3]) continue;
-      const float b = __ldg(s.b + x), c = __ldg(s.c + x), km1 = __ldg(s.kinv + x) - 1.0f;
+      const float b = prof ? prof[A][0] : __ldg(s.b + x), c = prof ? prof[A][1] : __ldg(s.c + x),
+                  km1 = prof ? prof[A][2] : __ldg(s.kinv + x) - 1.0f;
       float p;
       v[comp % 3] = rnd<T>(v[comp % 3]) + cuda_kernels::cpml_increment(b, c, km1, coef.b(comp, o, key), Q == 0 ? 1.0f : -1.0f,
                                                                        d[A][Q] * s.inv_d, psi[A][Q], s.lagged, &p);
@@ -437,7 +455,8 @@ template <int MASK, class LD, class Coef, class T, class Off>
 __device__ __forceinline__ void h_update_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                                  bool ux, bool uy, bool uz, int i, int j, int k, Off o,
                                                  const SlabHits& hit, const float (&psi)[3][2], bool store,
-                                                 float& ex, float& ey, float& ez, float (&h)[3]) {
+                                                 float& ex, float& ey, float& ez, float (&h)[3],
+                                                 const float (*prof)[3] = nullptr) {
   const T* __restrict__ Ex = F.f[0];
   const T* __restrict__ Ey = F.f[1];
   const T* __restrict__ Ez = F.f[2];
@@ -460,7 +479,7 @@ __device__ __forceinline__ void h_update_hoisted(const Fields<T>& F, const Grid&
   // for Hx; z: d_z Ey for Hx, d_z Ex for Hy.
   const float d[3][2] = {{ez_x - ez, ey_x - ey}, {ex_y - ex, ez_y - ez}, {ey_z - ey, ex_z - ex}};
   const bool upd[3] = {ux, uy, uz};
-  hoisted_corrections<false, T>(ch, hit, psi, d, coef, o, key, i, j, k, upd, h, store);
+  hoisted_corrections<false, T>(ch, hit, psi, d, coef, o, key, i, j, k, upd, h, store, nullptr, prof);
 }
 
 // h_sample (TILE, not FAST) with hoisted slabs: the same tests, expressions and rounding.
@@ -491,7 +510,8 @@ __device__ __forceinline__ void e_update_hoisted(const Fields<T>& F, const Grid&
                                                  bool ux, bool uy, bool uz, int i, int j, int k, Off o, float ex,
                                                  float ey, float ez, float hx, float hy, float hz, float hx_m,
                                                  float hy_m, float hz_jm, float hx_jm, float hz_im, float hy_im,
-                                                 const SlabHits& hit, const float (&psi)[3][2]) {
+                                                 const SlabHits& hit, const float (&psi)[3][2],
+                                                 const float (*prof)[3] = nullptr) {
   const float idx = g.inv_d[0], idy = g.inv_d[1], idz = g.inv_d[2];
   const int key = (ux || uy || uz) ? coef.key(o) : 0;
   float e[3] = {ux ? coef.a(0, o, key) * ex + coef.b(0, o, key) * ((hz - hz_jm) * idy - (hy - hy_m) * idz) : ex,
@@ -501,7 +521,7 @@ __device__ __forceinline__ void e_update_hoisted(const Fields<T>& F, const Grid&
   // for Ez; z: d_z Hx for Ey, d_z Hy for Ex.
   const float d[3][2] = {{hy - hy_im, hz - hz_im}, {hz - hz_jm, hx - hx_jm}, {hx - hx_m, hy - hy_m}};
   const bool upd[3] = {ux, uy, uz};
-  hoisted_corrections<true, T>(ce, hit, psi, d, coef, o, key, i, j, k, upd, e);
+  hoisted_corrections<true, T>(ce, hit, psi, d, coef, o, key, i, j, k, upd, e, true, nullptr, prof);
   st(F.f[0] + o, e[0]);
   st(F.f[1] + o, e[1]);
   st(F.f[2] + o, e[2]);
@@ -530,6 +550,7 @@ constexpr int kMinBlocks = TY == 8 ? 5 : (TY == 4 ? 8 : 1);
 // The persistent kernel's blocks: 256 threads, 4 resident per multiprocessor (hoisted samples; the
 // chained ones 5 from 2 M samples; persistent_launch).
 constexpr int kPersistentThreads = 256;
+
 constexpr long long kPersistentFiveBlocksFrom = 2000000;
 
 // The shared H planes of a tile, double-buffered: [buffer][row][column], row 0 = j0-1, column 0 = i0-1.
@@ -1207,7 +1228,9 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // end before the high slab's begin (FdtdOperator's CPML slabs); persistent_launch checks it
 // (hoistable). The slabs and psi of a sample: slab_hits, load_psi (above, with the tile pass's).
 
-template <class Coef, class T, class Off>
+// PROF: the slabs' profile values loaded with the psi (load_profiles) instead of after the bulk
+// update (the planned samples; VEM_PERSISTENT_PROFILES).
+template <bool PROF = false, class Coef, class T, class Off>
 __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
                                           int i, int j, int k, Off o) {
   using LD = CoherentLoad;
@@ -1219,14 +1242,17 @@ __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, con
   const SlabHits hit = slab_hits(ch, i, j, k);
   float psi[3][2];
   load_psi<LD>(ch, hit, psi);
+  float prof[3][3];
+  if (PROF) load_profiles(ch, hit, i, j, k, prof);
   float ex, ey, ez, h[3];
-  h_update_hoisted<kHx | kHy | kHz, LD>(F, g, coef, ch, ux, uy, uz, i, j, k, o, hit, psi, true, ex, ey, ez, h);
+  h_update_hoisted<kHx | kHy | kHz, LD>(F, g, coef, ch, ux, uy, uz, i, j, k, o, hit, psi, true, ex, ey, ez, h,
+                                        PROF ? prof : nullptr);
   st(F.f[3] + o, h[0]);
   st(F.f[4] + o, h[1]);
   st(F.f[5] + o, h[2]);
 }
 
-template <class Coef, class T, class Off>
+template <bool PROF = false, class Coef, class T, class Off>
 __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
                                           int i, int j, int k, Off o) {
   using LD = CoherentLoad;
@@ -1239,6 +1265,8 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   const SlabHits hit = slab_hits(ce, i, j, k);
   float psi[3][2];
   load_psi<LD>(ce, hit, psi);
+  float prof[3][3];
+  if (PROF) load_profiles(ce, hit, i, j, k, prof);
   const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
   const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
   const Off msz = -Off(g.sz), msy = -Off(g.sy), m1 = -1;
@@ -1246,7 +1274,7 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   const float hz_jm = LD::field(at(Hz, o, msy)), hx_jm = LD::field(at(Hx, o, msy));
   const float hz_im = LD::field(at(Hz, o, m1)), hy_im = LD::field(at(Hy, o, m1));
   e_update_hoisted<T>(F, g, coef, ce, ux, uy, uz, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im,
-                      hy_im, hit, psi);
+                      hy_im, hit, psi, PROF ? prof : nullptr);
 }
 
 // Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
@@ -1259,11 +1287,14 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
 // the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
 // asked of the compiler.
-// PLAN (hoisted samples only): the samples of each thread come from `plan` (plan_persistent,
+// PLANNED 1 or 2 (hoisted samples only): the samples of each thread come from `plan` (plan_persistent,
 // [round][thread], packed coordinates) instead of the grid-stride walk; a plain sample (kPlanPlain:
 // every component in its update range, in no CPML slab of either set) takes the same expressions
 // with the range and slab tests known at compile time (h_plain / e_plain), and a warp's samples of
-// a round are all plain or all not (the plan makes them so).
+// a round are all plain or all not (the plan makes them so). The thread's sample of the first
+// round is held for the whole launch, each later one loaded while the one before is computed.
+// PLANNED 2: the other samples load their CPML slabs' profile values with their psi
+// (h_hoisted / e_hoisted PROF; PlanView::profiles).
 template <class Coef, class T, class Off>
 __device__ __forceinline__ void h_plain(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch, int i,
                                         int j, int k, Off o) {
@@ -1293,10 +1324,11 @@ __device__ __forceinline__ void e_plain(const Fields<T>& F, const Grid& g, const
                       hz_im, hy_im, SlabHits{}, psi);
 }
 
-template <bool HOIST, int MINB, class Off, bool PLAN, class Coef, class T>
+template <bool HOIST, int MINB, class Off, int PLANNED, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
                      int steps, const unsigned* __restrict__ plan, int rounds) {
+  constexpr bool PLAN = PLANNED > 0, PROF = PLANNED > 1;
   static_assert(!PLAN || HOIST, "the plan is walked with hoisted samples only");
   bind_table(coef);
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -1307,6 +1339,10 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
   const SampleWalk walk(g, stride);
   int i0 = 0, j0 = 0, k0 = 0;
   if (!PLAN) walk.split(first, i0, j0, k0);
+  // The plan: the thread's sample of round r; that of round 0 held for the whole launch, each
+  // later one loaded while the one before is computed.
+  auto plan_at = [&](int r) { return __ldg(plan + (long long)r * (long long)stride + (long long)first); };
+  const unsigned c0 = PLAN && rounds > 0 ? plan_at(0) : kPlanNone;
   // The E point sources of sample o at step s.
   auto sources = [&](int s, Off o) {
     for (int q = 0; q < src.count; ++q) {
@@ -1318,15 +1354,18 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
   };
   for (int s = 0; s < steps; ++s) {
     if constexpr (PLAN) {
+      unsigned c = c0;
       for (int r = 0; r < rounds; ++r) {
-        const unsigned c = __ldg(plan + (long long)r * (long long)stride + (long long)first);
-        if (c == kPlanNone) continue;
-        const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
-        const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
-        if (c & kPlanPlain)
-          h_plain(F, g, coef, ch, i, j, k, o);
-        else
-          h_hoisted(F, g, coef, ch, i, j, k, o);
+        const unsigned next = r + 1 < rounds ? plan_at(r + 1) : kPlanNone;
+        if (c != kPlanNone) {
+          const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
+          const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
+          if (c & kPlanPlain)
+            h_plain(F, g, coef, ch, i, j, k, o);
+          else
+            h_hoisted<PROF>(F, g, coef, ch, i, j, k, o);
+        }
+        c = next;
       }
     } else {
       int i = i0, j = j0, k = k0;
@@ -1346,16 +1385,19 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     grid.sync();
     if (blockIdx.x == 0) record_probes<T>(probes, s, false);
     if constexpr (PLAN) {
+      unsigned c = c0;
       for (int r = 0; r < rounds; ++r) {
-        const unsigned c = __ldg(plan + (long long)r * (long long)stride + (long long)first);
-        if (c == kPlanNone) continue;
-        const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
-        const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
-        if (c & kPlanPlain)
-          e_plain(F, g, coef, ce, i, j, k, o);
-        else
-          e_hoisted(F, g, coef, ce, i, j, k, o);
-        sources(s, o);
+        const unsigned next = r + 1 < rounds ? plan_at(r + 1) : kPlanNone;
+        if (c != kPlanNone) {
+          const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
+          const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
+          if (c & kPlanPlain)
+            e_plain(F, g, coef, ce, i, j, k, o);
+          else
+            e_hoisted<PROF>(F, g, coef, ce, i, j, k, o);
+          sources(s, o);
+        }
+        c = next;
       }
     } else {
       int i = i0, j = j0, k = k0;
@@ -1509,14 +1551,16 @@ bool persistent_narrow(const Grid& g, bool wide_offsets) {
 template <class Coef, class T>
 using PersistentKernel = void (*)(Fields<T>, Grid, Coef, CpmlSet, CpmlSet, SourceSet, ProbeSet, int, const unsigned*, int);
 template <class Coef, class T>
-PersistentKernel<Coef, T> persistent_kernel(const Grid& g, bool hoisted, bool wide_offsets, bool plan) {
+PersistentKernel<Coef, T> persistent_kernel(const Grid& g, bool hoisted, bool wide_offsets, bool plan,
+                                            bool profiles = true) {
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   const bool narrow = persistent_narrow(g, wide_offsets);
-  if (hoisted && plan && narrow) return persistent_steps<true, 4, int, true, Coef, T>;
+  if (hoisted && plan && narrow)
+    return profiles ? persistent_steps<true, 4, int, 2, Coef, T> : persistent_steps<true, 4, int, 1, Coef, T>;
   if (plan) fail("persistent stepping: the sample plan needs the hoisted samples with 32-bit offsets");
-  if (hoisted) return narrow ? persistent_steps<true, 4, int, false, Coef, T> : persistent_steps<true, 4, long long, false, Coef, T>;
-  return samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, false, Coef, T>
-                                             : persistent_steps<false, 5, long long, false, Coef, T>;
+  if (hoisted) return narrow ? persistent_steps<true, 4, int, 0, Coef, T> : persistent_steps<true, 4, long long, 0, Coef, T>;
+  return samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, 0, Coef, T>
+                                             : persistent_steps<false, 5, long long, 0, Coef, T>;
 }
 
 // The blocks of a persistent launch: as many as are resident on the device, at most one per 256
@@ -1552,7 +1596,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
   const bool planned = plan.samples != nullptr;
-  auto kernel = persistent_kernel<Coef, T>(g, hoisted, wide_offsets, planned);
+  auto kernel = persistent_kernel<Coef, T>(g, hoisted, wide_offsets, planned, plan.profiles);
   const long long blocks = persistent_blocks(kernel, g, coef, device);
   if (planned && blocks * kPersistentThreads != plan.threads)
     fail("persistent stepping: the sample plan is for ", plan.threads, " threads, the launch has ",
@@ -1800,14 +1844,14 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
 }
 
 long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
-                             bool plan, int device) {
+                             bool plan, bool profiles, int device) {
   if (plan && !(hoisted && persistent_narrow(g, wide_offsets))) return 0;
   long long blocks = 0;
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     with_coef<true>(c, [&](const auto& coef) {
       using Coef = std::decay_t<decltype(coef)>;
-      blocks = persistent_blocks(persistent_kernel<Coef, T>(g, hoisted, wide_offsets, plan), g, coef, device);
+      blocks = persistent_blocks(persistent_kernel<Coef, T>(g, hoisted, wide_offsets, plan, profiles), g, coef, device);
     });
   });
   return blocks * kPersistentThreads;

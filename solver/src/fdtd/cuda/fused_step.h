@@ -265,17 +265,21 @@ struct PersistentPlan {
   int rounds = 0;
   long long threads = 0;
 };
-// A plan on the device (samples null: the walk).
+// A plan on the device (samples null: the walk). profiles: the samples other than plain ones load
+// their CPML slabs' profile values with their psi, before the bulk update (else after it, as the
+// walk's samples do).
 struct PlanView {
   const unsigned* samples = nullptr;
   int rounds = 0;
   long long threads = 0;
+  bool profiles = true;
 };
 // The threads of a persistent launch on `device` (its blocks as many as are resident, at most one
-// per 256 samples) with that kernel (hoisted, wide_offsets, plan: as launch_persistent's); 0 for a
+// per 256 samples) with that kernel (hoisted, wide_offsets, plan, profiles: as launch_persistent's
+// and PlanView's); 0 for a
 // plan where the kernel would not take one (the chained samples, 64-bit offsets).
 long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
-                             bool plan, int device);
+                             bool plan, bool profiles, int device);
 // The plan for `threads` threads (a multiple of 32); false where a grid has more than 1024
 // samples along an axis (the packed coordinates), and then the walk stays.
 bool plan_persistent(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, long long threads, int weight,
