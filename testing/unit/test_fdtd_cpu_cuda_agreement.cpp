@@ -913,8 +913,9 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
     // walks the samples; the fifth: hoisted with 32-bit offsets walking the samples,
     // VEM_PERSISTENT_PLAN=walk; the sixth: the plan with every task weighing the same,
     // VEM_PERSISTENT_PLAN_WEIGHT=1; the seventh: the plan with the slabs' profile values loaded
-    // after the bulk update, VEM_PERSISTENT_PROFILES=0)
-    for (int variant = 0; variant < 7; ++variant) {
+    // after the bulk update, VEM_PERSISTENT_PROFILES=0; the eighth: the plan without its tests
+    // words, VEM_PERSISTENT_TESTS=0)
+    for (int variant = 0; variant < 8; ++variant) {
       const PS ps = variant == 1 ? PS::chained : PS::hoisted;
       EngineTuning t = two;
       t.step = EngineTuning::Step::persistent;
@@ -924,12 +925,14 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
       if (variant == 4) setenv("VEM_PERSISTENT_PLAN", "walk", 1);
       if (variant == 5) setenv("VEM_PERSISTENT_PLAN_WEIGHT", "1", 1);
       if (variant == 6) setenv("VEM_PERSISTENT_PROFILES", "0", 1);
+      if (variant == 7) setenv("VEM_PERSISTENT_TESTS", "0", 1);
       auto eng = make_engine(op, Backend::cuda, 0, nullptr, t);
       unsetenv("VEM_SHARED_TABLE");
       unsetenv("VEM_PERSISTENT_OFFSETS");
       unsetenv("VEM_PERSISTENT_PLAN");
       unsetenv("VEM_PERSISTENT_PLAN_WEIGHT");
       unsetenv("VEM_PERSISTENT_PROFILES");
+      unsetenv("VEM_PERSISTENT_TESTS");
       ASSERT_EQ(eng->run(n), n);
       const std::string name = std::string(m.name) + (variant == 0   ? ", hoisted, plan"
                                                       : variant == 1 ? ", chained"
@@ -937,7 +940,8 @@ TEST(CpuCudaAgreementOnePass, PersistentHoistedAndChainedSamplesMatchTwoPass) {
                                                       : variant == 3 ? ", hoisted, 64-bit offsets"
                                                       : variant == 4 ? ", hoisted, walk"
                                                       : variant == 5 ? ", hoisted, plan, weight 1"
-                                                                     : ", hoisted, plan, profiles after the bulk update");
+                                                      : variant == 6 ? ", hoisted, plan, profiles after the bulk update"
+                                                                     : ", hoisted, plan without tests words");
       EXPECT_EQ(eng->persistent_steps(), n) << name;
       const bool planned = variant == 0 || variant == 2 || variant >= 5;
       EXPECT_EQ(eng->persistent_planned_steps(), planned ? n : 0) << name;

@@ -275,6 +275,8 @@ TEST(TwoStepPlan, ShellListsWithoutAKernelAreRefused) {
 //  - a sample is marked plain exactly when the kernel's tests would all pass without it: inside
 //    every update range (H_x and H_y below plane nz) and in no slab box of either set (checked
 //    against the boxes, not the inner box the plan uses);
+//  - each sample's tests word holds its update-range tests (H and E) and, for each set and axis,
+//    the slab whose box holds it (checked against the boxes);
 //  - each warp's 32 lanes of a round hold plain samples only, or other samples only (or none);
 //  - the most loaded warp carries at most the mean load plus one task of the heavier kind
 //    (longest task first to the least loaded warp);
@@ -317,7 +319,26 @@ TEST(PersistentPlan, DealsEverySampleOnceInWarpsOfOneKind) {
       ASSERT_EQ(plan.threads, c.threads) << label;
       ASSERT_EQ(plan.samples.size(), std::size_t(plan.rounds) * std::size_t(c.threads)) << label;
       std::vector<int> seen(samples, 0);
-      std::size_t wrong_mark = 0, mixed_warps = 0, plain_count = 0;
+      ASSERT_EQ(plan.tests.size(), plan.samples.size()) << label;
+      // the tests word the kernel would work out for (i, j, k)
+      auto expected_tests = [&](int i, int j, int k) {
+        unsigned w = 0;
+        const int p[3] = {i, j, k};
+        for (int set = 0; set < 2; ++set) {
+          const onepass::CpmlSet& cs = set == 0 ? ch : ce;
+          for (int q = 0; q < cs.count; ++q)
+            if (box_meets(cs.s[q], p, p))
+              w |= unsigned(q + 1) << ((set == 0 ? onepass::kTestsHSlabs : onepass::kTestsESlabs) + 3 * cs.s[q].axis);
+        }
+        for (int q = 0; q < 3; ++q) {
+          if ((q == 2 || k < n[2]) && in_range(i, g.lo[3 + q][0], g.hi[3 + q][0]) && in_range(j, g.lo[3 + q][1], g.hi[3 + q][1]))
+            w |= 1u << (onepass::kTestsHRange + q);
+          if (in_range(i, g.lo[q][0], g.hi[q][0]) && in_range(j, g.lo[q][1], g.hi[q][1]) && in_range(k, g.lo[q][2], g.hi[q][2]))
+            w |= 1u << (onepass::kTestsERange + q);
+        }
+        return w;
+      };
+      std::size_t wrong_mark = 0, wrong_tests = 0, mixed_warps = 0, plain_count = 0;
       const long long warps = c.threads / 32;
       std::vector<long long> load(static_cast<std::size_t>(warps), 0);
       for (int r = 0; r < plan.rounds; ++r)
@@ -330,6 +351,8 @@ TEST(PersistentPlan, DealsEverySampleOnceInWarpsOfOneKind) {
                       k = int((v >> (2 * onepass::kPlanBits)) & onepass::kPlanMask);
             ASSERT_TRUE(i <= n[0] && j <= n[1] && k <= n[2]) << label << ": packed sample " << v;
             ++seen[at(i, j, k)];
+            wrong_tests += plan.tests[std::size_t(r) * std::size_t(c.threads) + std::size_t(w) * 32 + std::size_t(l)] !=
+                           expected_tests(i, j, k);
             const bool marked = (v & onepass::kPlanPlain) != 0;
             wrong_mark += marked != plain(i, j, k);
             plain_count += marked;
@@ -342,6 +365,7 @@ TEST(PersistentPlan, DealsEverySampleOnceInWarpsOfOneKind) {
       for (int v : seen) not_once += v != 1;
       EXPECT_EQ(not_once, 0u) << label << ": samples not dealt out exactly once";
       EXPECT_EQ(wrong_mark, 0u) << label << ": samples marked plain or not against the kernel's tests";
+      EXPECT_EQ(wrong_tests, 0u) << label << ": samples whose tests word differs from their range tests and slabs";
       EXPECT_EQ(mixed_warps, 0u) << label << ": warp rounds mixing plain and other samples";
       if (c.cpml > 0) EXPECT_GT(plain_count, samples / 10) << label;
       const long long total = std::accumulate(load.begin(), load.end(), 0LL);

@@ -2807,25 +2807,35 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   persistent_wide_ = env_is("VEM_PERSISTENT_OFFSETS", "64");
   // The hoisted samples with 32-bit offsets take the sample plan (onepass::plan_persistent) unless
   // VEM_PERSISTENT_PLAN=walk; VEM_PERSISTENT_PLAN_WEIGHT: a task of samples other than plain ones
-  // weighs that many plain ones (default 4; a measurement switch).
+  // weighs that many plain ones (default 2; a measurement switch).
   persistent_plan_view_ = onepass::PlanView{};
   const char* pv = std::getenv("VEM_PERSISTENT_PLAN");
   if (pv && *pv && std::string(pv) != "walk" && std::string(pv) != "plan")
     fail("VEM_PERSISTENT_PLAN=", pv, ": expected walk or plan");
   if (persistent_hoisted_ && !env_is("VEM_PERSISTENT_PLAN", "walk")) {
-    int weight = 4;
+    // Weights 2, 3, 4 measured on an H200 in one call (results/fdtd.md, session 33), Mcells/s:
+    // 64^3 16,504-16,512 / 16,441-16,513 / 16,492-16,516, 96^3 22,672-22,939 / 22,204-22,346 /
+    // 21,756-22,029.
+    int weight = 2;
     if (const char* w = std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"); w && *w) weight = std::atoi(w);
     if (weight < 1) fail("VEM_PERSISTENT_PLAN_WEIGHT=", std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"), ": expected an integer >= 1");
     // VEM_PERSISTENT_PROFILES=0: the planned samples load their slabs' profile values after the
     // bulk update (a measurement switch).
+    // VEM_PERSISTENT_TESTS=0: they work out their range tests and slabs per sample instead of
+    // reading the plan's tests words (a measurement switch; with profiles only).
     const bool profiles = !env_is("VEM_PERSISTENT_PROFILES", "0");
+    const bool tests = profiles && !env_is("VEM_PERSISTENT_TESTS", "0");
     const long long threads = onepass::persistent_threads(onepass_grid_, onepass_coefs_, storage_, true, persistent_wide_,
-                                                          true, profiles, device_);
+                                                          true, profiles, tests, device_);
     onepass::PersistentPlan plan;
     if (threads > 0 && onepass::plan_persistent(onepass_grid_, persistent_cpml_h_, persistent_cpml_e_, threads, weight, plan)) {
-      persistent_plan_.allocate(plan.samples.size(), "persistent sample plan");
-      persistent_plan_.upload(plan.samples.data(), plan.samples.size());
-      persistent_plan_view_ = onepass::PlanView{persistent_plan_.ptr, plan.rounds, plan.threads, profiles};
+      const std::size_t n = plan.samples.size();
+      persistent_plan_.allocate(2 * n, "persistent sample plan");
+      persistent_plan_.upload(plan.samples.data(), n);
+      VEM_CUDA_CHECK(cudaMemcpy(persistent_plan_.ptr + n, plan.tests.data(), n * sizeof(std::uint32_t),
+                                cudaMemcpyHostToDevice));
+      persistent_plan_view_ = onepass::PlanView{persistent_plan_.ptr, plan.rounds, plan.threads, profiles,
+                                                tests ? persistent_plan_.ptr + n : nullptr};
     }
   }
   float* t[6];

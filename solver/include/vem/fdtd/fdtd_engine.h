@@ -248,7 +248,12 @@ struct EngineTuning {
   // update, one round trip per slab). automatic: hoisted below 4 M samples, chained from there
   // (measured, fdtd_small_grids_h100.md, session 16: hoisted +3 to +25 % from 64^3 to the head
   // size, -1.3 % at 192^3). VEM_PERSISTENT_KERNEL=hoisted|chained overrides it. Same fields bit
-  // for bit.
+  // for bit. The hoisted samples (with 32-bit offsets, up to 1024 samples along each axis) are
+  // dealt out by a sample plan made at set-up instead of the grid-stride walk: the samples clear of
+  // every CPML slab and update-range edge in warps of their own with those tests known at compile
+  // time, the others with their tests read from the plan, the warps' loads balanced (fused_step.h,
+  // plan_persistent; measured, results/fdtd.md, session 33). VEM_PERSISTENT_PLAN=walk keeps the
+  // walk.
   enum class PersistentSamples { automatic, hoisted, chained } persistent_samples = PersistentSamples::automatic;
   int onepass_tile_y = 0, onepass_z_chunk = 0;
   enum class OnePassCpml { automatic, folded, slab_kernels } onepass_cpml = OnePassCpml::automatic;

@@ -1230,16 +1230,36 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 
 // PROF: the slabs' profile values loaded with the psi (load_profiles) instead of after the bulk
 // update (the planned samples; VEM_PERSISTENT_PROFILES).
-template <bool PROF = false, class Coef, class T, class Off>
+// TESTS: the sample's range tests and slabs come from `tests` (plan_persistent's tests word:
+// kTestsH / kTestsE) instead of being worked out here.
+// The slabs of `cs` given by a tests word's slab fields (bit `first` on: the slab of axis a, plus
+// one, in bits first + 3a .. first + 3a + 2; 0: none), with their psi indices as slab_hits has them.
+__device__ __forceinline__ SlabHits hits_from_tests(const CpmlSet& cs, unsigned tests, int first, int i, int j, int k) {
+  SlabHits h;
+#pragma unroll
+  for (int a = 0; a < 3; ++a) {
+    const int p = int((tests >> (first + 3 * a)) & 7u) - 1;
+    h.p[a] = p;
+    if (p < 0) continue;
+    const Slab& s = cs.s[p];
+    h.t[a] = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
+  }
+  return h;
+}
+
+template <bool PROF = false, bool TESTS = false, class Coef, class T, class Off>
 __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch,
-                                          int i, int j, int k, Off o) {
+                                          int i, int j, int k, Off o, unsigned tests = 0) {
   using LD = CoherentLoad;
   // h_sample's range tests (0 <= k <= nz holds for every sample of the walk).
   const bool more = k < g.nz;
-  const bool ux = more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
-  const bool uy = more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
-  const bool uz = in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
-  const SlabHits hit = slab_hits(ch, i, j, k);
+  const bool ux = TESTS ? (tests & (1u << kTestsHRange)) != 0
+                        : more && in(i, g.lo[3][0], g.hi[3][0]) && in(j, g.lo[3][1], g.hi[3][1]);
+  const bool uy = TESTS ? (tests & (2u << kTestsHRange)) != 0
+                        : more && in(i, g.lo[4][0], g.hi[4][0]) && in(j, g.lo[4][1], g.hi[4][1]);
+  const bool uz = TESTS ? (tests & (4u << kTestsHRange)) != 0
+                        : in(i, g.lo[5][0], g.hi[5][0]) && in(j, g.lo[5][1], g.hi[5][1]);
+  const SlabHits hit = TESTS ? hits_from_tests(ch, tests, kTestsHSlabs, i, j, k) : slab_hits(ch, i, j, k);
   float psi[3][2];
   load_psi<LD>(ch, hit, psi);
   float prof[3][3];
@@ -1252,17 +1272,20 @@ __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, con
   st(F.f[5] + o, h[2]);
 }
 
-template <bool PROF = false, class Coef, class T, class Off>
+template <bool PROF = false, bool TESTS = false, class Coef, class T, class Off>
 __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
-                                          int i, int j, int k, Off o) {
+                                          int i, int j, int k, Off o, unsigned tests = 0) {
   using LD = CoherentLoad;
   const T* __restrict__ Hx = F.f[3];
   const T* __restrict__ Hy = F.f[4];
   const T* __restrict__ Hz = F.f[5];
-  const bool ux = in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
-  const bool uy = in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]);
-  const bool uz = in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]);
-  const SlabHits hit = slab_hits(ce, i, j, k);
+  const bool ux = TESTS ? (tests & (1u << kTestsERange)) != 0
+                        : in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
+  const bool uy = TESTS ? (tests & (2u << kTestsERange)) != 0
+                        : in(i, g.lo[1][0], g.hi[1][0]) && in(j, g.lo[1][1], g.hi[1][1]) && in(k, g.lo[1][2], g.hi[1][2]);
+  const bool uz = TESTS ? (tests & (4u << kTestsERange)) != 0
+                        : in(i, g.lo[2][0], g.hi[2][0]) && in(j, g.lo[2][1], g.hi[2][1]) && in(k, g.lo[2][2], g.hi[2][2]);
+  const SlabHits hit = TESTS ? hits_from_tests(ce, tests, kTestsESlabs, i, j, k) : slab_hits(ce, i, j, k);
   float psi[3][2];
   load_psi<LD>(ce, hit, psi);
   float prof[3][3];
@@ -1294,7 +1317,8 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // a round are all plain or all not (the plan makes them so). The thread's sample of the first
 // round is held for the whole launch, each later one loaded while the one before is computed.
 // PLANNED 2: the other samples load their CPML slabs' profile values with their psi
-// (h_hoisted / e_hoisted PROF; PlanView::profiles).
+// (h_hoisted / e_hoisted PROF; PlanView::profiles). PLANNED 3: also their range tests and slabs
+// from the plan's tests words (h_hoisted / e_hoisted TESTS; PlanView::tests).
 template <class Coef, class T, class Off>
 __device__ __forceinline__ void h_plain(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ch, int i,
                                         int j, int k, Off o) {
@@ -1327,8 +1351,9 @@ __device__ __forceinline__ void e_plain(const Fields<T>& F, const Grid& g, const
 template <bool HOIST, int MINB, class Off, int PLANNED, class Coef, class T>
 __global__ void __launch_bounds__(kPersistentThreads, MINB)
     persistent_steps(Fields<T> F, Grid g, Coef coef, CpmlSet ch, CpmlSet ce, SourceSet src, ProbeSet probes,
-                     int steps, const unsigned* __restrict__ plan, int rounds) {
-  constexpr bool PLAN = PLANNED > 0, PROF = PLANNED > 1;
+                     int steps, const unsigned* __restrict__ plan, const unsigned* __restrict__ tests_words,
+                     int rounds) {
+  constexpr bool PLAN = PLANNED > 0, PROF = PLANNED > 1, TESTS = PLANNED > 2;
   static_assert(!PLAN || HOIST, "the plan is walked with hoisted samples only");
   bind_table(coef);
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
@@ -1342,6 +1367,8 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
   // The plan: the thread's sample of round r; that of round 0 held for the whole launch, each
   // later one loaded while the one before is computed.
   auto plan_at = [&](int r) { return __ldg(plan + (long long)r * (long long)stride + (long long)first); };
+  // PLANNED 3: the tests word of the sample of round r (plan_persistent).
+  auto tests_at = [&](int r) { return __ldg(tests_words + (long long)r * (long long)stride + (long long)first); };
   const unsigned c0 = PLAN && rounds > 0 ? plan_at(0) : kPlanNone;
   // The E point sources of sample o at step s.
   auto sources = [&](int s, Off o) {
@@ -1363,7 +1390,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
           if (c & kPlanPlain)
             h_plain(F, g, coef, ch, i, j, k, o);
           else
-            h_hoisted<PROF>(F, g, coef, ch, i, j, k, o);
+            h_hoisted<PROF, TESTS>(F, g, coef, ch, i, j, k, o, TESTS ? tests_at(r) : 0u);
         }
         c = next;
       }
@@ -1394,7 +1421,7 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
           if (c & kPlanPlain)
             e_plain(F, g, coef, ce, i, j, k, o);
           else
-            e_hoisted<PROF>(F, g, coef, ce, i, j, k, o);
+            e_hoisted<PROF, TESTS>(F, g, coef, ce, i, j, k, o, TESTS ? tests_at(r) : 0u);
           sources(s, o);
         }
         c = next;
@@ -1549,14 +1576,16 @@ bool persistent_narrow(const Grid& g, bool wide_offsets) {
 // The persistent kernel a launch takes: hoisted or chained samples, 32- or 64-bit offsets, the
 // plan or the walk (persistent_launch below).
 template <class Coef, class T>
-using PersistentKernel = void (*)(Fields<T>, Grid, Coef, CpmlSet, CpmlSet, SourceSet, ProbeSet, int, const unsigned*, int);
+using PersistentKernel = void (*)(Fields<T>, Grid, Coef, CpmlSet, CpmlSet, SourceSet, ProbeSet, int, const unsigned*,
+                                  const unsigned*, int);
 template <class Coef, class T>
 PersistentKernel<Coef, T> persistent_kernel(const Grid& g, bool hoisted, bool wide_offsets, bool plan,
-                                            bool profiles = true) {
+                                            bool profiles = true, bool tests = true) {
   const long long samples = (long long)(g.nx + 1) * (g.ny + 1) * (g.nz + 1);
   const bool narrow = persistent_narrow(g, wide_offsets);
   if (hoisted && plan && narrow)
-    return profiles ? persistent_steps<true, 4, int, 2, Coef, T> : persistent_steps<true, 4, int, 1, Coef, T>;
+    return tests ? persistent_steps<true, 4, int, 3, Coef, T>
+                 : (profiles ? persistent_steps<true, 4, int, 2, Coef, T> : persistent_steps<true, 4, int, 1, Coef, T>);
   if (plan) fail("persistent stepping: the sample plan needs the hoisted samples with 32-bit offsets");
   if (hoisted) return narrow ? persistent_steps<true, 4, int, 0, Coef, T> : persistent_steps<true, 4, long long, 0, Coef, T>;
   return samples < kPersistentFiveBlocksFrom ? persistent_steps<false, 4, long long, 0, Coef, T>
@@ -1596,7 +1625,9 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
     fail("persistent stepping: two CPML slabs of one axis overlap, which the hoisted samples cannot take "
          "(the operator should have refused a CPML as thick as the domain)");
   const bool planned = plan.samples != nullptr;
-  auto kernel = persistent_kernel<Coef, T>(g, hoisted, wide_offsets, planned, plan.profiles);
+  const bool tests = plan.tests != nullptr;
+  if (planned && tests && !plan.profiles) fail("persistent stepping: a plan with tests words loads the profiles early");
+  auto kernel = persistent_kernel<Coef, T>(g, hoisted, wide_offsets, planned, plan.profiles, tests);
   const long long blocks = persistent_blocks(kernel, g, coef, device);
   if (planned && blocks * kPersistentThreads != plan.threads)
     fail("persistent stepping: the sample plan is for ", plan.threads, " threads, the launch has ",
@@ -1611,7 +1642,7 @@ void persistent_launch(const Grid& g, const Coef& coef, Fields<T> F, const CpmlS
   attr[0].val.cooperative = 1;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
-  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps, plan.samples, plan.rounds));
+  VEM_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, F, g, coef, ch, ce, src, probes, steps, plan.samples, plan.tests, plan.rounds));
   VEM_CUDA_CHECK_LAUNCH("persistent_steps");
 }
 
@@ -1844,14 +1875,14 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
 }
 
 long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
-                             bool plan, bool profiles, int device) {
+                             bool plan, bool profiles, bool tests, int device) {
   if (plan && !(hoisted && persistent_narrow(g, wide_offsets))) return 0;
   long long blocks = 0;
   cuda_kernels::with_storage(storage, [&](auto t) {
     using T = decltype(t);
     with_coef<true>(c, [&](const auto& coef) {
       using Coef = std::decay_t<decltype(coef)>;
-      blocks = persistent_blocks(persistent_kernel<Coef, T>(g, hoisted, wide_offsets, plan, profiles), g, coef, device);
+      blocks = persistent_blocks(persistent_kernel<Coef, T>(g, hoisted, wide_offsets, plan, profiles, tests), g, coef, device);
     });
   });
   return blocks * kPersistentThreads;
@@ -1913,14 +1944,43 @@ bool plan_persistent(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, long l
     l.first += tasks[t].list == 1 ? 1 : weight;
     least.push(l);
   }
+  // A sample's tests word: h_hoisted's and e_hoisted's range tests and slab_hits of both sets.
+  auto slab_fields = [&](const CpmlSet& cs, int i, int j, int k) {
+    unsigned f = 0;
+    if (inner_box(cs, i, j, k)) return f;
+    for (int p = 0; p < cs.count; ++p) {
+      const Slab& s = cs.s[p];
+      if (i < s.o[0] || i >= s.o[0] + s.d[0] || j < s.o[1] || j >= s.o[1] + s.d[1] || k < s.o[2] || k >= s.o[2] + s.d[2])
+        continue;
+      const int a = s.axis < 0 ? 0 : (s.axis > 2 ? 2 : s.axis);
+      f = (f & ~(7u << (3 * a))) | (unsigned(p + 1) << (3 * a));
+    }
+    return f;
+  };
+  auto tests_word = [&](int i, int j, int k) {
+    unsigned w = slab_fields(ch, i, j, k) << kTestsHSlabs | slab_fields(ce, i, j, k) << kTestsESlabs;
+    const bool more = k < g.nz;
+    for (int c = 0; c < 3; ++c) {
+      if ((c < 2 ? more : true) && in_range(i, g.lo[3 + c][0], g.hi[3 + c][0]) && in_range(j, g.lo[3 + c][1], g.hi[3 + c][1]))
+        w |= 1u << (kTestsHRange + c);
+      if (in_range(i, g.lo[c][0], g.hi[c][0]) && in_range(j, g.lo[c][1], g.hi[c][1]) && in_range(k, g.lo[c][2], g.hi[c][2]))
+        w |= 1u << (kTestsERange + c);
+    }
+    return w;
+  };
   plan.threads = threads;
   plan.rounds = rounds;
   plan.samples.assign(std::size_t(rounds) * std::size_t(threads), kPlanNone);
+  plan.tests.assign(std::size_t(rounds) * std::size_t(threads), 0u);
   for (long long w = 0; w < warps; ++w)
     for (std::size_t r = 0; r < of_warp[std::size_t(w)].size(); ++r) {
       const Task& t = tasks[std::size_t(of_warp[std::size_t(w)][r])];
-      for (int q = 0; q < t.count; ++q)
-        plan.samples[r * std::size_t(threads) + std::size_t(w) * 32 + std::size_t(q)] = list[t.list][t.first + std::size_t(q)];
+      for (int q = 0; q < t.count; ++q) {
+        const std::uint32_t v = list[t.list][t.first + std::size_t(q)];
+        const std::size_t at = r * std::size_t(threads) + std::size_t(w) * 32 + std::size_t(q);
+        plan.samples[at] = v;
+        plan.tests[at] = tests_word(int(v & kPlanMask), int((v >> kPlanBits) & kPlanMask), int((v >> (2 * kPlanBits)) & kPlanMask));
+      }
     }
   return true;
 }

@@ -260,26 +260,33 @@ constexpr unsigned kPlanBits = 10;
 constexpr unsigned kPlanMask = (1u << kPlanBits) - 1;
 constexpr unsigned kPlanPlain = 1u << 30;
 constexpr unsigned kPlanNone = 0xFFFFFFFFu;
+// Tests words, one per sample of the plan: what h_hoisted and e_hoisted would work out for it, so
+// the kernel reads them instead (PlanView::tests): bits kTestsHSlabs + 3a .. + 2, the H slab of
+// axis a holding the sample, plus one (0: none; slab_hits), likewise kTestsESlabs for the E set;
+// bit kTestsHRange + c: H component c in its update range at the sample, kTestsERange + c: E's.
+constexpr int kTestsHSlabs = 0, kTestsESlabs = 9, kTestsHRange = 18, kTestsERange = 21;
 struct PersistentPlan {
   std::vector<std::uint32_t> samples;  // [round][thread]
+  std::vector<std::uint32_t> tests;    // [round][thread], each sample's tests word
   int rounds = 0;
   long long threads = 0;
 };
 // A plan on the device (samples null: the walk). profiles: the samples other than plain ones load
 // their CPML slabs' profile values with their psi, before the bulk update (else after it, as the
-// walk's samples do).
+// walk's samples do). tests: the tests words (null: worked out per sample; needs profiles).
 struct PlanView {
   const unsigned* samples = nullptr;
   int rounds = 0;
   long long threads = 0;
   bool profiles = true;
+  const unsigned* tests = nullptr;
 };
 // The threads of a persistent launch on `device` (its blocks as many as are resident, at most one
-// per 256 samples) with that kernel (hoisted, wide_offsets, plan, profiles: as launch_persistent's
-// and PlanView's); 0 for a
+// per 256 samples) with that kernel (hoisted, wide_offsets, plan, profiles, tests: as
+// launch_persistent's and PlanView's); 0 for a
 // plan where the kernel would not take one (the chained samples, 64-bit offsets).
 long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
-                             bool plan, bool profiles, int device);
+                             bool plan, bool profiles, bool tests, int device);
 // The plan for `threads` threads (a multiple of 32); false where a grid has more than 1024
 // samples along an axis (the packed coordinates), and then the walk stays.
 bool plan_persistent(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, long long threads, int weight,
