@@ -2813,9 +2813,10 @@ void FdtdEngineCuda::setup_persistent(const EngineTuning& tuning, const onepass:
   if (pv && *pv && std::string(pv) != "walk" && std::string(pv) != "plan")
     fail("VEM_PERSISTENT_PLAN=", pv, ": expected walk or plan");
   if (persistent_hoisted_ && !env_is("VEM_PERSISTENT_PLAN", "walk")) {
-    // Weights 2, 3, 4 measured on an H200 in one call (results/fdtd.md, session 33), Mcells/s:
-    // 64^3 16,504-16,512 / 16,441-16,513 / 16,492-16,516, 96^3 22,672-22,939 / 22,204-22,346 /
-    // 21,756-22,029.
+    // Weights 2, 3, 4 measured on an H200 in one call, before the tests words (results/fdtd.md,
+    // session 33, call 3), Mcells/s: 64^3 16,504-16,512 / 16,441-16,513 / 16,492-16,516, 96^3
+    // 22,672-22,939 / 22,204-22,346 / 21,756-22,029. With the tests words (call 4): 64^3
+    // 20,221-20,422, 96^3 23,379-23,530, against the walk's 15,016-15,097 / 21,679-21,815.
     int weight = 2;
     if (const char* w = std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"); w && *w) weight = std::atoi(w);
     if (weight < 1) fail("VEM_PERSISTENT_PLAN_WEIGHT=", std::getenv("VEM_PERSISTENT_PLAN_WEIGHT"), ": expected an integer >= 1");

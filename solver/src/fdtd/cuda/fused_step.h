@@ -253,7 +253,8 @@ struct ProbeSet {
 // that straddle a CPML slab's edge. The plan puts the plain samples (every component in its
 // update range, in no CPML slab: the tests known at compile time, h_plain / e_plain) and the
 // others in warps of their own, and deals the warps' tasks of 32 samples out longest first to the
-// least loaded warp (a task of other samples weighs `weight`, a plain one 1).
+// least loaded warp (a task of other samples weighs `weight`, a plain one 1). Device memory: two
+// words (sample, tests) a thread and round, about 8 bytes a sample (3.2 MB at 64^3).
 // Packed samples: i | j << kPlanBits | k << 2 kPlanBits, kPlanPlain for a plain sample,
 // kPlanNone where a thread has none in that round.
 constexpr unsigned kPlanBits = 10;
@@ -283,8 +284,8 @@ struct PlanView {
 };
 // The threads of a persistent launch on `device` (its blocks as many as are resident, at most one
 // per 256 samples) with that kernel (hoisted, wide_offsets, plan, profiles, tests: as
-// launch_persistent's and PlanView's); 0 for a
-// plan where the kernel would not take one (the chained samples, 64-bit offsets).
+// launch_persistent's and PlanView's); 0 for a plan where the kernel would not take one (the
+// chained samples, 64-bit offsets).
 long long persistent_threads(const Grid& g, const Coefs& c, FieldStorage storage, bool hoisted, bool wide_offsets,
                              bool plan, bool profiles, bool tests, int device);
 // The plan for `threads` threads (a multiple of 32); false where a grid has more than 1024
