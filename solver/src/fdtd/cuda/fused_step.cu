@@ -1379,21 +1379,26 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
       st(f, src.set[q] ? v : ld(f) + v);
     }
   };
+  // The thread's planned samples of a phase: fn(plain, i, j, k, o, round) for each.
+  auto over_plan = [&](auto&& fn) {
+    unsigned c = c0;
+    for (int r = 0; r < rounds; ++r) {
+      const unsigned next = r + 1 < rounds ? plan_at(r + 1) : kPlanNone;
+      if (c != kPlanNone) {
+        const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
+        fn((c & kPlanPlain) != 0, i, j, k, Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz), r);
+      }
+      c = next;
+    }
+  };
   for (int s = 0; s < steps; ++s) {
     if constexpr (PLAN) {
-      unsigned c = c0;
-      for (int r = 0; r < rounds; ++r) {
-        const unsigned next = r + 1 < rounds ? plan_at(r + 1) : kPlanNone;
-        if (c != kPlanNone) {
-          const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
-          const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
-          if (c & kPlanPlain)
-            h_plain(F, g, coef, ch, i, j, k, o);
-          else
-            h_hoisted<PROF, TESTS>(F, g, coef, ch, i, j, k, o, TESTS ? tests_at(r) : 0u);
-        }
-        c = next;
-      }
+      over_plan([&](bool plain, int i, int j, int k, Off o, int r) {
+        if (plain)
+          h_plain(F, g, coef, ch, i, j, k, o);
+        else
+          h_hoisted<PROF, TESTS>(F, g, coef, ch, i, j, k, o, TESTS ? tests_at(r) : 0u);
+      });
     } else {
       int i = i0, j = j0, k = k0;
       for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
@@ -1412,20 +1417,13 @@ __global__ void __launch_bounds__(kPersistentThreads, MINB)
     grid.sync();
     if (blockIdx.x == 0) record_probes<T>(probes, s, false);
     if constexpr (PLAN) {
-      unsigned c = c0;
-      for (int r = 0; r < rounds; ++r) {
-        const unsigned next = r + 1 < rounds ? plan_at(r + 1) : kPlanNone;
-        if (c != kPlanNone) {
-          const int i = int(c & kPlanMask), j = int((c >> kPlanBits) & kPlanMask), k = int((c >> (2 * kPlanBits)) & kPlanMask);
-          const Off o = Off(g.origin) + Off(i) + Off(j) * Off(g.sy) + Off(k) * Off(g.sz);
-          if (c & kPlanPlain)
-            e_plain(F, g, coef, ce, i, j, k, o);
-          else
-            e_hoisted<PROF, TESTS>(F, g, coef, ce, i, j, k, o, TESTS ? tests_at(r) : 0u);
-          sources(s, o);
-        }
-        c = next;
-      }
+      over_plan([&](bool plain, int i, int j, int k, Off o, int r) {
+        if (plain)
+          e_plain(F, g, coef, ce, i, j, k, o);
+        else
+          e_hoisted<PROF, TESTS>(F, g, coef, ce, i, j, k, o, TESTS ? tests_at(r) : 0u);
+        sources(s, o);
+      });
     } else {
       int i = i0, j = j0, k = k0;
       for (Off u = first; u < samples; u += stride, walk.advance(i, j, k)) {
