@@ -268,8 +268,8 @@ TEST(TwoStepPlan, ShellListsWithoutAKernelAreRefused) {
 
 // The persistent kernel's sample plan (fused_step.h, plan_persistent) on 64^3 (the thread count of
 // four 256-thread blocks on 132 multiprocessors, as on an H100 or H200), on a flat grid and on a
-// grid whose every sample is plain but for its faces, with the two task weights the engine and
-// its test use:
+// grid whose every sample is plain but for its faces, with the task weights the engine (2) and
+// the agreement test (1) use, and 4:
 //  - every sample (i, j, k), 0 <= i <= nx etc., is in the plan exactly once, with its coordinates
 //    packed as the kernel unpacks them;
 //  - a sample is marked plain exactly when the kernel's tests would all pass without it: inside
@@ -311,7 +311,7 @@ TEST(PersistentPlan, DealsEverySampleOnceInWarpsOfOneKind) {
           if (box_meets(cs->s[s], p, p)) return false;
       return true;
     };
-    for (const int weight : {4, 1}) {
+    for (const int weight : {2, 4, 1}) {
       const std::string label = std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
                                 ", CPML " + std::to_string(c.cpml) + ", weight " + std::to_string(weight);
       onepass::PersistentPlan plan;

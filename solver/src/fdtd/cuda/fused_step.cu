@@ -550,7 +550,6 @@ constexpr int kMinBlocks = TY == 8 ? 5 : (TY == 4 ? 8 : 1);
 // The persistent kernel's blocks: 256 threads, 4 resident per multiprocessor (hoisted samples; the
 // chained ones 5 from 2 M samples; persistent_launch).
 constexpr int kPersistentThreads = 256;
-
 constexpr long long kPersistentFiveBlocksFrom = 2000000;
 
 // The shared H planes of a tile, double-buffered: [buffer][row][column], row 0 = j0-1, column 0 = i0-1.
@@ -1231,7 +1230,7 @@ __device__ __forceinline__ void record_probes(const ProbeSet& pr, int step, bool
 // PROF: the slabs' profile values loaded with the psi (load_profiles) instead of after the bulk
 // update (the planned samples; VEM_PERSISTENT_PROFILES).
 // TESTS: the sample's range tests and slabs come from `tests` (plan_persistent's tests word:
-// kTestsH / kTestsE) instead of being worked out here.
+// kTestsHSlabs ... kTestsERange, fused_step.h) instead of being worked out here.
 // The slabs of `cs` given by a tests word's slab fields (bit `first` on: the slab of axis a, plus
 // one, in bits first + 3a .. first + 3a + 2; 0: none), with their psi indices as slab_hits has them.
 __device__ __forceinline__ SlabHits hits_from_tests(const CpmlSet& cs, unsigned tests, int first, int i, int j, int k) {
@@ -1310,7 +1309,7 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
 // H probes (nothing writes H in the E phase), after the second the E probes (nothing writes E in
 // the next H phase). HOIST: h_hoisted / e_hoisted instead (above); MINB: the resident blocks
 // asked of the compiler.
-// PLANNED 1 or 2 (hoisted samples only): the samples of each thread come from `plan` (plan_persistent,
+// PLANNED 1-3 (hoisted samples only): the samples of each thread come from `plan` (plan_persistent,
 // [round][thread], packed coordinates) instead of the grid-stride walk; a plain sample (kPlanPlain:
 // every component in its update range, in no CPML slab of either set) takes the same expressions
 // with the range and slab tests known at compile time (h_plain / e_plain), and a warp's samples of
