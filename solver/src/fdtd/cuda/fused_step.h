@@ -220,7 +220,8 @@ bool hoistable(const CpmlSet& cs);
 
 // Persistent stepping (EngineTuning::Step::persistent): `steps` leap-frog steps in one cooperative
 // kernel whose blocks stay resident, in place on one set of arrays: per step an H phase and an E
-// phase over all samples (one sample per thread, grid-stride), each followed by a grid barrier, so
+// phase over all samples (one sample per thread, grid-stride, or as the sample plan below deals
+// them out), each followed by a grid barrier, so
 // a small model's fields stay in L2 from step to step and no step pays a launch. The CPML
 // corrections are folded into both phases (cpml_h and cpml_e with psi_in == psi_out: each psi is
 // read and written by its own sample's thread), the E point sources applied and the probes
