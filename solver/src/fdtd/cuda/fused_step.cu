@@ -1271,13 +1271,30 @@ __device__ __forceinline__ void h_hoisted(const Fields<T>& F, const Grid& g, con
   st(F.f[5] + o, h[2]);
 }
 
-template <bool PROF = false, bool TESTS = false, class Coef, class T, class Off>
-__device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
-                                          int i, int j, int k, Off o, unsigned tests = 0) {
+// The field loads of an E sample (its own E and H, the H one sample below along each axis) and
+// e_update_hoisted (e_hoisted, e_plain).
+template <class Coef, class T, class Off>
+__device__ __forceinline__ void e_load_update(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
+                                              bool ux, bool uy, bool uz, int i, int j, int k, Off o, const SlabHits& hit,
+                                              const float (&psi)[3][2], const float (*prof)[3]) {
   using LD = CoherentLoad;
   const T* __restrict__ Hx = F.f[3];
   const T* __restrict__ Hy = F.f[4];
   const T* __restrict__ Hz = F.f[5];
+  const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
+  const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
+  const Off msz = -Off(g.sz), msy = -Off(g.sy), m1 = -1;
+  const float hx_m = LD::field(at(Hx, o, msz)), hy_m = LD::field(at(Hy, o, msz));
+  const float hz_jm = LD::field(at(Hz, o, msy)), hx_jm = LD::field(at(Hx, o, msy));
+  const float hz_im = LD::field(at(Hz, o, m1)), hy_im = LD::field(at(Hy, o, m1));
+  e_update_hoisted<T>(F, g, coef, ce, ux, uy, uz, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im,
+                      hy_im, hit, psi, prof);
+}
+
+template <bool PROF = false, bool TESTS = false, class Coef, class T, class Off>
+__device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce,
+                                          int i, int j, int k, Off o, unsigned tests = 0) {
+  using LD = CoherentLoad;
   const bool ux = TESTS ? (tests & (1u << kTestsERange)) != 0
                         : in(i, g.lo[0][0], g.hi[0][0]) && in(j, g.lo[0][1], g.hi[0][1]) && in(k, g.lo[0][2], g.hi[0][2]);
   const bool uy = TESTS ? (tests & (2u << kTestsERange)) != 0
@@ -1289,14 +1306,7 @@ __device__ __forceinline__ void e_hoisted(const Fields<T>& F, const Grid& g, con
   load_psi<LD>(ce, hit, psi);
   float prof[3][3];
   if (PROF) load_profiles(ce, hit, i, j, k, prof);
-  const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
-  const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
-  const Off msz = -Off(g.sz), msy = -Off(g.sy), m1 = -1;
-  const float hx_m = LD::field(at(Hx, o, msz)), hy_m = LD::field(at(Hy, o, msz));
-  const float hz_jm = LD::field(at(Hz, o, msy)), hx_jm = LD::field(at(Hx, o, msy));
-  const float hz_im = LD::field(at(Hz, o, m1)), hy_im = LD::field(at(Hy, o, m1));
-  e_update_hoisted<T>(F, g, coef, ce, ux, uy, uz, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm, hz_im,
-                      hy_im, hit, psi, PROF ? prof : nullptr);
+  e_load_update(F, g, coef, ce, ux, uy, uz, i, j, k, o, hit, psi, PROF ? prof : nullptr);
 }
 
 // Persistent stepping (launch_persistent): `steps` leap-frog steps in one cooperative launch, in
@@ -1332,19 +1342,8 @@ __device__ __forceinline__ void h_plain(const Fields<T>& F, const Grid& g, const
 template <class Coef, class T, class Off>
 __device__ __forceinline__ void e_plain(const Fields<T>& F, const Grid& g, const Coef& coef, const CpmlSet& ce, int i,
                                         int j, int k, Off o) {
-  using LD = CoherentLoad;
-  const T* __restrict__ Hx = F.f[3];
-  const T* __restrict__ Hy = F.f[4];
-  const T* __restrict__ Hz = F.f[5];
   const float psi[3][2] = {};
-  const float ex = LD::field(F.f[0] + o), ey = LD::field(F.f[1] + o), ez = LD::field(F.f[2] + o);
-  const float hx = LD::field(Hx + o), hy = LD::field(Hy + o), hz = LD::field(Hz + o);
-  const Off msz = -Off(g.sz), msy = -Off(g.sy), m1 = -1;
-  const float hx_m = LD::field(at(Hx, o, msz)), hy_m = LD::field(at(Hy, o, msz));
-  const float hz_jm = LD::field(at(Hz, o, msy)), hx_jm = LD::field(at(Hx, o, msy));
-  const float hz_im = LD::field(at(Hz, o, m1)), hy_im = LD::field(at(Hy, o, m1));
-  e_update_hoisted<T>(F, g, coef, ce, true, true, true, i, j, k, o, ex, ey, ez, hx, hy, hz, hx_m, hy_m, hz_jm, hx_jm,
-                      hz_im, hy_im, SlabHits{}, psi);
+  e_load_update(F, g, coef, ce, true, true, true, i, j, k, o, SlabHits{}, psi, nullptr);
 }
 
 template <bool HOIST, int MINB, class Off, int PLANNED, class Coef, class T>
