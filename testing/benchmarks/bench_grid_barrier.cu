@@ -2,7 +2,10 @@
 // grids with two grid barriers a step; this says what one barrier costs and whether another
 // barrier than cooperative_groups' grid.sync costs less). Not a test.
 //
-//   bench_grid_barrier [iterations]
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o bench_grid_barrier testing/benchmarks/bench_grid_barrier.cu
+//   ./bench_grid_barrier [iterations]
+// (standalone, not in the CMake build: it needs nothing of the project; session 33's rows are in
+// results/fdtd_session33_h200.json, call 1)
 //
 // For each launch shape (resident blocks a multiprocessor x threads a block, the whole GPU
 // resident), the time of `iterations` barriers in one launch divided by their count, for:
