@@ -298,6 +298,9 @@ int run_temporal(int argc, char** argv) {
                           {"two_steps_shell_no_edges", TB::two_steps, 16, 32, "VEM_TWO_STEP_SHELL=1 VEM_TWO_STEP_SHELL_EDGES=0",
                            true},
                           {"default_no_edges", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_EDGES=0", true},
+                          // the interior tiles as the shell launch's last blocks (session 34; the
+                          // default from 2 M cells below 4 M only)
+                          {"default_interior_in_shell", TB::automatic, 0, 0, "VEM_TWO_STEP_INTERIOR_IN_SHELL=1", true},
                           {"default_shell_stream", TB::automatic, 0, 0, "VEM_TWO_STEP_SHELL_STREAM=1", true},
                           {"default_shell_first", TB::automatic, 0, 0, "VEM_TWO_STEP_ORDER=shell_first", true},
                           // pairs in CUDA graphs (session 24); chunk 0: the engine's z chunk

@@ -61,6 +61,14 @@
 #include "vem/models/voxel_shapes.h"
 #include "../unit/mie_rcs_error.h"
 
+#if VEM_WITH_CUDA
+// The two-step pair's block timeline (fused_step.h; a build with the CMake option VEM_BLOCK_TRACE).
+namespace vem::onepass {
+bool block_trace_arm(std::size_t records);
+long long block_trace_dump(const std::string& path);
+}  // namespace vem::onepass
+#endif
+
 using namespace vem;
 using clk = std::chrono::steady_clock;
 
@@ -161,10 +169,16 @@ int run_rows(int argc, char** argv) {
      << std::fixed << std::setprecision(0) << copy << " GB/s.\n\n"
      << "| grid | variant | steps | us/step | Mcells/s | B/cell-step | GB/s | of copy BW |\n|---|---|---|---|---|---|---|---|\n";
   bool first = true;
-  // VEM_SMALL_MAX_N=n: the grids up to n cells along x only (a quicker A/B run).
+  // VEM_SMALL_MAX_N=n / VEM_SMALL_MIN_N=n: the grids up to / from n cells along x only (a quicker
+  // A/B run).
   const char* max_n = std::getenv("VEM_SMALL_MAX_N");
+  const char* min_n = std::getenv("VEM_SMALL_MIN_N");
+  // VEM_BLOCK_TRACE_OUT=<prefix>: the block timeline of the last timed run of each row into
+  // <prefix>_<grid>_<variant>.csv (a build with the CMake option VEM_BLOCK_TRACE; fused_step.cu).
+  const char* trace_out = std::getenv("VEM_BLOCK_TRACE_OUT");
   for (const Size& sz : sizes) {
     if (max_n && sz.nx > std::atoi(max_n)) continue;
+    if (min_n && sz.nx < std::atoi(min_n)) continue;
     const FdtdOperator op(block_setup(sz.nx, sz.ny, sz.nz));
     const double cells = double(op.grid().cell_count());
     for (const Variant& v : variants()) {
@@ -175,11 +189,24 @@ int run_rows(int argc, char** argv) {
       const double per = since(t0) / 5;
       int steps = std::min(20000, std::max(20, int(target_s / std::max(per, 1e-6))));
       std::vector<double> secs;
+      bool traced = false;
       for (int r = 0; r < 3; ++r) {
+#if VEM_WITH_CUDA
+        if (trace_out && r == 2) traced = onepass::block_trace_arm(std::size_t(1) << 16);
+#endif
         t0 = clk::now();
         eng->run(steps, {}, steps);
         secs.push_back(since(t0));
       }
+#if VEM_WITH_CUDA
+      if (traced) {
+        const std::string path = std::string(trace_out) + "_" + std::to_string(sz.nx) + "x" + std::to_string(sz.ny) +
+                                 "x" + std::to_string(sz.nz) + "_" + v.name + ".csv";
+        std::cerr << "block trace: " << onepass::block_trace_dump(path) << " records into " << path << "\n";
+      } else if (trace_out) {
+        std::cerr << "block trace: this build records none (CMake option VEM_BLOCK_TRACE)\n";
+      }
+#endif
       std::sort(secs.begin(), secs.end());
       const double s = secs[1];
       const double mcells = steps * cells / s / 1e6;

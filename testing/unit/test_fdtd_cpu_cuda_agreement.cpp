@@ -647,8 +647,10 @@ static void expect_two_steps_refused(const FdtdOperator& op, EngineTuning t) {
 // VEM_TWO_STEP_ORDER=shell_first), step 2's point sources and probes before the joins (the default with
 // the shell beside the rest; VEM_TWO_STEP_TAIL=before_join) or after them (the default otherwise;
 // VEM_TWO_STEP_TAIL=after_join); the engine must have stepped every pair with them. Pairs captured in CUDA graphs (VEM_TWO_STEP_GRAPH=1), with
-// and without shell tiles, the same way. A model the pass cannot take whole (periodic faces, a
-// magnetic source) is refused with the reason.
+// and without shell tiles, the same way; the interior tiles as the shell launch's last blocks
+// (VEM_TWO_STEP_INTERIOR_IN_SHELL=1) and the rest's stream first (VEM_TWO_STEP_REST_FIRST=1), the
+// packed pair that is the default from 2 M cells below 4 M. A model the pass cannot take whole
+// (periodic faces, a magnetic source) is refused with the reason.
 TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   setenv("VEM_CUDA_GRAPH_STRICT", "1", 1);  // the variants with pairs in graphs: a failed capture fails
@@ -756,7 +758,18 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles, pairs in graphs",
                            "VEM_TWO_STEP_GRAPH", "1"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles beside the rest, pairs in graphs",
-                           "VEM_TWO_STEP_GRAPH", "1", "VEM_TWO_STEP_SHELL_STREAM", "1"}};
+                           "VEM_TWO_STEP_GRAPH", "1", "VEM_TWO_STEP_SHELL_STREAM", "1"},
+                          // the packed pair (the default from 2 M cells below 4 M): the interior
+                          // tiles as the shell launch's last blocks, the rest's stream first
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, the interior in the shell launch",
+                           "VEM_TWO_STEP_INTERIOR_IN_SHELL", "1"},
+                          {16, 7, false, "VEM_TWO_STEP_SHELL", "1",
+                           "32x16, 7 planes, shell tiles, the interior in the shell launch, the rest's stream first",
+                           "VEM_TWO_STEP_INTERIOR_IN_SHELL", "1", "VEM_TWO_STEP_REST_FIRST", "1"},
+                          {16, 0, true, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, the interior in the shell launch, two-pass middle",
+                           "VEM_TWO_STEP_INTERIOR_IN_SHELL", "1", "VEM_TWO_STEP_REST_FIRST", "1"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles, the rest's stream first",
+                           "VEM_TWO_STEP_REST_FIRST", "1"}};
     for (const V& v : variants) {
       if (v.env_name) setenv(v.env_name, v.env_value, 1);
       if (v.env2_name) setenv(v.env2_name, v.env2_value, 1);

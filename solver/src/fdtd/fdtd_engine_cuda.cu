@@ -1800,6 +1800,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   int tb_tile_y_ = 16;
   bool tb_rest_first_ = true;  // the interior waits for step 1 of the rest and runs beside step 2 (setup_two_step)
   int tb_interior_blocks_ = 0;  // 0: one interior block a tile; else that many take the tiles in turn (setup_two_step)
+  bool tb_interior_in_shell_ = false;  // the interior tiles in the shell launch (ShellLists::interior)
   bool tb_hoist_ = true;       // the rest's blocks with the hoisted slabs (setup_two_step)
   onepass::CpmlSet tb_cpml_e_[2];
   SideStream side_;  // temporal blocking's interior; the high-order shell (ho_shell_beside_)
@@ -2663,6 +2664,33 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
                                                         ? tuning.graph == GR::on
                                                         : tb_shell_beside_rest_ && beside_by_default && !stream_switch);
   if (graph_.enabled && !graph_.stream) VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&graph_.stream, cudaStreamDefault));
+  // The packed pair (results/fdtd.md, session 34: a block timeline of the pair, fused_step.cu's
+  // VEM_BLOCK_TRACE): from kShellFromCells to kShellBesideRestBelowCells (pairs in graphs, the shell
+  // beside the rest) the pair's launches left a fifth of the machine idle. The interior's launch
+  // took every multiprocessor first, so the shell started a third of the way in and drained alone
+  // (two thirds of its slots busy for the last 25 us at 128^3), and the rest's blocks found room
+  // only at the end, its two steps one after the other past the shell's last block. So:
+  //  - the rest first: the graphs' capture stream, which holds the rest's blocks and the point
+  //    updates, at the device's greatest priority (the kernel nodes keep it:
+  //    cudaGraphInstantiateFlagUseNodePriority), so its blocks are dispatched before the others'
+  //    and its two steps end beside the shell; VEM_TWO_STEP_REST_FIRST=1 / 0 (a measurement switch,
+  //    graphs only);
+  //  - the interior tiles as the shell launch's last blocks (ShellLists::interior): a launch's
+  //    blocks are dispatched in order, the longest shell tiles first and the short interior tiles
+  //    last, which fill the machine while the shell drains; VEM_TWO_STEP_INTERIOR_IN_SHELL=1 / 0.
+  // One H200, one call, Mcells/s, twice each: default / rest first / interior in the shell / both:
+  // 128^3 26,175-26,180 / 26,528-26,570 / 24,699-24,876 / 27,229-27,358, 160 x 160 x 93
+  // 28,400-28,432 / 29,102-29,173 / 26,749-26,785 / 29,131-29,221 (the interior in the shell alone
+  // loses: the rest's blocks then wait for the end).
+  const bool packed = graph_.enabled && tb_shell_beside_rest_ && op_.grid().cell_count() >= kShellFromCells;
+  if (graph_.enabled && env_switch("VEM_TWO_STEP_REST_FIRST", packed)) {
+    int least = 0, greatest = 0;
+    VEM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    if (graph_.stream) VEM_CUDA_CHECK(cudaStreamDestroy(graph_.stream));
+    graph_.stream = nullptr;
+    VEM_CUDA_CHECK(cudaStreamCreateWithPriority(&graph_.stream, cudaStreamDefault, greatest));
+    graph_.instantiate_flags = cudaGraphInstantiateFlagUseNodePriority;
+  }
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
   tb_first_.allocate(plan.first.size(), "two-step pass blocks");
@@ -2692,6 +2720,14 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     // path of grids beyond 2^31 layout samples; fused_step.cu, offsets_fit_int).
     tb_shell_lists_.wide_offsets = env_is("VEM_TWO_STEP_OFFSETS", "64");
     onepass::check_shell_lists(tb_shell_lists_);
+    // The interior tiles as the shell launch's last blocks (the packed pair, above; one launch for
+    // the shell, tiles of 32 x kShellTileY, one block a tile).
+    tb_interior_in_shell_ = env_switch("VEM_TWO_STEP_INTERIOR_IN_SHELL", packed) && tb_shell_lists_.one_launch &&
+                            tb_tile_y_ == onepass::kShellTileY && tb_interior_blocks_ == 0 && !plan.interior.empty();
+    if (tb_interior_in_shell_) {
+      tb_shell_lists_.interior = tb_tiles_.ptr;
+      tb_shell_lists_.interior_count = int(plan.interior.size());
+    }
     for (const auto& st : slabs_)
       for (int q = 0; q < 2; ++q) {
         if (st->nh > 0) {
@@ -3439,13 +3475,15 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     // The interior (both it and the shell read only fields_) as tb_shell_interior_ says; the shell
     // on shell_side_ (tb_shell_beside_rest_) or on stream_, before the rest.
     const cudaStream_t shell_stream = tb_shell_beside_rest_ ? shell_side_.stream : stream_;
-    if (tb_shell_interior_ != ShellInterior::after) side_.fork(stream_);
-    if (tb_shell_interior_ == ShellInterior::before) launch_interior();
+    // (tb_interior_in_shell_: the shell launch holds the interior tiles too)
+    const bool own = !tb_interior_in_shell_;
+    if (own && tb_shell_interior_ != ShellInterior::after) side_.fork(stream_);
+    if (own && tb_shell_interior_ == ShellInterior::before) launch_interior();
     if (tb_shell_beside_rest_) shell_side_.fork(stream_);
     onepass::launch_two_step_shell(onepass_grid_, onepass_coefs_, storage_, a, b, tb_shell_lists_, onepass_cpml_h_,
                                    tb_cpml_e_[0], shell_stream);
-    if (tb_shell_interior_ == ShellInterior::after_beside) launch_interior();
-    if (tb_shell_interior_ == ShellInterior::after) interior(shell_stream);
+    if (own && tb_shell_interior_ == ShellInterior::after_beside) launch_interior();
+    if (own && tb_shell_interior_ == ShellInterior::after) interior(shell_stream);
   } else {
     h2 = swapped_psi(onepass_cpml_h_);
     if (!tb_rest_first_) interior(stream_);
@@ -3467,7 +3505,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     gather_probes_at(step + 1);
   };
   if (tb_tail_before_join_) tail();
-  side_.join(stream_);
+  if (!(tb_shell_ && tb_interior_in_shell_)) side_.join(stream_);  // (the interior's stream, where it was forked)
   if (tb_shell_beside_rest_) shell_side_.join(stream_);
   if (!tb_tail_before_join_) tail();
   for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_

@@ -29,10 +29,13 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <functional>
 #include <queue>
+#include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/cuda_check.h"
 #include "fdtd/cuda/fused_step.h"
@@ -46,6 +49,44 @@ namespace {
 
 __constant__ float c_onepass_table[kConstantTableCapacity * 12];
 std::atomic<const void*> g_owner{nullptr};
+
+// VEM_BLOCK_TRACE (0 by default; the CMake option of the same name turns it on for this file only,
+// a measurement build): the kernels of a two-step pair (the interior tiles, the shell tiles, the
+// rest's pass blocks) record each block's start and end (%globaltimer, ns) and multiprocessor
+// (%smid) into a ring armed by block_trace_arm (fused_step.h); block_trace_dump writes the newest.
+// The timeline of the blocks says how well the pair's launches fill the machine (results/fdtd.md,
+// session 34). Off, the kernels are unchanged (BlockTrace::done is empty).
+#ifndef VEM_BLOCK_TRACE
+#define VEM_BLOCK_TRACE 0
+#endif
+struct BlockTraceRecord {
+  unsigned long long t0, t1;  // ns
+  unsigned sm, id;            // id: kind << 28 | list << 24 | block
+};
+__device__ BlockTraceRecord* g_block_trace = nullptr;
+__device__ unsigned long long g_block_trace_n = 0;
+__device__ unsigned long long g_block_trace_mask = 0;
+struct BlockTrace {
+  // kinds of BlockTraceRecord::id
+  static constexpr unsigned kInterior = 0, kShell = 1, kPass = 2;
+#if VEM_BLOCK_TRACE
+  unsigned long long t0 = 0;
+  __device__ BlockTrace() {
+    if (threadIdx.x + threadIdx.y == 0) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  }
+  __device__ void done(unsigned kind, unsigned list) const {
+    if (threadIdx.x + threadIdx.y != 0 || g_block_trace == nullptr) return;
+    unsigned long long t1;
+    unsigned sm;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const unsigned long long n = atomicAdd(&g_block_trace_n, 1ull);
+    g_block_trace[n & g_block_trace_mask] = BlockTraceRecord{t0, t1, sm, kind << 28 | list << 24 | blockIdx.x};
+  }
+#else
+  __device__ void done(unsigned, unsigned) const {}
+#endif
+};
 
 // The field arrays in their storage type T (float, __half, __nv_bfloat16; kernel_common.cuh):
 // loads widen to float, stores narrow, and a value that two-pass kernels would have stored before
@@ -708,6 +749,7 @@ __global__ void __launch_bounds__(32 * (kPassTileY + 1), kPassMinBlocks)
     onepass_blocks(Fields<T> A, Fields<T> B, Grid g, Coef coef, const PassBlock* __restrict__ blocks, CpmlSet ch,
                    CpmlSet ce) {
   bind_table(coef);
+  const BlockTrace trace{};
   __shared__ Planes<kPassTileY> sm;
   const int bx = int(blockIdx.x);
   const PassBlock pb = blocks[bx];
@@ -716,9 +758,11 @@ __global__ void __launch_bounds__(32 * (kPassTileY + 1), kPassMinBlocks)
   // (a block narrower than its 32 x kPassTileY threads takes the general path)
   if (hi[0] <= pb.ilast && hi[1] <= pb.jlast && interior_box(g, ch, ce, lo, hi)) {
     tile_pass<kPassTileY, true, true>(A, B, g, coef, 0, ch, ce, bx, 0, 0, sm, blocks);
+    trace.done(BlockTrace::kPass, 0);
     return;
   }
   tile_pass<kPassTileY, false, true, HOIST>(A, B, g, coef, 0, ch, ce, bx, 0, 0, sm, blocks);
+  trace.done(BlockTrace::kPass, 1);
 }
 
 // Two steps per pass (temporal blocking, fused_step.h): the interior tiles. A block of 32 x TY
@@ -752,11 +796,12 @@ struct TwoStepShared {
 // one block need no barrier between them: a tile's last shared-memory reads (H2, after its last
 // second barrier) and its first writes (H1, before its first barrier) are of different arrays, and
 // every thread has passed the previous tile's last barrier before any writes E1 or H2 again.
+// (tx, ty): the thread's place in the tile (a 2D block's threadIdx; the merged shell launch's 1D
+// blocks pass theirs).
 template <int TY, class Coef, class T>
 __device__ __forceinline__ void two_step_tile(const Fields<T>& A, const Fields<T>& B, const Grid& g, const Coef& coef,
-                                              const TwoStepTile t, TwoStepShared<TY>& sm) {
+                                              const TwoStepTile t, TwoStepShared<TY>& sm, const int tx, const int ty) {
   using LD = ReadOnlyLoad;
-  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int i = t.i0 - 2 + min(tx, t.cw + 2), j = t.j0 - 2 + min(ty, t.ch + 2);
   const bool core = tx >= 2 && tx < t.cw + 2 && ty >= 2 && ty < t.ch + 2;
   const int xm = max(tx - 1, 0), xp = min(tx + 1, 31), ym = max(ty - 1, 0), yp = min(ty + 1, TY - 1);
@@ -831,8 +876,10 @@ template <int TY, int MINB, class Coef, class T>
 __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles) {
   bind_table(coef);
+  const BlockTrace trace{};
   __shared__ TwoStepShared<TY> sm;
-  two_step_tile<TY>(A, B, g, coef, tiles[blockIdx.x], sm);
+  two_step_tile<TY>(A, B, g, coef, tiles[blockIdx.x], sm, int(threadIdx.x), int(threadIdx.y));
+  trace.done(BlockTrace::kInterior, 0);
 }
 
 // The same tiles taken in turn by fewer blocks (gridDim.x < count): with b blocks a multiprocessor
@@ -843,8 +890,11 @@ __global__ void __launch_bounds__(32 * TY, MINB)
     two_step_interior_strided(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                               int count) {
   bind_table(coef);
+  const BlockTrace trace{};
   __shared__ TwoStepShared<TY> sm;
-  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x)) two_step_tile<TY>(A, B, g, coef, tiles[b], sm);
+  for (int b = int(blockIdx.x); b < count; b += int(gridDim.x))
+    two_step_tile<TY>(A, B, g, coef, tiles[b], sm, int(threadIdx.x), int(threadIdx.y));
+  trace.done(BlockTrace::kInterior, 1);
 }
 
 // Two steps per pass in the CPML shell and at the faces (fused_step.h, "shell tiles"): tiles of
@@ -1109,13 +1159,18 @@ __device__ __forceinline__ void two_step_shell_tile(const Fields<T>& A, const Fi
 // most spill code (it holds every class); the class kernels general 96-112, two axes 56-72, one
 // axis 0-48, by storage and coefficients. 1 block (up to 128 registers, no spills) lost 12-26 %
 // from 128^3 to 256^3 (results/fdtd.md, session 26). The tiles of two axes (shell_edges) come
-// after the general ones.
+// after the general ones. The packed pair (fdtd_engine_cuda.cu, setup_two_step; from 2 M cells
+// below 4 M) puts the interior tiles after all of them (ShellOrder::interior): the short tiles
+// last, to fill the machine while the shell's blocks drain (results/fdtd.md, session 34).
 struct ShellOrder {
   static constexpr int kLists = 8;
   const TwoStepTile* tiles[kLists];
   // cumulative block counts: general 32 x 16, general 16 x 32, x and y 32 x 16, x and z, y and z,
   // x 16 x 32, y and z 32 x 16
   int end[kLists];
+  // the interior tiles after them (ShellLists::interior; two_step_shell's INTERIOR)
+  const TwoStepTile* interior;
+  int interior_count;
 };
 // ShellOrder's lists as [shape][class] of ShellLists, in that order.
 constexpr int kShellOrder[ShellOrder::kLists][2] = {{0, 0}, {1, 0}, {0, 4}, {0, 5}, {0, 6}, {1, 1}, {0, 2}, {0, 3}};
@@ -1137,40 +1192,56 @@ __global__ void __launch_bounds__(TX * TY, 2)
     two_step_shell_class(Fields<T> A, Fields<T> B, Grid g, Coef coef, const TwoStepTile* __restrict__ tiles,
                          CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
+  const BlockTrace trace{};
   __shared__ TwoStepShared<TY, TX> sm;
   VEM_SHELL_PSI_BUFFER
   two_step_shell_tile<TX, TY, AXIS, Off>(A, B, g, coef, ch, ce, tiles[blockIdx.x], sm,
                                          int(threadIdx.x + TX * threadIdx.y), psi_sm);
+  trace.done(BlockTrace::kShell, unsigned(AXIS + 1));
 }
 // EDGES: the kernel also holds the classes of two axes (their lists non-empty); without them it
-// holds only the code of the classes the default plan uses.
-template <bool EDGES, class Off, class Coef, class T>
+// holds only the code of the classes the default plan uses. INTERIOR: the interior tiles after the
+// shell's (o.interior), two_step_tile's code in 32 x kShellTileY threads.
+template <bool EDGES, bool INTERIOR, class Off, class Coef, class T>
 __global__ void __launch_bounds__(kShellThreads, 2)
     two_step_shell(Fields<T> A, Fields<T> B, Grid g, Coef coef, ShellOrder o, CpmlSet ch, CpmlSet ce) {
   bind_table(coef);
+  const BlockTrace trace{};
   __shared__ TwoStepShared<kShellTileY, 32> sm;
   auto& sm_narrow = *reinterpret_cast<TwoStepShared<2 * kShellTileY, 16>*>(&sm);
   VEM_SHELL_PSI_BUFFER
   const int b = int(blockIdx.x), tid = int(threadIdx.x);
+  if constexpr (INTERIOR) {
+    if (b >= o.end[ShellOrder::kLists - 1]) {
+      two_step_tile<kShellTileY>(A, B, g, coef, o.interior[b - o.end[ShellOrder::kLists - 1]], sm, tid % 32, tid / 32);
+      trace.done(BlockTrace::kInterior, 2);
+      return;
+    }
+  }
   if (b < o.end[0]) {
     two_step_shell_tile<32, kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[0][b], sm, tid, psi_sm);
+    trace.done(BlockTrace::kShell, 0);
     return;
   }
   if (b < o.end[1]) {
     two_step_shell_tile<16, 2 * kShellTileY, -1, Off>(A, B, g, coef, ch, ce, o.tiles[1][b - o.end[0]], sm_narrow, tid, psi_sm);
+    trace.done(BlockTrace::kShell, 1);
     return;
   }
   if constexpr (EDGES) {
     if (b < o.end[2]) {
       two_step_shell_tile<32, kShellTileY, 3, Off>(A, B, g, coef, ch, ce, o.tiles[2][b - o.end[1]], sm, tid, psi_sm);
+      trace.done(BlockTrace::kShell, 2);
       return;
     }
     if (b < o.end[3]) {
       two_step_shell_tile<32, kShellTileY, 4, Off>(A, B, g, coef, ch, ce, o.tiles[3][b - o.end[2]], sm, tid, psi_sm);
+      trace.done(BlockTrace::kShell, 3);
       return;
     }
     if (b < o.end[4]) {
       two_step_shell_tile<32, kShellTileY, 5, Off>(A, B, g, coef, ch, ce, o.tiles[4][b - o.end[3]], sm, tid, psi_sm);
+      trace.done(BlockTrace::kShell, 4);
       return;
     }
   }
@@ -1180,6 +1251,7 @@ __global__ void __launch_bounds__(kShellThreads, 2)
     two_step_shell_tile<32, kShellTileY, 1, Off>(A, B, g, coef, ch, ce, o.tiles[6][b - o.end[5]], sm, tid, psi_sm);
   else
     two_step_shell_tile<32, kShellTileY, 2, Off>(A, B, g, coef, ch, ce, o.tiles[7][b - o.end[6]], sm, tid, psi_sm);
+  trace.done(BlockTrace::kShell, b < o.end[5] ? 5u : (b < o.end[6] ? 6u : 7u));
 }
 
 // Sample indices of a grid-stride loop without a division per sample: the first sample and the
@@ -1702,11 +1774,13 @@ void two_step_shell_class_launch(const Grid& g, const Coef& coef, Fields<T> A, F
 template <class Coef, class T>
 void two_step_shell_launch(const Grid& g, const Coef& coef, Fields<T> A, Fields<T> B, const ShellOrder& o,
                            const CpmlSet& ch, const CpmlSet& ce, bool wide_offsets, cudaStream_t stream) {
-  const int blocks = o.end[ShellOrder::kLists - 1];
+  const int blocks = o.end[ShellOrder::kLists - 1] + o.interior_count;
   if (blocks <= 0) return;
   with_offsets(g, wide_offsets, [&](auto off) {
     using Off = decltype(off);
-    auto kernel = o.end[4] > o.end[1] ? two_step_shell<true, Off, Coef, T> : two_step_shell<false, Off, Coef, T>;
+    auto kernel = o.interior_count > 0  ? two_step_shell<true, true, Off, Coef, T>
+                  : o.end[4] > o.end[1] ? two_step_shell<true, false, Off, Coef, T>
+                                        : two_step_shell<false, false, Off, Coef, T>;
     allow_table_bytes(kernel, coef, kShellPsiShared);
     kernel<<<unsigned(blocks), kShellThreads, table_bytes(coef), stream>>>(A, B, g, coef, o, ch, ce);
   });
@@ -1948,8 +2022,7 @@ bool plan_persistent(const Grid& g, const CpmlSet& ch, const CpmlSet& ce, long l
       const Slab& s = cs.s[p];
       if (i < s.o[0] || i >= s.o[0] + s.d[0] || j < s.o[1] || j >= s.o[1] + s.d[1] || k < s.o[2] || k >= s.o[2] + s.d[2])
         continue;
-      const int a = s.axis < 0 ? 0 : (s.axis > 2 ? 2 : s.axis);
-      f = (f & ~(7u << (3 * a))) | (unsigned(p + 1) << (3 * a));
+      f = (f & ~(7u << (3 * s.axis))) | (unsigned(p + 1) << (3 * s.axis));
     }
     return f;
   };
@@ -2234,6 +2307,8 @@ void launch_two_step_shell(const Grid& g, const Coefs& c, FieldStorage storage, 
       end += lists.count[kShellOrder[q][0]][kShellOrder[q][1]];
       o.end[q] = end;
     }
+    o.interior = lists.interior;
+    o.interior_count = lists.one_launch && lists.interior ? lists.interior_count : 0;
     if (lists.one_launch) {
       two_step_shell_launch(g, coef, A, B, o, cpml_h, cpml_e, lists.wide_offsets, stream);
       return;
@@ -2265,6 +2340,49 @@ void launch_pass_blocks(const Grid& g, const Coefs& c, FieldStorage storage, flo
     pass_blocks(g, coef, A, B, blocks, count, cpml_h, cpml_e, hoist, stream);
   });
   VEM_CUDA_CHECK_LAUNCH("onepass_blocks");
+}
+
+// The block trace (VEM_BLOCK_TRACE): a ring of `records` (a power of two) records, zeroed count.
+namespace {
+BlockTraceRecord* g_block_trace_host = nullptr;
+std::size_t g_block_trace_records = 0;
+}  // namespace
+bool block_trace_arm(std::size_t records) {
+  if (!VEM_BLOCK_TRACE) return false;
+  if (records == 0 || (records & (records - 1)) != 0) fail("block trace: ", records, " records is not a power of two");
+  if (g_block_trace_host) VEM_CUDA_CHECK(cudaFree(g_block_trace_host));
+  g_block_trace_host = nullptr;
+  VEM_CUDA_CHECK(cudaMalloc(&g_block_trace_host, records * sizeof(BlockTraceRecord)));
+  g_block_trace_records = records;
+  const unsigned long long zero = 0, mask = records - 1;
+  VEM_CUDA_CHECK(cudaMemcpyToSymbol(g_block_trace, &g_block_trace_host, sizeof(g_block_trace_host)));
+  VEM_CUDA_CHECK(cudaMemcpyToSymbol(g_block_trace_n, &zero, sizeof(zero)));
+  VEM_CUDA_CHECK(cudaMemcpyToSymbol(g_block_trace_mask, &mask, sizeof(mask)));
+  return true;
+}
+long long block_trace_dump(const std::string& path) {
+  if (!g_block_trace_host) return -1;
+  VEM_CUDA_CHECK(cudaDeviceSynchronize());
+  unsigned long long n = 0;
+  VEM_CUDA_CHECK(cudaMemcpyFromSymbol(&n, g_block_trace_n, sizeof(n)));
+  std::vector<BlockTraceRecord> ring(g_block_trace_records);
+  VEM_CUDA_CHECK(cudaMemcpy(ring.data(), g_block_trace_host, ring.size() * sizeof(BlockTraceRecord),
+                            cudaMemcpyDeviceToHost));
+  const unsigned long long kept = std::min<unsigned long long>(n, g_block_trace_records);
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) fail("block trace: cannot write ", path);
+  std::fprintf(f, "t0_ns,t1_ns,sm,kind,list,block\n");
+  for (unsigned long long q = n - kept; q < n; ++q) {
+    const BlockTraceRecord& r = ring[q & (g_block_trace_records - 1)];
+    std::fprintf(f, "%llu,%llu,%u,%u,%u,%u\n", r.t0, r.t1, r.sm, r.id >> 28, (r.id >> 24) & 15u, r.id & 0xffffffu);
+  }
+  std::fclose(f);
+  // disarmed: later launches record nothing
+  BlockTraceRecord* none = nullptr;
+  VEM_CUDA_CHECK(cudaMemcpyToSymbol(g_block_trace, &none, sizeof(none)));
+  VEM_CUDA_CHECK(cudaFree(g_block_trace_host));
+  g_block_trace_host = nullptr;
+  return (long long)kept;
 }
 
 }  // namespace vem::onepass

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/exclusive_claim.h"
@@ -203,6 +204,12 @@ struct ShellLists {
   int count[2][TwoStepPlan::kShellClasses] = {};
   bool one_launch = true;
   bool wide_offsets = false;
+  // The interior tiles as the merged shell launch's last blocks (one_launch; tile_y 16; null: the
+  // interior has its own launch; a measurement switch, VEM_TWO_STEP_INTERIOR_IN_SHELL): the
+  // launch's blocks are dispatched in order, so the short interior tiles fill the machine while
+  // the shell's last blocks drain (results/fdtd.md, session 34).
+  const TwoStepTile* interior = nullptr;
+  int interior_count = 0;
 };
 // Throws unless every listed tile is in a class its shape has a kernel for: the caller checks its
 // lists once (the engine's setup_two_step), not every pair.
@@ -299,5 +306,12 @@ void launch_persistent(const Grid& g, const Coefs& c, FieldStorage storage, floa
                        const CpmlSet& cpml_h,
                        const CpmlSet& cpml_e, const SourceSet& src, const ProbeSet& probes, int steps, bool hoisted,
                        bool wide_offsets, const PlanView& plan, int device, cudaStream_t stream);
+
+// The two-step pair's block timeline (a measurement build: CMake option VEM_BLOCK_TRACE; fused_step.cu):
+// block_trace_arm starts a ring of `records` (a power of two) block records, false when the build
+// has no trace; block_trace_dump writes the newest as CSV (t0_ns, t1_ns, sm, kind 0 interior /
+// 1 shell / 2 pass blocks, list, block) and disarms; it returns the records written, -1 unarmed.
+bool block_trace_arm(std::size_t records);
+long long block_trace_dump(const std::string& path);
 
 }  // namespace vem::onepass

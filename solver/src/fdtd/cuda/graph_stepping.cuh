@@ -48,6 +48,7 @@ struct GraphState {
   bool pdl_in_graph = true;
   int chunk = 0;          // steps per captured graph
   cudaStream_t stream = nullptr;
+  unsigned long long instantiate_flags = 0;  // cudaGraphInstantiate's flags
   std::map<int, cudaGraphExec_t> exec;  // by chunk length (at most a few: the full chunk, remainders)
   int captures = 0, updates = 0, instantiations = 0;
 
@@ -95,7 +96,7 @@ cudaGraphExec_t capture_chunk(GraphState& gs, int first, int count, StepFn&& ste
     }
   }
   if (!exec) {
-    const cudaError_t e = cudaGraphInstantiate(&exec, graph, 0);
+    const cudaError_t e = cudaGraphInstantiate(&exec, graph, gs.instantiate_flags);
     cudaGraphDestroy(graph);
     graph = nullptr;
     if (e != cudaSuccess) {
