@@ -2666,7 +2666,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   if (graph_.enabled && !graph_.stream) VEM_CUDA_CHECK(cudaStreamCreateWithFlags(&graph_.stream, cudaStreamDefault));
   // The packed pair (results/fdtd.md, session 34: a block timeline of the pair, fused_step.cu's
   // VEM_BLOCK_TRACE): from kShellFromCells to kShellBesideRestBelowCells (pairs in graphs, the shell
-  // beside the rest) the pair's launches left a fifth of the machine idle. The interior's launch
+  // beside the rest) the pair's launches left 15 % of the block slots idle. The interior's launch
   // took every multiprocessor first, so the shell started a third of the way in and drained alone
   // (two thirds of its slots busy for the last 25 us at 128^3), and the rest's blocks found room
   // only at the end, its two steps one after the other past the shell's last block. So:
@@ -2681,7 +2681,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // One H200, one call, Mcells/s, twice each: default / rest first / interior in the shell / both:
   // 128^3 26,175-26,180 / 26,528-26,570 / 24,699-24,876 / 27,229-27,358, 160 x 160 x 93
   // 28,400-28,432 / 29,102-29,173 / 26,749-26,785 / 29,131-29,221 (the interior in the shell alone
-  // loses: the rest's blocks then wait for the end).
+  // loses: the rest's blocks then wait for the end); the final build against both switches 0:
+  // 128^3 27,258-27,305 / 26,557-26,604, 160 x 160 x 93 29,423-29,445 / 28,727-28,749. Above 4 M
+  // cells (no graphs) the interior in the shell lost 3-4 % at 256^3 and 512^3.
   const bool packed = graph_.enabled && tb_shell_beside_rest_ && op_.grid().cell_count() >= kShellFromCells;
   if (graph_.enabled && env_switch("VEM_TWO_STEP_REST_FIRST", packed)) {
     int least = 0, greatest = 0;

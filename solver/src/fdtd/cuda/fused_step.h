@@ -205,9 +205,10 @@ struct ShellLists {
   bool one_launch = true;
   bool wide_offsets = false;
   // The interior tiles as the merged shell launch's last blocks (one_launch; tile_y 16; null: the
-  // interior has its own launch; a measurement switch, VEM_TWO_STEP_INTERIOR_IN_SHELL): the
-  // launch's blocks are dispatched in order, so the short interior tiles fill the machine while
-  // the shell's last blocks drain (results/fdtd.md, session 34).
+  // interior has its own launch). The launch's blocks are dispatched in order, so the short
+  // interior tiles fill the machine while the shell's last blocks drain. Part of the packed pair,
+  // the default from 2 M cells below 4 M (fdtd_engine_cuda.cu, setup_two_step;
+  // VEM_TWO_STEP_INTERIOR_IN_SHELL; results/fdtd.md, session 34).
   const TwoStepTile* interior = nullptr;
   int interior_count = 0;
 };
