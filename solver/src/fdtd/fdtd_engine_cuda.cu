@@ -1856,6 +1856,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   // 25,111; 160 x 160 x 93 22,654 / 24,306, 24,286 / 27,173; 192^3 37,636 / 37,083, 36,309 /
   // 37,354; 256^3 45,564 / 45,320, 45,326 / 45,693 (results/fdtd.md, session 25).
   static constexpr std::int64_t kShellBesideRestBelowCells = std::int64_t(4) * 1000 * 1000;
+  // The shell tiles' planes in the packed pair (setup_two_step; results/fdtd.md, session 34).
+  static constexpr int kPackedShellChunk = 14;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2579,9 +2581,9 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // against 57,989 (results/fdtd.md, session 25). VEM_TWO_STEP_SHELL_EDGES=0: in the general class.
   const bool shell_edges = !env_is("VEM_TWO_STEP_SHELL_EDGES", "0");
   // VEM_TWO_STEP_SHELL_CHUNK=<planes>: the shell tiles' planes per tile (a measurement switch);
-  // unset: the interior's z chunk.
+  // unset: the interior's z chunk, or kPackedShellChunk in the packed pair (below).
   const char* shell_chunk_env = std::getenv("VEM_TWO_STEP_SHELL_CHUNK");
-  const int shell_chunk = shell_chunk_env ? std::max(0, std::atoi(shell_chunk_env)) : 0;
+  int shell_chunk = shell_chunk_env ? std::max(0, std::atoi(shell_chunk_env)) : 0;
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
                                   pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges, shell_chunk);
@@ -2692,6 +2694,18 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     graph_.stream = nullptr;
     VEM_CUDA_CHECK(cudaStreamCreateWithPriority(&graph_.stream, cudaStreamDefault, greatest));
     graph_.instantiate_flags = cudaGraphInstantiateFlagUseNodePriority;
+  }
+  // The packed pair's shell tiles march kPackedShellChunk planes instead of the interior's 8: the
+  // shell's blocks no longer end the pair (the interior tiles fill its end), so longer tiles, which
+  // compute fewer planes again, pay. One H200, one call, Mcells/s, twice each, the shell's planes
+  // (VEM_TWO_STEP_SHELL_CHUNK) 8 / 10 / 14 / 16 / 20 / 24 / 32: 128^3 26,871-26,949 /
+  // 27,765-27,907 / 28,385-28,480 / 28,051-28,149 / 27,254-27,287 / 24,836-24,842 / 21,119-21,160,
+  // 160 x 160 x 93 28,996-29,020 / 29,598-29,602 / 31,787-31,850 / 31,782-31,797 / 30,926-30,937 /
+  // 25,377-25,422 / 25,475-25,492; 16 planes without the packing 23,835-23,931 / 27,971-27,974
+  // (results/fdtd.md, session 34).
+  if (packed && tb_shell_ && !shell_chunk_env) {
+    shell_chunk = kPackedShellChunk;
+    plan = make_plan();
   }
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
