@@ -1856,8 +1856,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   // 25,111; 160 x 160 x 93 22,654 / 24,306, 24,286 / 27,173; 192^3 37,636 / 37,083, 36,309 /
   // 37,354; 256^3 45,564 / 45,320, 45,326 / 45,693 (results/fdtd.md, session 25).
   static constexpr std::int64_t kShellBesideRestBelowCells = std::int64_t(4) * 1000 * 1000;
-  // The shell tiles' planes in the packed pair (setup_two_step; results/fdtd.md, session 34).
+  // The shell tiles' planes in the packed pair, and from kShellBesideRestBelowCells below
+  // kShellInteriorAfterCells (setup_two_step; results/fdtd.md, session 34).
   static constexpr int kPackedShellChunk = 14;
+  static constexpr int kMidShellChunk = 24;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2703,9 +2705,19 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // 160 x 160 x 93 28,996-29,020 / 29,598-29,602 / 31,787-31,850 / 31,782-31,797 / 30,926-30,937 /
   // 25,377-25,422 / 25,475-25,492; 16 planes without the packing 23,835-23,931 / 27,971-27,974
   // (results/fdtd.md, session 34).
-  if (packed && tb_shell_ && !shell_chunk_env) {
-    shell_chunk = kPackedShellChunk;
-    plan = make_plan();
+  // From kShellBesideRestBelowCells below kShellInteriorAfterCells (the shell on stream_, no
+  // graphs) the shell tiles march kMidShellChunk planes: one H200, one call, 192^3, the interior's
+  // 16 / 20 / 24 / 32: 39,362-39,427 / 39,594-39,704 / 39,938-40,087 / 39,802-40,153 Mcells/s
+  // (session 34). (Unpacked below 4 M cells longer tiles lose: 128^3 at 16 planes 23,835-23,931,
+  // call 8, against 26,557-26,604 at 8, call 4.)
+  if (tb_shell_ && !shell_chunk_env) {
+    const std::int64_t cells = op_.grid().cell_count();
+    const bool mid = cells >= kShellBesideRestBelowCells && cells < kShellInteriorAfterCells;
+    const int planes = packed ? kPackedShellChunk : (mid ? kMidShellChunk : 0);
+    if (planes > 0) {
+      shell_chunk = planes;
+      plan = make_plan();
+    }
   }
   tb_tiles_.allocate(plan.interior.size(), "two-step interior tiles");
   tb_tiles_.upload(plan.interior.data(), plan.interior.size());
