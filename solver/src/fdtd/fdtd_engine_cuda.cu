@@ -3533,7 +3533,7 @@ void FdtdEngineCuda::step_pair(const Coef&, int step) {
     gather_probes_at(step + 1);
   };
   if (tb_tail_before_join_) tail();
-  if (!(tb_shell_ && tb_interior_in_shell_)) side_.join(stream_);  // (the interior's stream, where it was forked)
+  if (!tb_interior_in_shell_) side_.join(stream_);  // (the interior's stream, where it was forked)
   if (tb_shell_beside_rest_) shell_side_.join(stream_);
   if (!tb_tail_before_join_) tail();
   for (int c = 0; c < 6; ++c) std::swap(fields_[c].ptr, next_[c].ptr);  // F_ already holds next_
