@@ -2552,7 +2552,11 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     fail("two-step tile height ", tuning.two_step_tile_y, " is not 16 or 32");
   if (tuning.two_step_z_chunk < 0) fail("two-step z chunk ", tuning.two_step_z_chunk, " is invalid (>= 0)");
   tb_tile_y_ = tuning.two_step_tile_y ? tuning.two_step_tile_y : 16;
-  int z_chunk = tuning.two_step_z_chunk ? tuning.two_step_z_chunk : 32;
+  // VEM_TWO_STEP_Z_CHUNK=<planes>: the interior tiles' planes, as two_step_z_chunk (a measurement
+  // switch; it wins over the tuning).
+  const char* z_chunk_env = std::getenv("VEM_TWO_STEP_Z_CHUNK");
+  const int fixed_z_chunk = z_chunk_env ? std::max(1, std::atoi(z_chunk_env)) : tuning.two_step_z_chunk;
+  int z_chunk = fixed_z_chunk ? fixed_z_chunk : 32;
   std::vector<std::array<int, 3>> keep_out;
   for (const auto& ps : op_.sources())
     for (int a = 0; a < 3; ++a)
@@ -2598,7 +2602,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   int sms = 0;
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device_));
   const std::size_t enough = std::size_t(8) * std::size_t(sms);
-  while (tuning.two_step_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell_tiles() < enough) {
+  while (fixed_z_chunk == 0 && z_chunk > 8 && plan.interior.size() + plan.shell_tiles() < enough) {
     z_chunk /= 2;
     plan = make_plan();
   }
