@@ -724,6 +724,8 @@ TEST(CpuCudaAgreementOnePass, TwoStepsPerPassMatchOnePass) {
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "3"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, general shell tiles in pieces of 8 planes",
                            "VEM_TWO_STEP_SHELL_GENERAL_CHUNK", "8"},
+                          {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, two-axis shell tiles in pieces of 3 planes",
+                           "VEM_TWO_STEP_SHELL_EDGE_CHUNK", "3"},
                           {16, 7, false, "VEM_TWO_STEP_SHELL", "1", "32x16, 7 planes, shell tiles a launch a class",
                            "VEM_TWO_STEP_SHELL_LAUNCH", "classes"},
                           {16, 0, false, "VEM_TWO_STEP_SHELL", "1", "32x16, shell tiles of 5 planes",

@@ -11,7 +11,7 @@
 //  - a shell tile of a one-axis class meets no slab of another axis and, of its own axis, only the
 //    slab it names for each set; a tile of a two-axis class (32 x 16 only) meets only the slabs it
 //    names, of its two axes; the general tiles are whole (z chunks of 16 planes) or cut into
-//    pieces of at most 8 planes; the x faces' tiles (16 x 32 threads) have cores of at most
+//    pieces of at most 8 or 6 planes, the two-axis ones whole or in pieces of 7; the x faces' tiles (16 x 32 threads) have cores of at most
 //    13 x 29 samples, the others 29 x 13; on a grid of 200 x 176 x 150 most shell tiles are of a
 //    one-axis class.
 // The GPU agreement test (test_fdtd_cpu_cuda_agreement.cpp, TwoStepsPerPassMatchOnePass) runs the
@@ -110,9 +110,10 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
     // 32 M cells) or whole (below)
     // edges: the tiles of two axes in classes of their own (shell_edges, the engine's default)
     // shell_chunk: the shell tiles' planes (0: the interior's 16)
-    struct C { bool shell; int general_chunk; bool edges; int shell_chunk = 0; };
+    // edge_chunk: the two-axis classes' tiles cut into pieces of at most that many planes
+    struct C { bool shell; int general_chunk; bool edges; int shell_chunk = 0; int edge_chunk = 0; };
     for (const C c : {C{false, 8, false}, C{true, 8, false}, C{true, 0, false}, C{true, 0, true}, C{true, 0, true, 5},
-                      C{true, 8, true, 24}}) {
+                      C{true, 8, true, 24}, C{true, 6, true, 14, 7}}) {
       const bool shell = c.shell;
       const std::string label = std::to_string(n[0]) + " x " + std::to_string(n[1]) + " x " + std::to_string(n[2]) +
                                 (shell ? ", shell tiles, general ones " +
@@ -120,11 +121,14 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
                                                               : std::string("whole")) +
                                              (c.edges ? ", two-axis classes" : "") +
                                              (c.shell_chunk ? ", " + std::to_string(c.shell_chunk) + " planes a tile"
-                                                            : std::string())
+                                                            : std::string()) +
+                                             (c.edge_chunk ? ", two-axis ones in pieces of " +
+                                                                 std::to_string(c.edge_chunk) + " planes"
+                                                           : std::string())
                                        : ", no shell tiles");
       const onepass::TwoStepPlan plan =
           onepass::plan_two_step(g, ch, ce, keep_out, 16, 16, 8, true, shell, true, c.general_chunk, c.edges,
-                                 c.shell_chunk);
+                                 c.shell_chunk, c.edge_chunk);
       EXPECT_FALSE(plan.interior.empty()) << label;
       EXPECT_EQ(plan.shell_tiles() > 0, shell) << label;
       // every class the plan fills has a kernel in the one launch (the engine's set-up check)
@@ -171,8 +175,8 @@ TEST(TwoStepPlan, CoversEverySampleOnceWithAndWithoutShellTiles) {
             EXPECT_LE(t.cw, shape == 1 ? 13 : 29) << label;
             EXPECT_LE(t.ch, shape == 1 ? 29 : 13) << label;
             const int planes = c.shell_chunk > 0 ? c.shell_chunk : 16;
-            EXPECT_LE(t.k1 - t.k0 + 1, cls == 0 && c.general_chunk > 0 ? std::min(c.general_chunk, planes) : planes)
-                << label;
+            const int cut = cls == 0 ? c.general_chunk : (cls >= 4 ? c.edge_chunk : 0);
+            EXPECT_LE(t.k1 - t.k0 + 1, cut > 0 ? std::min(cut, planes) : planes) << label << ", class " << cls;
             if (cls == 0) continue;
             EXPECT_TRUE(shape == 1 ? cls == 1 : cls >= 2) << label << ": class " << cls << " in shape " << shape;
             EXPECT_TRUE(cls < 4 || c.edges) << label << ": class " << cls << " without two-axis classes";

@@ -2068,7 +2068,7 @@ void add_pass_blocks(std::vector<PassBlock>& out, const int lo[3], const int hi[
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
                           bool align_rest, bool shell, bool shell_narrow, int general_chunk, bool shell_edges,
-                          int shell_chunk) {
+                          int shell_chunk, int edge_chunk) {
   TwoStepPlan plan;
   const int n[3] = {g.nx, g.ny, g.nz};
   // The plain box (inclusive): every component updated (its range; H_x and H_y along z need
@@ -2241,15 +2241,16 @@ TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
     };
     // General tiles deeper than general_chunk planes are cut into pieces of at most that many
     // (the general code is the slowest a plane, and a mid-size grid has few such tiles), each
-    // classified again.
+    // classified again; the two-axis classes' tiles (4-6, shape 0) likewise by edge_chunk.
     for (TwoStepTile& t : tiles) {
       const int cls = classify(t);
       const int depth = t.k1 - t.k0 + 1;
-      if (cls != 0 || general_chunk <= 0 || depth <= general_chunk) {
+      const int cut = cls == 0 ? general_chunk : (shape == 0 && cls >= 4 ? edge_chunk : 0);
+      if (cut <= 0 || depth <= cut) {
         plan.shell[shape][cls].push_back(t);
         continue;
       }
-      const int pieces = (depth + general_chunk - 1) / general_chunk, step = (depth + pieces - 1) / pieces;
+      const int pieces = (depth + cut - 1) / cut, step = (depth + pieces - 1) / pieces;
       for (int k = t.k0; k <= t.k1; k += step) {
         TwoStepTile piece = t;
         piece.k0 = k;

@@ -178,10 +178,13 @@ constexpr int kShellTileY = 16;
 // shell tiles of the general class cut into pieces of at most that many planes. shell_edges: the
 // 32 x 16 tiles that meet the slabs of two axes (the box's edges) in classes of their own (4-6)
 // instead of the general one. shell_chunk (> 0): the shell tiles' planes per tile (else z_chunk).
+// edge_chunk (> 0): the tiles of the two-axis classes (4-6) cut into pieces of at most that many
+// planes, as general_chunk the general ones.
 TwoStepPlan plan_two_step(const Grid& g, const CpmlSet& ch, const CpmlSet& ce,
                           const std::vector<std::array<int, 3>>& keep_out, int tile_y, int z_chunk, int pass_chunk,
                           bool align_rest = true, bool shell = false, bool shell_narrow = false,
-                          int general_chunk = 0, bool shell_edges = false, int shell_chunk = 0);
+                          int general_chunk = 0, bool shell_edges = false, int shell_chunk = 0,
+                          int edge_chunk = 0);
 // tiles / blocks: device arrays. grid_blocks: 0 for one block a tile, else that many blocks take the
 // tiles in turn (fused_step.cu, two_step_interior_strided).
 void launch_two_step_interior(const Grid& g, const Coefs& c, FieldStorage storage, float* const cur[6],
