@@ -1860,6 +1860,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   // kShellInteriorAfterCells (setup_two_step; results/fdtd.md, session 34).
   static constexpr int kPackedShellChunk = 14;
   static constexpr int kMidShellChunk = 24;
+  // The packed pair's general shell tiles (the corners, the slowest a plane) cut into pieces of at
+  // most this many planes (setup_two_step; results/fdtd.md, session 36).
+  static constexpr int kPackedGeneralChunk = 6;
   bool persistent_now() const { return persistent_ && !has_extensions() && !fused_.s[0]; }
   // The one-pass slab sets let the hoisted slabs run (onepass::hoistable).
   bool hoistable_slabs() const { return onepass::hoistable(onepass_cpml_h_) && onepass::hoistable(onepass_cpml_e_); }
@@ -2575,11 +2578,12 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   const bool want_shell = env_switch("VEM_TWO_STEP_SHELL", op_.grid().cell_count() >= kShellFromCells);
   tb_shell_ = want_shell && hoistable_slabs();
   // VEM_TWO_STEP_SHELL_GENERAL_CHUNK=<planes>: the general shell tiles cut into pieces of at most
-  // that many planes (0: not cut). Default: 8 from kShellGeneralCutFromCells, not cut below.
+  // that many planes (0: not cut). Default: 8 from kShellGeneralCutFromCells, not cut below
+  // except in the packed pair (kPackedGeneralChunk, below).
   const bool shell_narrow = !env_is("VEM_TWO_STEP_SHELL_NARROW", "0");
   const char* general_env = std::getenv("VEM_TWO_STEP_SHELL_GENERAL_CHUNK");
-  const int general_chunk = general_env ? std::max(0, std::atoi(general_env))
-                                        : (op_.grid().cell_count() >= kShellGeneralCutFromCells ? 8 : 0);
+  int general_chunk = general_env ? std::max(0, std::atoi(general_env))
+                                  : (op_.grid().cell_count() >= kShellGeneralCutFromCells ? 8 : 0);
   // The 32 x 16 shell tiles that meet the slabs of two axes in classes of their own instead of the
   // general one: one H200, one call, Mcells/s with / without, twice each: 128^3 24,001 / 24,124
   // against 23,384 / 23,378, 160 x 160 x 93 22,414 / 22,617 against 21,523 / 21,491, 192^3 37,586 /
@@ -2590,9 +2594,14 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // unset: the interior's z chunk, or kPackedShellChunk in the packed pair (below).
   const char* shell_chunk_env = std::getenv("VEM_TWO_STEP_SHELL_CHUNK");
   int shell_chunk = shell_chunk_env ? std::max(0, std::atoi(shell_chunk_env)) : 0;
+  // VEM_TWO_STEP_SHELL_EDGE_CHUNK=<planes>: the two-axis shell tiles cut into pieces of at most that
+  // many planes (a measurement switch; unset: not cut).
+  const char* edge_env = std::getenv("VEM_TWO_STEP_SHELL_EDGE_CHUNK");
+  const int edge_chunk = edge_env ? std::max(0, std::atoi(edge_env)) : 0;
   auto make_plan = [&] {
     return onepass::plan_two_step(onepass_grid_, onepass_cpml_h_, onepass_cpml_e_, keep_out, tb_tile_y_, z_chunk,
-                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges, shell_chunk);
+                                  pass_chunk, align, tb_shell_, shell_narrow, general_chunk, shell_edges, shell_chunk,
+                                  edge_chunk);
   };
   onepass::TwoStepPlan plan = make_plan();
   // The chunks left to the engine (interior 32 planes, the rest's blocks 16) are halved, down to 8
@@ -2714,12 +2723,22 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
   // 16 / 20 / 24 / 32: 39,362-39,427 / 39,594-39,704 / 39,938-40,087 / 39,802-40,153 Mcells/s
   // (session 34). (Unpacked below 4 M cells longer tiles lose: 128^3 at 16 planes 23,835-23,931,
   // call 8, against 26,557-26,604 at 8, call 4.)
-  if (tb_shell_ && !shell_chunk_env) {
+  // The packed pair's general tiles (the 8 corner boxes' tiles, one block each at 128^3) then ran
+  // longest: 139.5 us of a 141.7 us pair at 128^3 (block timeline, session 36), so they end the
+  // pair. In pieces of kPackedGeneralChunk planes (two of 6 for the 12-plane corners): one H200,
+  // one call, Mcells/s, whole / pieces of 6 (twice each) / 5 / 4: 128^3 28,618-28,784 /
+  // 30,603-30,615 / 30,370 / 30,353, 160 x 160 x 93 32,376-32,440 / 32,767-32,778 / 32,241 /
+  // 32,315. The two-axis tiles cut as well (VEM_TWO_STEP_SHELL_EDGE_CHUNK 5 / 7 / 10 beside the
+  // pieces of 6) lost: 26,791 / 27,721-27,821 / 27,868 and 29,214 / 30,643-30,646 / 30,657 (more
+  // shell blocks before the interior's). VEM_TWO_STEP_SHELL_GENERAL_CHUNK still asks for any cut.
+  if (tb_shell_) {
     const std::int64_t cells = op_.grid().cell_count();
     const bool mid = cells >= kShellBesideRestBelowCells && cells < kShellInteriorAfterCells;
-    const int planes = packed ? kPackedShellChunk : (mid ? kMidShellChunk : 0);
-    if (planes > 0) {
+    const int planes = shell_chunk_env ? shell_chunk : packed ? kPackedShellChunk : (mid ? kMidShellChunk : 0);
+    const int general = general_env ? general_chunk : packed ? kPackedGeneralChunk : general_chunk;
+    if (planes != shell_chunk || general != general_chunk) {
       shell_chunk = planes;
+      general_chunk = general;
       plan = make_plan();
     }
   }
