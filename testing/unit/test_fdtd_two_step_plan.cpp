@@ -11,9 +11,9 @@
 //  - a shell tile of a one-axis class meets no slab of another axis and, of its own axis, only the
 //    slab it names for each set; a tile of a two-axis class (32 x 16 only) meets only the slabs it
 //    names, of its two axes; the general tiles are whole (z chunks of 16 planes) or cut into
-//    pieces of at most 8 or 6 planes, the two-axis ones whole or in pieces of 7; the x faces' tiles (16 x 32 threads) have cores of at most
-//    13 x 29 samples, the others 29 x 13; on a grid of 200 x 176 x 150 most shell tiles are of a
-//    one-axis class.
+//    pieces of at most 8 or 6 planes, the two-axis ones whole or in pieces of 7; the x faces'
+//    tiles (16 x 32 threads) have cores of at most 13 x 29 samples, the others 29 x 13; on a grid
+//    of 200 x 176 x 150 most shell tiles are of a one-axis class.
 // The GPU agreement test (test_fdtd_cpu_cuda_agreement.cpp, TwoStepsPerPassMatchOnePass) runs the
 // plans' kernels; this one shows the plan is whole on its own, for grids other than the tests'.
 // Also the persistent kernel's sample plan (plan_persistent; its kernel in the agreement test's

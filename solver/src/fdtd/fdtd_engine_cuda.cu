@@ -2735,7 +2735,7 @@ void FdtdEngineCuda::setup_two_step(const EngineTuning& tuning, bool automatic) 
     const std::int64_t cells = op_.grid().cell_count();
     const bool mid = cells >= kShellBesideRestBelowCells && cells < kShellInteriorAfterCells;
     const int planes = shell_chunk_env ? shell_chunk : packed ? kPackedShellChunk : (mid ? kMidShellChunk : 0);
-    const int general = general_env ? general_chunk : packed ? kPackedGeneralChunk : general_chunk;
+    const int general = packed && !general_env ? kPackedGeneralChunk : general_chunk;
     if (planes != shell_chunk || general != general_chunk) {
       shell_chunk = planes;
       general_chunk = general;
