@@ -15,8 +15,14 @@
 #include <cstdlib>
 #include <iostream>
 #include <random>
+#include <vector>
+
+#ifdef VEM_WITH_CUDA
+#include <cuda_runtime.h>
+#endif
 
 #include "test_support.h"
+#include "vem/fdtd/extensions/harmonic_current.h"
 #include "vem/fdtd/fdtd_engine.h"
 
 using namespace vem;
@@ -363,6 +369,61 @@ TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
       EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
       EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
     }
+  }
+}
+
+// s44's direct kernel with the stores last (s44_direct, the default: every load of a sample before
+// its three stores, the s44 coefficients from the per-key table with a material table) gives
+// ho_interior_direct's fields (VEM_S44_DIRECT=interleaved) bit for bit. Indexed with both table
+// placements, and coefficient arrays (the coefficients computed per sample); a harmonic current
+// folded into the E update (the fused source, rescaled to the curl's coefficient) beside the
+// point sources; the block shape of SchemeCudaKernels, which does not divide the box.
+TEST(SchemeCudaS44Direct, StoresLastGiveTheInterleavedFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  using TP = EngineTuning::TablePlacement;
+  struct Variant {
+    MaterialMode mode;
+    TP table;
+    const char* what;
+  };
+  for (const Variant& v : {Variant{MaterialMode::indexed, TP::automatic, "indexed, constant table"},
+                           Variant{MaterialMode::indexed, TP::global, "indexed, global table"},
+                           Variant{MaterialMode::coefficient_array, TP::automatic, "coefficient arrays"}}) {
+    const FdtdOperator op(make_setup(Scheme::s44, v.mode));
+    EngineTuning t;
+    t.table = v.table;
+    t.ho_kernel = EngineTuning::HighOrderKernel::direct;
+    t.ho_block_x = 32; t.ho_block_y = 3; t.ho_block_z = 5;
+    const int n = 150;
+    std::vector<float> fields[2][6];
+    std::vector<std::vector<float>> probes[2];
+    for (int variant = 0; variant < 2; ++variant) {
+      ::setenv("VEM_S44_DIRECT", variant == 0 ? "interleaved" : "stores_last", 1);
+      auto e = make_engine(op, Backend::cuda, 0, nullptr, t);
+      ::unsetenv("VEM_S44_DIRECT");
+#ifdef VEM_WITH_CUDA
+      HarmonicCurrentSource current(*e, 20e9);
+      const std::size_t count = 2 * std::size_t(op.layout().size);
+      std::vector<float> amp(count);
+      for (int c = 0; c < 3; ++c) {
+        for (std::size_t q = 0; q < count; ++q) amp[q] = std::sin(0.0007f * float(q) + float(c));
+        ASSERT_EQ(cudaMemcpy(current.amplitude_data(c), amp.data(), count * sizeof(float), cudaMemcpyHostToDevice),
+                  cudaSuccess);
+      }
+#endif
+      ASSERT_EQ(e->run(n), n);
+      for (int ci = 0; ci < 6; ++ci) fields[variant][ci] = e->field(Component(ci));
+      probes[variant] = e->probes().values;
+    }
+    for (int ci = 0; ci < 6; ++ci) {
+      const auto& a = fields[0][ci];
+      const auto& b = fields[1][ci];
+      EXPECT_EQ(differing(a, b), 0u) << v.what << " " << component_name(Component(ci)) << ", max difference "
+                                     << max_diff(a, b) << " of " << max_abs(a);
+      EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
+    }
+    ASSERT_EQ(probes[0].size(), probes[1].size());
+    for (std::size_t p = 0; p < probes[0].size(); ++p) EXPECT_EQ(probes[0][p], probes[1][p]) << v.what << " probe " << p;
   }
 }
 

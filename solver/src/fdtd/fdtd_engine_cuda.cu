@@ -842,6 +842,76 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
   ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a1, a0);
 }
 
+// s44's direct kernel with the stores last (EngineTuning::s44_direct, results/highorder.md,
+// session 37). ho_interior_direct stores each component's new level before the next component's
+// loads: the four levels are plain loads that may alias the store, so they wait for it, and a
+// thread waits for three memory round trips in a row. Here every load of the sample (the other
+// field's stencil, the key, the four levels of each component and, with a material table, the s44
+// coefficients of the key from s44_coefficient_table, four 16-byte loads) comes before the three
+// stores. The table also replaces the two divisions per component of s44_coefficients (the same
+// function fills it, so the floats are the same). Arithmetic: ho_store's, operand for operand.
+template <bool ELECTRIC, class Coef>
+__global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
+                           const float* __restrict__ tab) {
+  pdl_begin();
+  const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
+  const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
+  if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
+  constexpr int OTHER = ELECTRIC ? 3 : 0, FIRST = ELECTRIC ? 0 : 3;
+  const int o = g.origin + i + j * g.sy + k * g.sz;
+  const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
+      a2{F.f[OTHER + 2] + o, g.sy, g.sz};
+  // Component C reads sources C+2 (accD) and C+1 (accB), as ho_interior_direct.
+  const float curl[3] = {ho_curl<ELECTRIC, 0, kShapeS44>(g, p, a2, a1), ho_curl<ELECTRIC, 1, kShapeS44>(g, p, a0, a2),
+                         ho_curl<ELECTRIC, 2, kShapeS44>(g, p, a1, a0)};
+  const int key = coef.key(o);
+  float u[3][4];
+#pragma unroll
+  for (int c = 0; c < 3; ++c) {
+    u[c][0] = F.f[FIRST + c][o];
+    u[c][1] = p.hist[FIRST + c][0][o];
+    u[c][2] = p.hist[FIRST + c][1][o];
+    u[c][3] = p.hist[FIRST + c][2][o];
+  }
+  float q[3][5];
+  if constexpr (std::is_same_v<Coef, CoefficientArrays>) {
+#pragma unroll
+    for (int c = 0; c < 3; ++c) {
+      const S44Coefficients s = s44_coefficients(coef.a(FIRST + c, o, key), coef.b(FIRST + c, o, key));
+      q[c][0] = s.c[0]; q[c][1] = s.c[1]; q[c][2] = s.c[2]; q[c][3] = s.c[3]; q[c][4] = s.cb;
+    }
+  } else {
+    const float4* t = reinterpret_cast<const float4*>(tab + (key / 12) * 32 + (ELECTRIC ? 0 : 16));
+    float v[16];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const float4 x = __ldg(t + w);
+      v[4 * w] = x.x; v[4 * w + 1] = x.y; v[4 * w + 2] = x.z; v[4 * w + 3] = x.w;
+    }
+#pragma unroll
+    for (int c = 0; c < 3; ++c)
+#pragma unroll
+      for (int e = 0; e < 5; ++e) q[c][e] = v[5 * c + e];
+  }
+  float out[3];
+#pragma unroll
+  for (int c = 0; c < 3; ++c) {
+    float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient (ho_store)
+    if (ELECTRIC && src.s[0]) {
+      const float b = coef.b(FIRST + c, o, key);
+      if (b != 0.0f) {
+        const float2 sv = src.s[c][o];
+        jc = (sv.x * src.cr - sv.y * src.ci) * (q[c][4] / b);
+      }
+    }
+    out[c] = q[c][0] * u[c][0] + q[c][1] * u[c][1] + q[c][2] * u[c][2] + q[c][3] * u[c][3] +
+             (ELECTRIC ? 1.0f : -1.0f) * q[c][4] * curl[c] - jc;
+  }
+#pragma unroll
+  for (int c = 0; c < 3; ++c) p.dst[FIRST + c][o] = out[c];
+}
+
 // ---- s44, two steps per pass (EngineTuning::s44_stepping, results/highorder.md "Session 27").
 // The interior pair kernel computes H^{n+1/2}, E^{n+1}, H^{n+3/2} and E^{n+2} of the samples of
 // a core box (FdtdEngineCuda::setup_s44_pair) in one pass over the time levels n, n-1, n-2, n-3:
@@ -1725,6 +1795,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> s44_spare_[6][2];
   DeviceArray<float> s44_tab_;
   void setup_s44_pair(const EngineTuning& tuning);
+  // s44's one-step direct kernel: s44_direct (the stores last, the coefficients from s44_tab_ with
+  // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
+  bool s44_stores_last_ = false;
+  void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_pair_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
@@ -2325,7 +2399,15 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         d.hi[q] = ts[q].hi; d.lo[q] = ts[q].lo; d.tb[q] = ts[q].tb; d.td[q] = ts[q].td; d.w[q] = ts[q].w;
       }
     }
+    setup_s44_table();
     setup_s44_pair(tuning);
+    if (ho_.s44 && ho_kernel_ == HK::direct) {
+      s44_stores_last_ = true;
+      if (const char* v = std::getenv("VEM_S44_DIRECT")) {
+        if (std::string(v) == "interleaved") s44_stores_last_ = false;
+        else if (std::string(v) != "stores_last") fail("VEM_S44_DIRECT=", v, ": use stores_last or interleaved");
+      }
+    }
   }
   // Small grids (issue 16): graphs and the L2 window, defaults measured on an H100
   // (testing/benchmarks/results/fdtd_small_grids_h100.md).
@@ -3155,22 +3237,29 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
       s44_spare_[q][l].allocate(ho_hist_[q][0].count, "s44 two-step spare time levels");
       s44_spare_[q][l].zero();  // the ghost samples stay zero, as in the other levels
     }
+  if (constant_table_)
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<ConstantTable>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
+  else
+    VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<GlobalTable>,
+                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
+  s44_pr_.tab = s44_tab_.ptr;
+  s44_pair_ = true;
+}
+
+// The s44 coefficients per material key (s44_coefficient_table) for the pair kernel and
+// s44_direct, wherever s44 runs with a material table (indexed or packed coefficients).
+void FdtdEngineCuda::setup_s44_table() {
+  if (!ho_.s44 || !use_table_) return;
   const int keys = int(table_.count / 12);
   s44_tab_.allocate(std::size_t(keys) * 32, "s44 coefficient table");
   s44_tab_.zero();
   const unsigned blocks = unsigned((keys + 127) / 128);
-  if (constant_table_) {
+  if (constant_table_)
     s44_coefficient_table<<<blocks, 128, 0, stream_>>>(ConstantTable{index_.ptr}, keys, s44_tab_.ptr);
-    VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<ConstantTable>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
-  } else {
+  else
     s44_coefficient_table<<<blocks, 128, 0, stream_>>>(GlobalTable{index_.ptr, table_.ptr}, keys, s44_tab_.ptr);
-    VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<GlobalTable>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
-  }
   VEM_CUDA_CHECK_LAUNCH("s44_coefficient_table");
-  s44_pr_.tab = s44_tab_.ptr;
-  s44_pair_ = true;
 }
 
 // Steps `step` and step+1 of s44 with the pair (setup_s44_pair): the pair kernel writes both
@@ -3283,6 +3372,13 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           // The pair's rest: its x boxes are about 15 columns wide, so 16 x 16 blocks there.
           const dim3 bl = s44_rest_now_ && x[0] <= 16 && ho_block_.x * ho_block_.y == 256 ? dim3(16, 16, 1) : ho_block_;
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
+          if constexpr (SHAPE == kShapeS44) {
+            if (ho_.s44 && s44_stores_last_) {
+              launch(s44_direct<ELECTRIC, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr);
+              VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "s44_direct (E)" : "s44_direct (H)");
+              return;
+            }
+          }
           launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
         };
