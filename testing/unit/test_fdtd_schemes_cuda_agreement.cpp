@@ -192,7 +192,9 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaKernels,
 // slab kernels' fields bit for bit. A box large enough that the folded bands (x: 32 columns, y: 8
 // rows, z: the slab planes) leave a core on every axis, CPML on five faces (edges and corners where
 // two and three slabs overlap), PEC on z-low; a point source in a CPML corner; 8-plane chunks so the
-// core and the z bands span several; s44 asks for folding and keeps the slab kernels.
+// core and the z bands span several. s44 folds them into its direct kernel (s44_direct) and its
+// shell kernels, so its variants run the direct kernel; with VEM_S44_DIRECT=interleaved (the old
+// direct kernel) it keeps the slab kernels.
 FdtdSetup make_cpml_box(Scheme scheme, MaterialMode mode) {
   FdtdSetup s = make_setup(scheme, mode, YeeGrid{80, 44, 40, 1e-3, 1e-3, 1e-3});
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::cpml,
@@ -213,7 +215,7 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   using HC = EngineTuning::HighOrderCpml;
   EngineTuning tables, slabs, folded, folded_default;
   tables.ho_kernel = HK::tables;
-  slabs.ho_kernel = folded.ho_kernel = folded_default.ho_kernel = HK::tiled;
+  slabs.ho_kernel = folded.ho_kernel = folded_default.ho_kernel = c.scheme == Scheme::s44 ? HK::direct : HK::tiled;
   slabs.ho_z_chunk = folded.ho_z_chunk = 8;
   slabs.ho_cpml = HC::slab_kernels;
   folded.ho_cpml = folded_default.ho_cpml = HC::folded;
@@ -232,7 +234,8 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
                               {&folded, nullptr, nullptr, "folded, 8-plane chunks"},
                               {&folded_default, nullptr, nullptr, "folded"},
                               {&folded_default, "VEM_HO_BAND_LAUNCH", "separate", "folded, a launch per band"},
-                              {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"}};
+                              {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"},
+                              {&folded_default, "VEM_S44_DIRECT", "interleaved", "s44's interleaved direct kernel"}};
   for (const Variant& v : variants) {
     if (v.env) ::setenv(v.env, v.value, 1);
     auto e = make_engine(op, Backend::cuda, 0, nullptr, *v.tuning);

@@ -529,6 +529,8 @@ constexpr int kShapeTables = -1;                 // any other shape: the tables 
 // Shapes whose tiled and shell kernels are compiled with the CPML folded in (the leap-frog
 // schemes; s44 and the tables kernel keep the slab kernels).
 constexpr bool ho_foldable(int shape) { return shape == kShapeFv24 || shape == kShapeFv24Wb || shape == kShapeS22; }
+// s44 folds them into its direct and shell kernels (s44_direct, ho_shell_component).
+constexpr bool ho_shell_foldable(int shape) { return ho_foldable(shape) || shape == kShapeS44; }
 
 // D_A F (unscaled by 1/h) from an accessor acc(x, y, z) = F at that offset from the sample; FW:
 // forward difference. The terms and their order are build_high_order_stencil's (p = 1/2 then
@@ -635,6 +637,24 @@ __device__ __forceinline__ float ho_leapfrog(const Coef& coef, const FusedSource
   return coef.a(SELF, o, key) * u - coef.b(SELF, o, key) * curl;
 }
 
+// s44's new level of component C at layout offset o from its curl (FdtdEngineCpu::bulk_ho's
+// arithmetic); *cb: the curl's coefficient (the CPML corrections' too).
+template <bool ELECTRIC, int C, class Coef>
+__device__ __forceinline__ float s44_value(const FieldPtrs& F, const HoParams& p, const Coef& coef,
+                                           const FusedSource& src, int o, int key, float curl, float* cb) {
+  constexpr int SELF = ELECTRIC ? C : 3 + C;
+  const float b = coef.b(SELF, o, key);
+  const S44Coefficients q = s44_coefficients(coef.a(SELF, o, key), b);
+  float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient
+  if (ELECTRIC && src.s[0] && b != 0.0f) {
+    const float2 v = src.s[C][o];
+    jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
+  }
+  const float u0 = F.f[SELF][o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = p.hist[SELF][2][o];
+  *cb = q.cb;
+  return q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
+}
+
 // The update of component SELF at layout offset o from its curl (same arithmetic as
 // FdtdEngineCpu::bulk_ho); s44 writes F^{n+1} into p.dst (the array of F^{n-3}, or a spare with the pair).
 template <bool ELECTRIC, int C, class Coef>
@@ -644,15 +664,8 @@ __device__ __forceinline__ void ho_store(const FieldPtrs& F, const HoParams& p, 
   const int key = coef.key(o);
   float* U = F.f[SELF];
   if (p.s44) {
-    const float b = coef.b(SELF, o, key);
-    const S44Coefficients q = s44_coefficients(coef.a(SELF, o, key), b);
-    float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient
-    if (ELECTRIC && src.s[0] && b != 0.0f) {
-      const float2 v = src.s[C][o];
-      jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
-    }
-    const float u0 = U[o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = p.hist[SELF][2][o];
-    p.dst[SELF][o] = q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
+    float cb;
+    p.dst[SELF][o] = s44_value<ELECTRIC, C>(F, p, coef, src, o, key, curl, &cb);
   } else {
     U[o] = ho_leapfrog<ELECTRIC, C>(coef, src, o, key, U[o], curl);
   }
@@ -692,9 +705,9 @@ struct HoFold {
 // Correction of component C of E (ELECTRIC) or H by slab (A, SIDE) at (i, j, k), layout offset o:
 // the slab's psi q whose component (cpml_component, kernel_common.cuh) is C, its source the one
 // the curl differentiates along A.
-template <bool ELECTRIC, int C, int A, int SIDE, class Coef>
-__device__ __forceinline__ void ho_fold_slab(const HoFold& f, const Coef& coef, int o, int key, int i, int j, int k,
-                                             float& v, float dB, float dD) {
+template <bool ELECTRIC, int C, int A, int SIDE>
+__device__ __forceinline__ void ho_fold_slab(const HoFold& f, int i, int j, int k, float& v, float dB, float dD,
+                                             float cb) {
   constexpr int B = (C + 1) % 3, D = (C + 2) % 3;
   constexpr int SELF = ELECTRIC ? C : 3 + C, OTHER = ELECTRIC ? 3 : 0;
   constexpr int Q = cpml_component(A, ELECTRIC, 0) == SELF ? 0 : 1;
@@ -706,20 +719,22 @@ __device__ __forceinline__ void ho_fold_slab(const HoFold& f, const Coef& coef, 
   if (x < s.o[A] || x >= s.o[A] + s.d[A]) return;
   const int t = (i - s.o[0]) + s.d[0] * ((j - s.o[1]) + s.d[1] * (k - s.o[2]));
   float np;
-  v += cpml_increment(__ldg(s.b + x), __ldg(s.c + x), __ldg(s.kinv + x) - 1.0f, coef.b(SELF, o, key),
-                      Q == 0 ? 1.0f : -1.0f, A == B ? dB : dD, s.psi[Q][t], s.lagged, &np);
+  v += cpml_increment(__ldg(s.b + x), __ldg(s.c + x), __ldg(s.kinv + x) - 1.0f, cb, Q == 0 ? 1.0f : -1.0f,
+                      A == B ? dB : dD, s.psi[Q][t], s.lagged, &np);
   s.psi[Q][t] = np;
 }
 
-template <bool ELECTRIC, int C, class Coef>
-__device__ __forceinline__ float ho_cpml_fold(const HoFold& f, const Coef& coef, int o, int key, int i, int j, int k,
-                                              float v, float dB, float dD) {
+// cb: the curl's coefficient of the sample's component (the leap-frog b; s44's D_b, as the slab
+// kernel's).
+template <bool ELECTRIC, int C>
+__device__ __forceinline__ float ho_cpml_fold(const HoFold& f, int i, int j, int k, float v, float dB, float dD,
+                                              float cb) {
   constexpr int A0 = (C + 1) % 3 < (C + 2) % 3 ? (C + 1) % 3 : (C + 2) % 3;
   constexpr int A1 = (C + 1) % 3 < (C + 2) % 3 ? (C + 2) % 3 : (C + 1) % 3;
-  ho_fold_slab<ELECTRIC, C, A0, 0>(f, coef, o, key, i, j, k, v, dB, dD);
-  ho_fold_slab<ELECTRIC, C, A0, 1>(f, coef, o, key, i, j, k, v, dB, dD);
-  ho_fold_slab<ELECTRIC, C, A1, 0>(f, coef, o, key, i, j, k, v, dB, dD);
-  ho_fold_slab<ELECTRIC, C, A1, 1>(f, coef, o, key, i, j, k, v, dB, dD);
+  ho_fold_slab<ELECTRIC, C, A0, 0>(f, i, j, k, v, dB, dD, cb);
+  ho_fold_slab<ELECTRIC, C, A0, 1>(f, i, j, k, v, dB, dD, cb);
+  ho_fold_slab<ELECTRIC, C, A1, 0>(f, i, j, k, v, dB, dD, cb);
+  ho_fold_slab<ELECTRIC, C, A1, 1>(f, i, j, k, v, dB, dD, cb);
   return v;
 }
 
@@ -733,7 +748,7 @@ __device__ __forceinline__ float ho_update_value(const GridParams& g, const HoPa
     float dB, dD;
     ho_curl_parts<ELECTRIC, C, SHAPE>(g, p, accD, accB, dB, dD);
     const float v = ho_leapfrog<ELECTRIC, C>(coef, src, o, key, u, dB - dD);
-    return ho_cpml_fold<ELECTRIC, C>(f, coef, o, key, i, j, k, v, dB, dD);
+    return ho_cpml_fold<ELECTRIC, C>(f, i, j, k, v, dB, dD, coef.b(ELECTRIC ? C : 3 + C, o, key));
   } else {
     return ho_leapfrog<ELECTRIC, C>(coef, src, o, key, u, ho_curl<ELECTRIC, C, SHAPE>(g, p, accD, accB));
   }
@@ -850,9 +865,12 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // coefficients of the key from s44_coefficient_table, four 16-byte loads) comes before the three
 // stores. The table also replaces the two divisions per component of s44_coefficients (the same
 // function fills it, so the floats are the same). Arithmetic: ho_store's, operand for operand.
-template <bool ELECTRIC, class Coef>
+// FOLD: the CPML corrections folded in (ho_cpml_fold with s44's D_b, the slab kernels' arithmetic
+// and order; launched on the bands of the box that meet a slab, ho_bands_), as the tiled kernel
+// does for the leap-frog schemes.
+template <bool ELECTRIC, bool FOLD, class Coef>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
-                           const float* __restrict__ tab) {
+                           const float* __restrict__ tab, HoFold fold) {
   pdl_begin();
   const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
@@ -862,9 +880,12 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
   const int o = g.origin + i + j * g.sy + k * g.sz;
   const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
       a2{F.f[OTHER + 2] + o, g.sy, g.sz};
-  // Component C reads sources C+2 (accD) and C+1 (accB), as ho_interior_direct.
-  const float curl[3] = {ho_curl<ELECTRIC, 0, kShapeS44>(g, p, a2, a1), ho_curl<ELECTRIC, 1, kShapeS44>(g, p, a0, a2),
-                         ho_curl<ELECTRIC, 2, kShapeS44>(g, p, a1, a0)};
+  // Component C reads sources C+2 (accD) and C+1 (accB), as ho_interior_direct; the curl is dB - dD
+  // (ho_curl's arithmetic), the parts kept for the folded corrections.
+  float dB[3], dD[3];
+  ho_curl_parts<ELECTRIC, 0, kShapeS44>(g, p, a2, a1, dB[0], dD[0]);
+  ho_curl_parts<ELECTRIC, 1, kShapeS44>(g, p, a0, a2, dB[1], dD[1]);
+  ho_curl_parts<ELECTRIC, 2, kShapeS44>(g, p, a1, a0, dB[2], dD[2]);
   const int key = coef.key(o);
   float u[3][4];
 #pragma unroll
@@ -906,7 +927,12 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
       }
     }
     out[c] = q[c][0] * u[c][0] + q[c][1] * u[c][1] + q[c][2] * u[c][2] + q[c][3] * u[c][3] +
-             (ELECTRIC ? 1.0f : -1.0f) * q[c][4] * curl[c] - jc;
+             (ELECTRIC ? 1.0f : -1.0f) * q[c][4] * (dB[c] - dD[c]) - jc;
+  }
+  if constexpr (FOLD) {
+    out[0] = ho_cpml_fold<ELECTRIC, 0>(fold, i, j, k, out[0], dB[0], dD[0], q[0][4]);
+    out[1] = ho_cpml_fold<ELECTRIC, 1>(fold, i, j, k, out[1], dB[1], dD[1], q[1][4]);
+    out[2] = ho_cpml_fold<ELECTRIC, 2>(fold, i, j, k, out[2], dB[2], dD[2], q[2][4]);
   }
 #pragma unroll
   for (int c = 0; c < 3; ++c) p.dst[FIRST + c][o] = out[c];
@@ -1512,6 +1538,13 @@ __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const Gri
   }
   if constexpr (FOLD) {
     const int key = coef.key(o);
+    if (p.s44) {  // s44_direct's folded arithmetic
+      float dB, dD, cb;
+      ho_curl_parts<ELECTRIC, C, SHAPE>(g, p, acc[D], acc[B], dB, dD);
+      const float v = s44_value<ELECTRIC, C>(F, p, coef, src, o, key, dB - dD, &cb);
+      p.dst[SELF][o] = ho_cpml_fold<ELECTRIC, C>(fold, i, j, k, v, dB, dD, cb);
+      return;
+    }
     F.f[SELF][o] = ho_update_value<ELECTRIC, C, SHAPE, true>(g, p, fold, coef, src, o, key, F.f[SELF][o], i, j, k,
                                                              acc[D], acc[B]);
   } else {
@@ -2178,6 +2211,13 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // for s44 (narrow stencil, bandwidth-bound on its time levels: 1.74x against tiled's 1.96x).
     ho_kernel_ = tuning.ho_kernel != HK::automatic ? tuning.ho_kernel : ho_.s44 ? HK::direct : HK::tiled;
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
+    if (ho_.s44 && ho_kernel_ == HK::direct) {
+      s44_stores_last_ = true;
+      if (const char* v = std::getenv("VEM_S44_DIRECT")) {
+        if (std::string(v) == "interleaved") s44_stores_last_ = false;
+        else if (std::string(v) != "stores_last") fail("VEM_S44_DIRECT=", v, ": use stores_last or interleaved");
+      }
+    }
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
@@ -2207,7 +2247,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         order_ok = order_ok && st->face > last;
         last = st->face;
       }
-      ho_fold_ = mode != HC::slab_kernels && ho_kernel_ == HK::tiled && !ho_.s44 && ho_foldable(ho_shape_) && order_ok;
+      // s44: the direct kernel with the stores last (s44_direct) folds them.
+      const bool s44_folds = ho_.s44 && ho_kernel_ == HK::direct && s44_stores_last_ && ho_shape_ == kShapeS44;
+      ho_fold_ = mode != HC::slab_kernels && order_ok &&
+                 ((ho_kernel_ == HK::tiled && !ho_.s44 && ho_foldable(ho_shape_)) || s44_folds);
     }
     // Interior box per field: 2..n-3 on every axis (the tables are the identity there, as
     // FdtdEngineCpu::ho_interior) within the update range of each of the field's components; the
@@ -2218,7 +2261,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // within 2 of a face and tests each component's x and z ranges, so the x and z faces of the
     // shell (the x faces 2-3-sample rows, the shell's slowest part) become whole tiles. Only the
     // column x = n and the plane z = n stay in the shell (a 33rd column would cost a tile column).
-    for (bool& t : ho_face_tiles_) t = t && ho_fold_;
+    for (bool& t : ho_face_tiles_) t = t && ho_fold_ && ho_kernel_ == HK::tiled;
     const int nn[3] = {g_.nx, g_.ny, g_.nz};
     for (int e = 0; e < 2; ++e) {
       HoBox& bx = ho_box_[e];
@@ -2401,13 +2444,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     }
     setup_s44_table();
     setup_s44_pair(tuning);
-    if (ho_.s44 && ho_kernel_ == HK::direct) {
-      s44_stores_last_ = true;
-      if (const char* v = std::getenv("VEM_S44_DIRECT")) {
-        if (std::string(v) == "interleaved") s44_stores_last_ = false;
-        else if (std::string(v) != "stores_last") fail("VEM_S44_DIRECT=", v, ": use stores_last or interleaved");
-      }
-    }
   }
   // Small grids (issue 16): graphs and the L2 window, defaults measured on an H100
   // (testing/benchmarks/results/fdtd_small_grids_h100.md).
@@ -3366,7 +3402,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           tiled(std::false_type{}, ho_box_tiles_[e]);
         }
       } else {
-        auto direct = [&](const HoBox& b) {
+        auto direct = [&](const HoBox& b, bool folded) {
           const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
           // The pair's rest: its x boxes are about 15 columns wide, so 16 x 16 blocks there.
@@ -3374,7 +3410,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
           if constexpr (SHAPE == kShapeS44) {
             if (ho_.s44 && s44_stores_last_) {
-              launch(s44_direct<ELECTRIC, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr);
+              if (folded)
+                launch(s44_direct<ELECTRIC, true, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+              else
+                launch(s44_direct<ELECTRIC, false, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
               VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "s44_direct (E)" : "s44_direct (H)");
               return;
             }
@@ -3382,10 +3421,15 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           launch(ho_interior_direct<ELECTRIC, SHAPE, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_direct (E)" : "ho_interior_direct (H)");
         };
+        // (ho_fold_ here: s44's folded corrections, on the bands that meet a slab; the pair's rest
+        // holds the slabs)
         if (s44_rest_now_) {
-          for (const HoBox& b : s44_rest_[e]) direct(b);  // the pair kernel stepped the core
+          for (const HoBox& b : s44_rest_[e]) direct(b, ho_fold_);  // the pair kernel stepped the core
+        } else if (ho_fold_) {
+          for (const HoBand& b : ho_bands_[e]) direct(b.box, true);
+          direct(ho_core_[e], false);
         } else {
-          direct(bx);
+          direct(bx, false);
         }
       }
     }
@@ -3420,7 +3464,7 @@ void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold, cudaS
     const long long total = fc.begin[fc.count];
     const dim3 gs(unsigned((total + 127) / 128)), bs(128);
     bool folded = false;
-    if constexpr (ho_foldable(SHAPE)) {
+    if constexpr (ho_shell_foldable(SHAPE)) {
       if (ho_fold_)
         launch_on(stream, ho_shell<ELECTRIC, SHAPE, true, A, Coef>, gs, bs, 0, F_, g_, ho_, fc, coef, fused_, fold);
       folded = ho_fold_;
@@ -3437,7 +3481,7 @@ void FdtdEngineCuda::launch_ho_shell(const Coef& coef, const HoFold& fold, cudaS
   if (total > 0) {
     const dim3 gs(unsigned((total + 127) / 128)), bs(128);
     bool folded = false;
-    if constexpr (ho_foldable(SHAPE)) {
+    if constexpr (ho_shell_foldable(SHAPE)) {
       if (ho_fold_)
         launch_on(stream, ho_shell<ELECTRIC, SHAPE, true, -1, Coef>, gs, bs, 0, F_, g_, ho_, sh, coef, fused_, fold);
       folded = ho_fold_;

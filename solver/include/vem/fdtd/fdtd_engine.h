@@ -186,7 +186,9 @@ struct EngineTuning {
   //  direct: samples at least 2 from every face (where the tables are the identity) index their
   //          neighbours directly, the stencil's shape fixed at compile time, the three components
   //          fused, neighbours through L1 (block ho_block_*); the 2-sample boundary shell through
-  //          the tables in a kernel of its own;
+  //          the tables in a kernel of its own. s44's direct kernel issues every load of a sample
+  //          before its stores and reads its coefficients from a table per material key
+  //          (VEM_S44_DIRECT=interleaved runs the earlier kernel, for measurement);
   //  tiled:  as direct, the interior through shared-memory tiles of 32 x 8 columns with a 3-sample
   //          halo, marching over ho_z_chunk planes (0: the default) with a ring of 4 planes.
   // automatic: the measured default, tiled for fv24, fv24_wb and s22, direct for s44. Stencils of
@@ -197,8 +199,9 @@ struct EngineTuning {
   // per slab (slab_kernels), or folded into the tiled and boundary-shell kernels (folded: the
   // correction reuses the curl's derivative and is added before the value is stored; the interior
   // box is cut into the bands that meet a slab and a core compiled without the corrections). Same
-  // fields bit for bit. Folding applies to the tiled kernel of fv24, fv24_wb and s22; s44, direct
-  // and tables always use the slab kernels. automatic: folded (measured,
+  // fields bit for bit. Folding applies to the tiled kernel of fv24, fv24_wb and s22 and to s44's
+  // direct kernel; the tables kernel, the other schemes' direct kernel and s44's interleaved one
+  // use the slab kernels. automatic: folded (measured,
   // testing/benchmarks/results/highorder.md); VEM_HO_CPML=folded|slab_kernels overrides it.
   // Folded, the band kernel also computes the boundary shell's x and z faces, reading the boundary
   // tables into its tiles near a face (fv24, fv24_wb, s22 about +11 % at 512^3 on an H100;
