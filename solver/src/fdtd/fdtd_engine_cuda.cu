@@ -868,7 +868,9 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // FOLD: the CPML corrections folded in (ho_cpml_fold with s44's D_b, the slab kernels' arithmetic
 // and order; launched on the bands of the box that meet a slab, ho_bands_), as the tiled kernel
 // does for the leap-frog schemes.
-template <bool ELECTRIC, bool FOLD, class Coef>
+// LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
+// (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
+template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
                            const float* __restrict__ tab, HoFold fold) {
   pdl_begin();
@@ -883,9 +885,12 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
   // Component C reads sources C+2 (accD) and C+1 (accB), as ho_interior_direct; the curl is dB - dD
   // (ho_curl's arithmetic), the parts kept for the folded corrections.
   float dB[3], dD[3];
-  ho_curl_parts<ELECTRIC, 0, kShapeS44>(g, p, a2, a1, dB[0], dD[0]);
-  ho_curl_parts<ELECTRIC, 1, kShapeS44>(g, p, a0, a2, dB[1], dD[1]);
-  ho_curl_parts<ELECTRIC, 2, kShapeS44>(g, p, a1, a0, dB[2], dD[2]);
+  auto curls = [&] {
+    ho_curl_parts<ELECTRIC, 0, kShapeS44>(g, p, a2, a1, dB[0], dD[0]);
+    ho_curl_parts<ELECTRIC, 1, kShapeS44>(g, p, a0, a2, dB[1], dD[1]);
+    ho_curl_parts<ELECTRIC, 2, kShapeS44>(g, p, a1, a0, dB[2], dD[2]);
+  };
+  if constexpr (!LEVELS_FIRST) curls();
   const int key = coef.key(o);
   float u[3][4];
 #pragma unroll
@@ -915,6 +920,7 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
 #pragma unroll
       for (int e = 0; e < 5; ++e) q[c][e] = v[5 * c + e];
   }
+  if constexpr (LEVELS_FIRST) curls();
   float out[3];
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
@@ -1831,6 +1837,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // s44's one-step direct kernel: s44_direct (the stores last, the coefficients from s44_tab_ with
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
+  bool s44_levels_first_ = env_is("VEM_S44_LOAD_ORDER", "levels_first");  // (measurement)
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_pair_s44(const Coef& coef, int step);
@@ -3410,10 +3417,16 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
           if constexpr (SHAPE == kShapeS44) {
             if (ho_.s44 && s44_stores_last_) {
-              if (folded)
+              if (s44_levels_first_) {
+                if (folded)
+                  launch(s44_direct<ELECTRIC, true, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+                else
+                  launch(s44_direct<ELECTRIC, false, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+              } else if (folded) {
                 launch(s44_direct<ELECTRIC, true, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
-              else
+              } else {
                 launch(s44_direct<ELECTRIC, false, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+              }
               VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "s44_direct (E)" : "s44_direct (H)");
               return;
             }
