@@ -540,10 +540,12 @@ int run_schemes(int argc, char** argv) {
     // s44 on the GPU: also two steps per pass (EngineTuning::s44_stepping, issue 15 session 27).
     if (sc == Scheme::s44 && gpu)
       variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps});
-    if (sc == Scheme::s44 && all)  // default: direct, 32 x 8 x 1
+    if (sc == Scheme::s44 && all)  // default: direct, 64 x 4 x 1
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 64, 4, 1, 0, false},
                   {HK::direct, 32, 16, 1, 0, false}, {HK::direct, 128, 2, 1, 0, false},
+                  {HK::direct, 32, 8, 1, 0, false},  {HK::direct, 64, 8, 1, 0, false},
+                  {HK::direct, 128, 4, 1, 0, false}, {HK::direct, 64, 2, 2, 0, false},
                   {HK::tiled, 0, 0, 0, 32, false},
                   {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps}};
     for (const Variant& v : variants) {
@@ -573,7 +575,10 @@ int run_schemes(int argc, char** argv) {
           k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "")
             << (v.s44 == SS::two_steps ? (r.two_steps ? ", two steps per pass" : ", two steps asked, one taken") : "");
           if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
-          else b << (v.bx ? v.bx : 32) << "x" << (v.by ? v.by : 8) << "x" << (v.bz ? v.bz : 1);
+          else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
+            const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;
+            b << (v.bx ? v.bx : s44d ? 64 : 32) << "x" << (v.by ? v.by : s44d ? 4 : 8) << "x" << (v.bz ? v.bz : 1);
+          }
         }
         kernel = k.str(); shape = b.str();
       }

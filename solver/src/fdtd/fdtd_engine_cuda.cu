@@ -2219,6 +2219,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     ho_kernel_ = tuning.ho_kernel != HK::automatic ? tuning.ho_kernel : ho_.s44 ? HK::direct : HK::tiled;
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
     if (ho_.s44 && ho_kernel_ == HK::direct) {
+      // s44_direct's block: 64 x 4 x 1 measured 16,244 Mcells/s at 512^3 on an H200 against 15,733
+      // for 32 x 8 x 1 (128 x 2 x 1 16,171, 32 x 4 x 2 15,560, 32 x 16 x 1 15,536; results/highorder.md,
+      // session 37).
+      if (tuning.ho_block_x == 0 && tuning.ho_block_y == 0 && tuning.ho_block_z == 0) ho_block_ = dim3(64, 4, 1);
       s44_stores_last_ = true;
       if (const char* v = std::getenv("VEM_S44_DIRECT")) {
         if (std::string(v) == "interleaved") s44_stores_last_ = false;
@@ -2395,7 +2399,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
           c.lo[a] = std::max(c.lo[a], 4);
           c.hi[a] = std::min(c.hi[a], nn[a] - 5);
         }
-      const int tile[3] = {kTileX, kTileY, 1};
+      // (the direct kernel's bands: whole blocks)
+      const int tile[3] = {ho_kernel_ == HK::tiled ? kTileX : int(ho_block_.x),
+                           ho_kernel_ == HK::tiled ? kTileY : int(ho_block_.y), 1};
       bool core = true;
       for (int a = 0; a < 3; ++a) {
         auto up = [&](int d) { return (d + tile[a] - 1) / tile[a] * tile[a]; };

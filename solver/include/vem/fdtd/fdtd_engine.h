@@ -176,7 +176,8 @@ struct EngineTuning {
   // same arithmetic, the same fields bit for bit). automatic: programmatic on sm_90 and later.
   enum class KernelLaunch { automatic, plain, programmatic } launch = KernelLaunch::automatic;
   // Threads per block (x, y, z) of the CUDA engine's high-order bulk kernels (schemes fv24,
-  // fv24_wb, s22, s44; one thread per sample, a 3D block); 0 keeps the default 32 x 8 x 1. The Yee
+  // fv24_wb, s22, s44; one thread per sample, a 3D block); 0 keeps the default 32 x 8 x 1 (s44's
+  // direct kernel: 64 x 4 x 1). The Yee
   // kernels use block_x / block_y above.
   int ho_block_x = 0, ho_block_y = 0, ho_block_z = 0;
   // The CUDA engine's high-order bulk kernel (issue 15; measured in
