@@ -527,9 +527,10 @@ constexpr int kShapeFv24 = kShapeW1 | kShapeW2;  // + wide axis and diagonal nei
 constexpr int kShapeS22 = kShapeN1 | kShapeW1;   // + narrow and wide axis neighbours
 constexpr int kShapeTables = -1;                 // any other shape: the tables kernel
 // Shapes whose tiled and shell kernels are compiled with the CPML folded in (the leap-frog
-// schemes; s44 and the tables kernel keep the slab kernels).
+// schemes; the tables kernel keeps the slab kernels).
 constexpr bool ho_foldable(int shape) { return shape == kShapeFv24 || shape == kShapeFv24Wb || shape == kShapeS22; }
-// s44 folds them into its direct and shell kernels (s44_direct, ho_shell_component).
+// Shapes whose shell kernels fold them: those, and s44, which folds them into its direct kernel
+// (s44_direct) and its shell kernels (ho_shell_component).
 constexpr bool ho_shell_foldable(int shape) { return ho_foldable(shape) || shape == kShapeS44; }
 
 // D_A F (unscaled by 1/h) from an accessor acc(x, y, z) = F at that offset from the sample; FW:
@@ -857,8 +858,8 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
   ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a1, a0);
 }
 
-// s44's direct kernel with the stores last (EngineTuning::s44_direct, results/highorder.md,
-// session 37). ho_interior_direct stores each component's new level before the next component's
+// s44's direct kernel with the stores last (the default; VEM_S44_DIRECT=interleaved runs
+// ho_interior_direct, for measurement; results/highorder.md, session 37). ho_interior_direct stores each component's new level before the next component's
 // loads: the four levels are plain loads that may alias the store, so they wait for it, and a
 // thread waits for three memory round trips in a row. Here every load of the sample (the other
 // field's stencil, the key, the four levels of each component and, with a material table, the s44
