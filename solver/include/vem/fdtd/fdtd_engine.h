@@ -219,7 +219,8 @@ struct EngineTuning {
   // (indexed or packed coefficients), float32 storage, no PMC / periodic / subdomain face and at
   // most 6 point-source components per field; runs with extensions or a fused source step one at
   // a time. automatic: one_step: the pair lost 21 % at 512^3 on an H200 (10,889-10,891 against
-  // 13,763 Mcells/s; results/highorder.md, session 27). VEM_S44_STEPPING=one_step|two_steps
+  // 13,763 Mcells/s; results/highorder.md, session 27), and 31 % since the one-step kernels got
+  // faster (11,220-11,231 against 16,269-16,280, session 37). VEM_S44_STEPPING=one_step|two_steps
   // overrides it. Same fields bit for bit (test_fdtd_schemes_cuda_agreement).
   enum class S44Stepping { automatic, one_step, two_steps } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
