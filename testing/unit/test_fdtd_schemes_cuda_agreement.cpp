@@ -377,7 +377,8 @@ TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
 
 // s44's direct kernel with the stores last (s44_direct, the default: every load of a sample before
 // its three stores, the s44 coefficients from the per-key table with a material table) gives
-// ho_interior_direct's fields (VEM_S44_DIRECT=interleaved) bit for bit. Indexed with both table
+// ho_interior_direct's fields (VEM_S44_DIRECT=interleaved) bit for bit, and so does its variant with
+// the levels read first (VEM_S44_LOAD_ORDER=levels_first). Indexed with both table
 // placements, and coefficient arrays (the coefficients computed per sample); a harmonic current
 // folded into the E update (the fused source, rescaled to the curl's coefficient) beside the
 // point sources; the block shape of SchemeCudaKernels, which does not divide the box.
@@ -398,12 +399,14 @@ TEST(SchemeCudaS44Direct, StoresLastGiveTheInterleavedFields) {
     t.ho_kernel = EngineTuning::HighOrderKernel::direct;
     t.ho_block_x = 32; t.ho_block_y = 3; t.ho_block_z = 5;
     const int n = 150;
-    std::vector<float> fields[2][6];
-    std::vector<std::vector<float>> probes[2];
-    for (int variant = 0; variant < 2; ++variant) {
+    std::vector<float> fields[3][6];
+    std::vector<std::vector<float>> probes[3];
+    for (int variant = 0; variant < 3; ++variant) {
       ::setenv("VEM_S44_DIRECT", variant == 0 ? "interleaved" : "stores_last", 1);
+      if (variant == 2) ::setenv("VEM_S44_LOAD_ORDER", "levels_first", 1);
       auto e = make_engine(op, Backend::cuda, 0, nullptr, t);
       ::unsetenv("VEM_S44_DIRECT");
+      ::unsetenv("VEM_S44_LOAD_ORDER");
 #ifdef VEM_WITH_CUDA
       HarmonicCurrentSource current(*e, 20e9);
       const std::size_t count = 2 * std::size_t(op.layout().size);
@@ -418,15 +421,19 @@ TEST(SchemeCudaS44Direct, StoresLastGiveTheInterleavedFields) {
       for (int ci = 0; ci < 6; ++ci) fields[variant][ci] = e->field(Component(ci));
       probes[variant] = e->probes().values;
     }
-    for (int ci = 0; ci < 6; ++ci) {
-      const auto& a = fields[0][ci];
-      const auto& b = fields[1][ci];
-      EXPECT_EQ(differing(a, b), 0u) << v.what << " " << component_name(Component(ci)) << ", max difference "
-                                     << max_diff(a, b) << " of " << max_abs(a);
-      EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
+    for (int w = 1; w < 3; ++w) {
+      const char* which = w == 1 ? "stores last" : "levels first";
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto& a = fields[0][ci];
+        const auto& b = fields[w][ci];
+        EXPECT_EQ(differing(a, b), 0u) << v.what << ", " << which << ": " << component_name(Component(ci))
+                                       << ", max difference " << max_diff(a, b) << " of " << max_abs(a);
+        EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
+      }
+      ASSERT_EQ(probes[0].size(), probes[w].size());
+      for (std::size_t p = 0; p < probes[0].size(); ++p)
+        EXPECT_EQ(probes[0][p], probes[w][p]) << v.what << ", " << which << ": probe " << p;
     }
-    ASSERT_EQ(probes[0].size(), probes[1].size());
-    for (std::size_t p = 0; p < probes[0].size(); ++p) EXPECT_EQ(probes[0][p], probes[1][p]) << v.what << " probe " << p;
   }
 }
 

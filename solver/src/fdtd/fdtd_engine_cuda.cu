@@ -638,48 +638,23 @@ __device__ __forceinline__ float ho_leapfrog(const Coef& coef, const FusedSource
   return coef.a(SELF, o, key) * u - coef.b(SELF, o, key) * curl;
 }
 
-// s44's new level from its coefficients (c0..c3, cb), the four levels, the curl and the fused
-// current jc (FdtdEngineCpu::bulk_ho's arithmetic; every s44 kernel's expression).
-template <bool ELECTRIC>
-__device__ __forceinline__ float s44_update(float q0, float q1, float q2, float q3, float qb, float u0, float u1,
-                                            float u2, float u3, float curl, float jc) {
-  return q0 * u0 + q1 * u1 + q2 * u2 + q3 * u3 + (ELECTRIC ? 1.0f : -1.0f) * qb * curl - jc;
-}
-// The fused E source of component c at o for s44: it was scaled with the leap-frog b, so it is
-// rescaled to the curl's coefficient cb.
-__device__ __forceinline__ float s44_fused_current(const FusedSource& src, int c, int o, float b, float cb) {
-  if (!src.s[0] || b == 0.0f) return 0.0f;
-  const float2 v = src.s[c][o];
-  return (v.x * src.cr - v.y * src.ci) * (cb / b);
-}
-
-// s44's new level of component C at layout offset o from its curl; *cb: the curl's coefficient
-// (the CPML corrections' too).
+// s44's new level of component C at layout offset o from its curl (FdtdEngineCpu::bulk_ho's
+// arithmetic); *cb: the curl's coefficient (the CPML corrections' too).
 template <bool ELECTRIC, int C, class Coef>
 __device__ __forceinline__ float s44_value(const FieldPtrs& F, const HoParams& p, const Coef& coef,
                                            const FusedSource& src, int o, int key, float curl, float* cb) {
   constexpr int SELF = ELECTRIC ? C : 3 + C;
   const float b = coef.b(SELF, o, key);
   const S44Coefficients q = s44_coefficients(coef.a(SELF, o, key), b);
-  const float jc = ELECTRIC ? s44_fused_current(src, C, o, b, q.cb) : 0.0f;
+  float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient
+  if (ELECTRIC && src.s[0] && b != 0.0f) {
+    const float2 v = src.s[C][o];
+    jc = (v.x * src.cr - v.y * src.ci) * (q.cb / b);
+  }
   const float u0 = F.f[SELF][o], u1 = p.hist[SELF][0][o], u2 = p.hist[SELF][1][o], u3 = p.hist[SELF][2][o];
   *cb = q.cb;
-  return s44_update<ELECTRIC>(q.c[0], q.c[1], q.c[2], q.c[3], q.cb, u0, u1, u2, u3, curl, jc);
+  return q.c[0] * u0 + q.c[1] * u1 + q.c[2] * u2 + q.c[3] * u3 + (ELECTRIC ? 1.0f : -1.0f) * q.cb * curl - jc;
 }
-
-// A field's (0: E, 1: H) s44 coefficients at a material key (s44_coefficient_table's table):
-// component c's c0..c3, cb at 5c..5c+4, in four 16-byte loads.
-struct S44Coefs {
-  float v[16];
-  __device__ __forceinline__ S44Coefs(const float* __restrict__ tab, int key, int field) {
-    const float4* t = reinterpret_cast<const float4*>(tab + (key / 12) * 32 + field * 16);
-#pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const float4 x = __ldg(t + q);
-      v[4 * q] = x.x; v[4 * q + 1] = x.y; v[4 * q + 2] = x.z; v[4 * q + 3] = x.w;
-    }
-  }
-};
 
 // The update of component SELF at layout offset o from its curl (same arithmetic as
 // FdtdEngineCpu::bulk_ho); s44 writes F^{n+1} into p.dst (the array of F^{n-3}, or a spare with the pair).
@@ -894,7 +869,9 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // FOLD: the CPML corrections folded in (ho_cpml_fold with s44's D_b, the slab kernels' arithmetic
 // and order; launched on the bands of the box that meet a slab, ho_bands_), as the tiled kernel
 // does for the leap-frog schemes.
-template <bool ELECTRIC, bool FOLD, class Coef>
+// LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
+// (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
+template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
                            const float* __restrict__ tab, HoFold fold) {
   pdl_begin();
@@ -909,9 +886,12 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
   // Component C reads sources C+2 (accD) and C+1 (accB), as ho_interior_direct; the curl is dB - dD
   // (ho_curl's arithmetic), the parts kept for the folded corrections.
   float dB[3], dD[3];
-  ho_curl_parts<ELECTRIC, 0, kShapeS44>(g, p, a2, a1, dB[0], dD[0]);
-  ho_curl_parts<ELECTRIC, 1, kShapeS44>(g, p, a0, a2, dB[1], dD[1]);
-  ho_curl_parts<ELECTRIC, 2, kShapeS44>(g, p, a1, a0, dB[2], dD[2]);
+  auto curls = [&] {
+    ho_curl_parts<ELECTRIC, 0, kShapeS44>(g, p, a2, a1, dB[0], dD[0]);
+    ho_curl_parts<ELECTRIC, 1, kShapeS44>(g, p, a0, a2, dB[1], dD[1]);
+    ho_curl_parts<ELECTRIC, 2, kShapeS44>(g, p, a1, a0, dB[2], dD[2]);
+  };
+  if constexpr (!LEVELS_FIRST) curls();
   const int key = coef.key(o);
   float u[3][4];
 #pragma unroll
@@ -929,19 +909,32 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
       q[c][0] = s.c[0]; q[c][1] = s.c[1]; q[c][2] = s.c[2]; q[c][3] = s.c[3]; q[c][4] = s.cb;
     }
   } else {
-    const S44Coefs t(tab, key, ELECTRIC ? 0 : 1);
+    const float4* t = reinterpret_cast<const float4*>(tab + (key / 12) * 32 + (ELECTRIC ? 0 : 16));
+    float v[16];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      const float4 x = __ldg(t + w);
+      v[4 * w] = x.x; v[4 * w + 1] = x.y; v[4 * w + 2] = x.z; v[4 * w + 3] = x.w;
+    }
 #pragma unroll
     for (int c = 0; c < 3; ++c)
 #pragma unroll
-      for (int e = 0; e < 5; ++e) q[c][e] = t.v[5 * c + e];
+      for (int e = 0; e < 5; ++e) q[c][e] = v[5 * c + e];
   }
+  if constexpr (LEVELS_FIRST) curls();
   float out[3];
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
-    const float jc =
-        ELECTRIC && src.s[0] ? s44_fused_current(src, c, o, coef.b(FIRST + c, o, key), q[c][4]) : 0.0f;
-    out[c] = s44_update<ELECTRIC>(q[c][0], q[c][1], q[c][2], q[c][3], q[c][4], u[c][0], u[c][1], u[c][2], u[c][3],
-                                  dB[c] - dD[c], jc);
+    float jc = 0.0f;  // a fused source was scaled with b: rescale to the curl's coefficient (ho_store)
+    if (ELECTRIC && src.s[0]) {
+      const float b = coef.b(FIRST + c, o, key);
+      if (b != 0.0f) {
+        const float2 sv = src.s[c][o];
+        jc = (sv.x * src.cr - sv.y * src.ci) * (q[c][4] / b);
+      }
+    }
+    out[c] = q[c][0] * u[c][0] + q[c][1] * u[c][1] + q[c][2] * u[c][2] + q[c][3] * u[c][3] +
+             (ELECTRIC ? 1.0f : -1.0f) * q[c][4] * (dB[c] - dD[c]) - jc;
   }
   if constexpr (FOLD) {
     out[0] = ho_cpml_fold<ELECTRIC, 0>(fold, i, j, k, out[0], dB[0], dD[0], q[0][4]);
@@ -1038,12 +1031,25 @@ template <bool ELECTRIC>
 __device__ __forceinline__ float s44_pair_value(float q0, float q1, float q2, float q3, float qb, float u0, float u1,
                                                 float u2, float u3, float curl, const S44PairPoints& pts, bool here,
                                                 int st, int self, int o) {
-  float v = s44_update<ELECTRIC>(q0, q1, q2, q3, qb, u0, u1, u2, u3, curl, 0.0f);
+  float v = q0 * u0 + q1 * u1 + q2 * u2 + q3 * u3 + (ELECTRIC ? 1.0f : -1.0f) * qb * curl - 0.0f;
   if (here)  // block-uniform: a point sample in the block's footprint
     for (int e = 0; e < pts.count[st]; ++e)
       if (pts.off[st][e] == o && pts.comp[st][e] == self) v = pts.set[st][e] ? pts.value[st][e] : v + pts.value[st][e];
   return v;
 }
+// A field's (0: E, 1: H) s44 coefficients at a material key (S44Pair::tab): component c's c0..c3,
+// cb at 5c..5c+4, in four 16-byte loads.
+struct S44Coefs {
+  float v[16];
+  __device__ __forceinline__ S44Coefs(const float* __restrict__ tab, int key, int field) {
+    const float4* t = reinterpret_cast<const float4*>(tab + (key / 12) * 32 + field * 16);
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const float4 x = __ldg(t + q);
+      v[4 * q] = x.x; v[4 * q + 1] = x.y; v[4 * q + 2] = x.z; v[4 * q + 3] = x.w;
+    }
+  }
+};
 
 // A stage's curl from the accessors of its three source components (ho_curl's arithmetic): FW for
 // H from E (forward differences), otherwise E from H.
@@ -1832,6 +1838,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // s44's one-step direct kernel: s44_direct (the stores last, the coefficients from s44_tab_ with
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
+  bool s44_levels_first_ = env_is("VEM_S44_LOAD_ORDER", "levels_first");  // (measurement)
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_pair_s44(const Coef& coef, int step);
@@ -3417,10 +3424,16 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
           if constexpr (SHAPE == kShapeS44) {
             if (ho_.s44 && s44_stores_last_) {
-              if (folded)
+              if (s44_levels_first_) {
+                if (folded)
+                  launch(s44_direct<ELECTRIC, true, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+                else
+                  launch(s44_direct<ELECTRIC, false, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+              } else if (folded) {
                 launch(s44_direct<ELECTRIC, true, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
-              else
+              } else {
                 launch(s44_direct<ELECTRIC, false, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+              }
               VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "s44_direct (E)" : "s44_direct (H)");
               return;
             }
