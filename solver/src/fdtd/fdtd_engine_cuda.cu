@@ -876,7 +876,7 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // An x-face sample (x < 2 or x > n-3) of s44_direct's folded instance: the shell's arithmetic
 // (ho_shell_component with the x tables, defined with the shell kernels below).
 template <bool ELECTRIC, class Coef>
-__device__ __noinline__ void s44_x_face(const FieldPtrs& F, const GridParams& g, const HoParams& p, const HoFold& fold,
+__device__ __forceinline__ void s44_x_face(const FieldPtrs& F, const GridParams& g, const HoParams& p, const HoFold& fold,
                            const Coef& coef, const FusedSource& src, int i, int j, int k);
 
 template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
@@ -1576,7 +1576,7 @@ __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const Gri
 }
 
 template <bool ELECTRIC, class Coef>
-__device__ __noinline__ void s44_x_face(const FieldPtrs& F, const GridParams& g, const HoParams& p, const HoFold& fold,
+__device__ __forceinline__ void s44_x_face(const FieldPtrs& F, const GridParams& g, const HoParams& p, const HoFold& fold,
                            const Coef& coef, const FusedSource& src, int i, int j, int k) {
   constexpr int OTHER = ELECTRIC ? 3 : 0;
   const AxisTableAcc<0> acc[3] = {axis_table_acc<OTHER, 0>(p, g, F.f[OTHER], i, j, k),
