@@ -223,8 +223,8 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
   ASSERT_EQ(e0->run(n), n);
   // The default launches (the bands in one launch, the shell on a side stream beside the interior)
-  // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM,
-  // VEM_HO_X_FACES) or change s44's (VEM_S44_DIRECT, VEM_S44_BAND_BLOCK).
+  // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM) or change
+  // s44's kernels (VEM_S44_DIRECT; VEM_S44_BAND_BLOCK: the bands' widths and launches).
   struct Variant {
     const EngineTuning* tuning;
     const char* env;
@@ -237,8 +237,8 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
                               {&folded_default, "VEM_HO_BAND_LAUNCH", "separate", "folded, a launch per band"},
                               {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"},
                               {&folded_default, "VEM_S44_DIRECT", "interleaved", "s44's interleaved direct kernel"},
-                              {&folded_default, "VEM_S44_BAND_BLOCK", "16x16", "s44's bands in 16 x 16 blocks"},
-                              {&folded_default, "VEM_HO_X_FACES", "shell", "folded, the x faces in the shell"}};
+                              {&folded_default, "VEM_S44_BAND_BLOCK", "64x4", "s44's bands in 64 x 4 blocks"},
+                              {&folded_default, "VEM_S44_BAND_BLOCK", "16x16", "s44's bands in 16 x 16 blocks"}};
   for (const Variant& v : variants) {
     if (v.env) ::setenv(v.env, v.value, 1);
     auto e = make_engine(op, Backend::cuda, 0, nullptr, *v.tuning);
@@ -266,8 +266,7 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaCpmlFold,
 
 // The folded tiled kernel computes the x and z faces of the shell itself (its band instance reads
 // the x and z tables into its ring and tests each component's x and z ranges; VEM_HO_X_FACES=shell
-// and VEM_HO_Z_FACES=shell leave them to the shell kernels), and s44's folded direct kernel the x
-// faces (s44_x_face, the shell's arithmetic in the bands' rows): every boundary rule of the wide
+// and VEM_HO_Z_FACES=shell leave them to the shell kernels): every boundary rule of the wide
 // stencil on those faces, bit for bit against the tables kernel. CPML on the y faces so the bands
 // are folded; x and z periodic, PEC, PMC or CPML.
 struct XFaces {
@@ -279,7 +278,7 @@ class SchemeCudaXFaces : public testing::TestWithParam<XFaces> {};
 TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   const XFaces x = GetParam();
-  for (Scheme scheme : {Scheme::fv24, Scheme::fv24_wb, Scheme::s22, Scheme::s44}) {
+  for (Scheme scheme : {Scheme::fv24, Scheme::fv24_wb, Scheme::s22}) {
     FdtdSetup s = make_cpml_box(scheme, MaterialMode::indexed);
     s.boundaries.face = {x.xlo, x.xhi, BoundaryType::cpml, BoundaryType::cpml, x.zlo, x.zhi};
     s.sources[1].i = 1;  // the magnetic current next to the x-low face
@@ -288,7 +287,7 @@ TEST_P(SchemeCudaXFaces, TiledXFacesGiveTheTablesFields) {
     using HK = EngineTuning::HighOrderKernel;
     EngineTuning tables, tiled;
     tables.ho_kernel = HK::tables;
-    tiled.ho_kernel = scheme == Scheme::s44 ? HK::direct : HK::tiled;  // s44: its folded direct kernel
+    tiled.ho_kernel = HK::tiled;
     tiled.ho_z_chunk = 8;
     const int n = 120;
     auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);

@@ -482,9 +482,7 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    instance reads those axes' tables into its ring near a face and tests each component's x and
 //    z ranges, so only the column x = n, the plane z = n, the y faces and the edges are left to
 //    ho_shell (fv24 +11 %, fv24_wb +11 %, s22 +11 % at 512^3 against the same build's shell;
-//    VEM_HO_X_FACES / VEM_HO_Z_FACES=shell for measurement). s44's folded direct kernel takes the
-//    x faces too: its rows run from x = 0 and a sample within 2 of an x face takes the shell's
-//    arithmetic (s44_x_face), so the x faces' 2-3-sample rows leave the shell.
+//    VEM_HO_X_FACES / VEM_HO_Z_FACES=shell for measurement).
 //    Launches (session 20, results/highorder.md): the bands go in one launch (HoTileSet), and the
 //    shell's kernels run on a side stream beside the interior's (SideStream). Each launch on
 //    its own ended on a partial wave or left the machine idle: fv24 +4.3 %, fv24_wb +6.0 %, s22
@@ -873,12 +871,6 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // does for the leap-frog schemes.
 // LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
 // (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
-// An x-face sample (x < 2 or x > n-3) of s44_direct's folded instance: the shell's arithmetic
-// (ho_shell_component with the x tables, defined with the shell kernels below).
-template <bool ELECTRIC, class Coef>
-__device__ __forceinline__ void s44_x_face(const FieldPtrs& F, const GridParams& g, const HoParams& p, const HoFold& fold,
-                           const Coef& coef, const FusedSource& src, int i, int j, int k);
-
 template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
                            const float* __restrict__ tab, HoFold fold) {
@@ -887,14 +879,6 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
   const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
   const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
   if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
-  if constexpr (FOLD) {
-    // The folded instance's boxes span x = 0..n-1 (ho_face_tiles_[0]): the x faces' samples take
-    // the shell kernel's path, their neighbours in the same rows the direct one.
-    if (i < 2 || i > g.nx - 3) {
-      s44_x_face<ELECTRIC>(F, g, p, fold, coef, src, i, j, k);
-      return;
-    }
-  }
   constexpr int OTHER = ELECTRIC ? 3 : 0, FIRST = ELECTRIC ? 0 : 3;
   const int o = g.origin + i + j * g.sy + k * g.sz;
   const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
@@ -1575,18 +1559,6 @@ __device__ __forceinline__ void ho_shell_component(const FieldPtrs& F, const Gri
   }
 }
 
-template <bool ELECTRIC, class Coef>
-__device__ __forceinline__ void s44_x_face(const FieldPtrs& F, const GridParams& g, const HoParams& p, const HoFold& fold,
-                           const Coef& coef, const FusedSource& src, int i, int j, int k) {
-  constexpr int OTHER = ELECTRIC ? 3 : 0;
-  const AxisTableAcc<0> acc[3] = {axis_table_acc<OTHER, 0>(p, g, F.f[OTHER], i, j, k),
-                                  axis_table_acc<OTHER + 1, 0>(p, g, F.f[OTHER + 1], i, j, k),
-                                  axis_table_acc<OTHER + 2, 0>(p, g, F.f[OTHER + 2], i, j, k)};
-  ho_shell_component<ELECTRIC, 0, kShapeS44, true>(F, g, p, fold, coef, src, i, j, k, acc);
-  ho_shell_component<ELECTRIC, 1, kShapeS44, true>(F, g, p, fold, coef, src, i, j, k, acc);
-  ho_shell_component<ELECTRIC, 2, kShapeS44, true>(F, g, p, fold, coef, src, i, j, k, acc);
-}
-
 // The accessor of source component SRC for a shell sample: A < 0 (edges) every axis's table
 // entries (table_acc), else axis A's only (AxisTableAcc, faces).
 template <int SRC, int A>
@@ -1810,7 +1782,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> ho_sign_;
   DeviceArray<float> ho_hist_[6][3];  // s44: the three earlier time levels
   dim3 ho_block_;
-  dim3 ho_band_block_;  // s44's folded bands (VEM_S44_BAND_BLOCK; ho_block_ by default)
+  dim3 ho_band_block_;  // the folded bands' block (s44: 32 x 4 x 1 by default; else ho_block_)
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
@@ -2259,13 +2231,19 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         else if (std::string(v) != "stores_last") fail("VEM_S44_DIRECT=", v, ": use stores_last or interleaved");
       }
     }
-    // The folded bands' block (s44_direct<..., FOLD>): the interior's unless VEM_S44_BAND_BLOCK=XxY
-    // (measurement; the bands are widened to whole blocks of it).
+    // The folded bands' block (s44_direct<..., FOLD>; the bands are widened to whole blocks of it):
+    // for s44 with the default block 32 x 4 x 1, so the x bands are 32 columns wide instead of 64
+    // and the core, compiled without the corrections, takes the rest: 16,505 Mcells/s at 512^3 on
+    // an H200 against 16,337 with the bands in 64 x 4 blocks (32 x 8 16,345, 16 x 16 16,160,
+    // 32 x 16 16,148; results/highorder.md, session 38). VEM_S44_BAND_BLOCK=XxY for measurement.
     ho_band_block_ = ho_block_;
-    if (const char* v = std::getenv("VEM_S44_BAND_BLOCK")) {
+    if (ho_.s44 && ho_kernel_ == HK::direct && tuning.ho_block_x == 0 && tuning.ho_block_y == 0 &&
+        tuning.ho_block_z == 0)
+      ho_band_block_ = dim3(32, 4, 1);
+    if (const char* v = std::getenv("VEM_S44_BAND_BLOCK"); v && ho_.s44 && ho_kernel_ == HK::direct) {
       unsigned bx = 0, by = 0;
       if (std::sscanf(v, "%ux%u", &bx, &by) != 2 || bx == 0 || by == 0 || bx * by > 1024)
-        fail("VEM_S44_BAND_BLOCK=", v, ": use XxY with at most 1024 threads, e.g. 32x8");
+        fail("VEM_S44_BAND_BLOCK=", v, ": use XxY with at most 1024 threads, e.g. 32x4");
       ho_band_block_ = dim3(bx, by, 1);
     }
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
@@ -2311,12 +2289,7 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // within 2 of a face and tests each component's x and z ranges, so the x and z faces of the
     // shell (the x faces 2-3-sample rows, the shell's slowest part) become whole tiles. Only the
     // column x = n and the plane z = n stay in the shell (a 33rd column would cost a tile column).
-    // s44's folded direct kernel does the same for the x faces (s44_direct, s44_x_face): a band's
-    // rows then run from x = 0, and the x faces' 2-3-sample rows leave the shell (results/highorder.md,
-    // session 38). Its z faces stay in the shell: whole planes there.
-    const bool s44_faces = ho_fold_ && ho_.s44 && ho_kernel_ == HK::direct;
-    for (int a = 0; a < 3; ++a)
-      ho_face_tiles_[a] = ho_face_tiles_[a] && ho_fold_ && (ho_kernel_ == HK::tiled || (s44_faces && a == 0));
+    for (bool& t : ho_face_tiles_) t = t && ho_fold_ && ho_kernel_ == HK::tiled;
     const int nn[3] = {g_.nx, g_.ny, g_.nz};
     for (int e = 0; e < 2; ++e) {
       HoBox& bx = ho_box_[e];
@@ -3288,10 +3261,9 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
     for (int a = 0; a < 3; ++a) points[ps.electric ? 1 : 0] += ps.active[a] ? 1 : 0;
   if (points[0] > kS44PairPoints || points[1] > kS44PairPoints) return;
   HoBox c{};
-  const int nn[3] = {g_.nx, g_.ny, g_.nz};
-  for (int a = 0; a < 3; ++a) {  // (within 2..n-3 too: the folded direct boxes span the x faces)
-    c.lo[a] = std::max({ho_box_[0].lo[a], ho_box_[1].lo[a], 2}) + kS44PairHalo;
-    c.hi[a] = std::min({ho_box_[0].hi[a], ho_box_[1].hi[a], nn[a] - 3}) - kS44PairHalo;
+  for (int a = 0; a < 3; ++a) {
+    c.lo[a] = std::max(ho_box_[0].lo[a], ho_box_[1].lo[a]) + kS44PairHalo;
+    c.hi[a] = std::min(ho_box_[0].hi[a], ho_box_[1].hi[a]) - kS44PairHalo;
   }
   for (const auto& st : slabs_)
     for (int e = 0; e < 2; ++e) {

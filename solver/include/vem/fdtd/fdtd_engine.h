@@ -177,8 +177,8 @@ struct EngineTuning {
   enum class KernelLaunch { automatic, plain, programmatic } launch = KernelLaunch::automatic;
   // Threads per block (x, y, z) of the CUDA engine's high-order bulk kernels (schemes fv24,
   // fv24_wb, s22, s44; one thread per sample, a 3D block); 0 keeps the default 32 x 8 x 1 (s44's
-  // direct kernel: 64 x 4 x 1). The Yee
-  // kernels use block_x / block_y above.
+  // direct kernel: 64 x 4 x 1, its folded CPML bands 32 x 4 x 1). The Yee kernels use block_x /
+  // block_y above.
   int ho_block_x = 0, ho_block_y = 0, ho_block_z = 0;
   // The CUDA engine's high-order bulk kernel (issue 15; measured in
   // testing/benchmarks/results/highorder_bench_h100_512_v2.md). All give the same fields bit for bit.
@@ -205,10 +205,8 @@ struct EngineTuning {
   // use the slab kernels. automatic: folded (measured,
   // testing/benchmarks/results/highorder.md); VEM_HO_CPML=folded|slab_kernels overrides it.
   // Folded, the band kernel also computes the boundary shell's x and z faces, reading the boundary
-  // tables into its tiles near a face (fv24, fv24_wb, s22 about +11 % at 512^3 on an H100);
-  // s44's folded direct kernel computes the x faces with the shell's arithmetic (s44_x_face;
-  // results/highorder.md, session 38). VEM_HO_X_FACES=shell and VEM_HO_Z_FACES=shell leave them to
-  // the shell kernel, for measurement.
+  // tables into its tiles near a face (fv24, fv24_wb, s22 about +11 % at 512^3 on an H100;
+  // VEM_HO_X_FACES=shell and VEM_HO_Z_FACES=shell leave them to the shell kernel, for measurement).
   // The bands go in one launch and the shell runs on a second stream beside the interior (fv24
   // +4.3 %, fv24_wb +6.0 %, s22 +5.4 % at 512^3 on an H100, session 20; VEM_HO_BAND_LAUNCH=separate
   // and VEM_HO_SHELL_STREAM=0 undo them, for measurement).
