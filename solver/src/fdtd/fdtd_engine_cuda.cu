@@ -1839,6 +1839,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // s44's one-step direct kernel: s44_direct (the stores last, the coefficients from s44_tab_ with
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
+  bool s44_core_align_ = false;  // VEM_S44_CORE_X=align: the folded core's rows from a 128-byte line
   bool s44_levels_first_ = env_is("VEM_S44_LOAD_ORDER", "levels_first");  // (measurement)
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
@@ -2240,6 +2241,10 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_.s44 && ho_kernel_ == HK::direct && tuning.ho_block_x == 0 && tuning.ho_block_y == 0 &&
         tuning.ho_block_z == 0)
       ho_band_block_ = dim3(32, 4, 1);
+    if (const char* v = std::getenv("VEM_S44_CORE_X"); v && ho_.s44 && ho_kernel_ == HK::direct) {
+      if (std::string(v) == "align") s44_core_align_ = true;
+      else if (std::string(v) != "blocks") fail("VEM_S44_CORE_X=", v, ": use blocks or align");
+    }
     if (const char* v = std::getenv("VEM_S44_BAND_BLOCK"); v && ho_.s44 && ho_kernel_ == HK::direct) {
       unsigned bx = 0, by = 0;
       if (std::sscanf(v, "%ux%u", &bx, &by) != 2 || bx == 0 || by == 0 || bx * by > 1024)
@@ -2422,7 +2427,15 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       bool core = true;
       for (int a = 0; a < 3; ++a) {
         auto up = [&](int d) { return (d + tile[a] - 1) / tile[a] * tile[a]; };
-        if (c.lo[a] > bx.lo[a]) c.lo[a] = bx.lo[a] + up(c.lo[a] - bx.lo[a]);
+        // VEM_S44_CORE_X=align (measurement): the core's rows start on a 128-byte line (x + the
+        // layout's x offset a multiple of 32), so its warps' own-sample loads and stores cover 4
+        // sectors instead of 5; the low x band takes the columns below.
+        if (a == 0 && s44_core_align_ && c.lo[0] > bx.lo[0]) {
+          const int aligned = (c.lo[0] + FieldLayout::kXOffset + 31) / 32 * 32 - FieldLayout::kXOffset;
+          c.lo[0] = aligned;
+        } else if (c.lo[a] > bx.lo[a]) {
+          c.lo[a] = bx.lo[a] + up(c.lo[a] - bx.lo[a]);
+        }
         if (c.hi[a] < bx.hi[a]) c.hi[a] = bx.hi[a] - up(bx.hi[a] - c.hi[a]);
         core = core && c.lo[a] <= c.hi[a];
       }
