@@ -871,14 +871,16 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // does for the leap-frog schemes.
 // LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
 // (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
+// x0: the x of the blocks' first column, at or below box.lo[0] (launch_ho_shape aligns it to a
+// 128-byte line; the columns below the box return).
 template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
-                           const float* __restrict__ tab, HoFold fold) {
+                           const float* __restrict__ tab, HoFold fold, int x0) {
   pdl_begin();
-  const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int i = x0 + int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
   const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
-  if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
+  if (i < box.lo[0] || i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
   constexpr int OTHER = ELECTRIC ? 3 : 0, FIRST = ELECTRIC ? 0 : 3;
   const int o = g.origin + i + j * g.sy + k * g.sz;
   const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
@@ -1839,7 +1841,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   // s44's one-step direct kernel: s44_direct (the stores last, the coefficients from s44_tab_ with
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
-  bool s44_core_align_ = false;  // VEM_S44_CORE_X=align: the folded core's rows from a 128-byte line
+  bool s44_core_align_ = false;   // s44's folded core's rows from a 128-byte line (VEM_S44_CORE_X)
+  bool s44_launch_align_ = false; // VEM_S44_LAUNCH_X=aligned: every launch's blocks from a line
   bool s44_levels_first_ = env_is("VEM_S44_LOAD_ORDER", "levels_first");  // (measurement)
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
@@ -2241,9 +2244,17 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (ho_.s44 && ho_kernel_ == HK::direct && tuning.ho_block_x == 0 && tuning.ho_block_y == 0 &&
         tuning.ho_block_z == 0)
       ho_band_block_ = dim3(32, 4, 1);
+    // s44's folded core starts on a 128-byte line: 18,465-18,474 Mcells/s at 512^3 on an H200
+    // against 16,423-16,426 with it at the bands' block boundary (+12.4 %; results/highorder.md,
+    // session 38). VEM_S44_CORE_X=blocks for measurement.
+    s44_core_align_ = ho_.s44 && ho_kernel_ == HK::direct;
     if (const char* v = std::getenv("VEM_S44_CORE_X"); v && ho_.s44 && ho_kernel_ == HK::direct) {
-      if (std::string(v) == "align") s44_core_align_ = true;
-      else if (std::string(v) != "blocks") fail("VEM_S44_CORE_X=", v, ": use blocks or align");
+      if (std::string(v) == "blocks") s44_core_align_ = false;
+      else if (std::string(v) != "align") fail("VEM_S44_CORE_X=", v, ": use align or blocks");
+    }
+    if (const char* v = std::getenv("VEM_S44_LAUNCH_X"); v && ho_.s44 && ho_kernel_ == HK::direct) {
+      if (std::string(v) == "aligned") s44_launch_align_ = true;
+      else if (std::string(v) != "box") fail("VEM_S44_LAUNCH_X=", v, ": use box or aligned");
     }
     if (const char* v = std::getenv("VEM_S44_BAND_BLOCK"); v && ho_.s44 && ho_kernel_ == HK::direct) {
       unsigned bx = 0, by = 0;
@@ -2427,9 +2438,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       bool core = true;
       for (int a = 0; a < 3; ++a) {
         auto up = [&](int d) { return (d + tile[a] - 1) / tile[a] * tile[a]; };
-        // VEM_S44_CORE_X=align (measurement): the core's rows start on a 128-byte line (x + the
-        // layout's x offset a multiple of 32), so its warps' own-sample loads and stores cover 4
-        // sectors instead of 5; the low x band takes the columns below.
+        // s44 (s44_core_align_): the core's rows start on a 128-byte line (x + the layout's x
+        // offset a multiple of 32), so its warps' own-sample loads and stores cover 4 sectors
+        // instead of 5; the low x band takes the columns below.
         if (a == 0 && s44_core_align_ && c.lo[0] > bx.lo[0]) {
           const int aligned = (c.lo[0] + FieldLayout::kXOffset + 31) / 32 * 32 - FieldLayout::kXOffset;
           c.lo[0] = aligned;
@@ -3454,15 +3465,19 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
           if constexpr (SHAPE == kShapeS44) {
             if (ho_.s44 && s44_stores_last_) {
+              // VEM_S44_LAUNCH_X=aligned (measurement): the blocks start on a 128-byte line below
+              // the box (x0), so every warp's own-sample accesses are whole lines.
+              const int x0 = s44_launch_align_ ? b.lo[0] - (b.lo[0] + FieldLayout::kXOffset) % 32 : b.lo[0];
+              const dim3 grid_x0((b.hi[0] - x0 + 1 + bl.x - 1) / bl.x, grid.y, grid.z);
               if (s44_levels_first_) {
                 if (folded)
-                  launch(s44_direct<ELECTRIC, true, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+                  launch(s44_direct<ELECTRIC, true, Coef, true>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
                 else
-                  launch(s44_direct<ELECTRIC, false, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+                  launch(s44_direct<ELECTRIC, false, Coef, true>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
               } else if (folded) {
-                launch(s44_direct<ELECTRIC, true, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+                launch(s44_direct<ELECTRIC, true, Coef>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
               } else {
-                launch(s44_direct<ELECTRIC, false, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
+                launch(s44_direct<ELECTRIC, false, Coef>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
               }
               VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "s44_direct (E)" : "s44_direct (H)");
               return;
