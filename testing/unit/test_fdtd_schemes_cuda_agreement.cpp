@@ -224,8 +224,8 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   ASSERT_EQ(e0->run(n), n);
   // The default launches (the bands in one launch, the shell on a side stream beside the interior)
   // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM) or change
-  // s44's kernels (VEM_S44_DIRECT; VEM_S44_BAND_BLOCK, VEM_S44_CORE_X and VEM_S44_LAUNCH_X: the
-  // bands' widths and the launches' blocks).
+  // s44's kernels (VEM_S44_DIRECT; VEM_S44_BAND_BLOCK and VEM_S44_CORE_X: the bands' widths and
+  // the core's first column).
   struct Variant {
     const EngineTuning* tuning;
     const char* env;
@@ -240,8 +240,7 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
                               {&folded_default, "VEM_S44_DIRECT", "interleaved", "s44's interleaved direct kernel"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "64x4", "s44's bands in 64 x 4 blocks"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "16x16", "s44's bands in 16 x 16 blocks"},
-                              {&folded_default, "VEM_S44_CORE_X", "blocks", "s44's core at the bands' blocks"},
-                              {&folded_default, "VEM_S44_LAUNCH_X", "aligned", "s44's blocks from a 128-byte line"}};
+                              {&folded_default, "VEM_S44_CORE_X", "blocks", "s44's core at the bands' blocks"}};
   for (const Variant& v : variants) {
     if (v.env) ::setenv(v.env, v.value, 1);
     auto e = make_engine(op, Backend::cuda, 0, nullptr, *v.tuning);

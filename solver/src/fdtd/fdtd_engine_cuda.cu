@@ -487,6 +487,9 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    shell's kernels run on a side stream beside the interior's (SideStream). Each launch on
 //    its own ended on a partial wave or left the machine idle: fv24 +4.3 %, fv24_wb +6.0 %, s22
 //    +5.4 % at 512^3 with the core instances' launch bounds (ho_core_blocks).
+// s44's direct kernel (s44_direct) starts its folded core on a 128-byte line (the low x band
+// takes the columns below), so the core's warps load and store whole lines: +12.4 % at 512^3 on
+// an H200 (session 38; the other launches' blocks started on a line too lost 3.4 %).
 // s44 (Hwang & Ihm) keeps three earlier time levels per component (HoParams::hist). They are not
 // shifted in memory: the update writes F^{n+1/2} into the array of F^{n-7/2}, and the host rotates
 // the four arrays' roles (FdtdEngineCuda::rotate_s44), 5 accesses a sample instead of 8.
@@ -871,16 +874,14 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // does for the leap-frog schemes.
 // LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
 // (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
-// x0: the x of the blocks' first column, at or below box.lo[0] (launch_ho_shape aligns it to a
-// 128-byte line; the columns below the box return).
 template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
-                           const float* __restrict__ tab, HoFold fold, int x0) {
+                           const float* __restrict__ tab, HoFold fold) {
   pdl_begin();
-  const int i = x0 + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
   const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
-  if (i < box.lo[0] || i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
+  if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
   constexpr int OTHER = ELECTRIC ? 3 : 0, FIRST = ELECTRIC ? 0 : 3;
   const int o = g.origin + i + j * g.sy + k * g.sz;
   const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
@@ -1842,7 +1843,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
   bool s44_core_align_ = false;   // s44's folded core's rows from a 128-byte line (VEM_S44_CORE_X)
-  bool s44_launch_align_ = false; // VEM_S44_LAUNCH_X=aligned: every launch's blocks from a line
   bool s44_levels_first_ = env_is("VEM_S44_LOAD_ORDER", "levels_first");  // (measurement)
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
@@ -2251,10 +2251,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     if (const char* v = std::getenv("VEM_S44_CORE_X"); v && ho_.s44 && ho_kernel_ == HK::direct) {
       if (std::string(v) == "blocks") s44_core_align_ = false;
       else if (std::string(v) != "align") fail("VEM_S44_CORE_X=", v, ": use align or blocks");
-    }
-    if (const char* v = std::getenv("VEM_S44_LAUNCH_X"); v && ho_.s44 && ho_kernel_ == HK::direct) {
-      if (std::string(v) == "aligned") s44_launch_align_ = true;
-      else if (std::string(v) != "box") fail("VEM_S44_LAUNCH_X=", v, ": use box or aligned");
     }
     if (const char* v = std::getenv("VEM_S44_BAND_BLOCK"); v && ho_.s44 && ho_kernel_ == HK::direct) {
       unsigned bx = 0, by = 0;
@@ -3465,19 +3461,15 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
           if constexpr (SHAPE == kShapeS44) {
             if (ho_.s44 && s44_stores_last_) {
-              // VEM_S44_LAUNCH_X=aligned (measurement): the blocks start on a 128-byte line below
-              // the box (x0), so every warp's own-sample accesses are whole lines.
-              const int x0 = s44_launch_align_ ? b.lo[0] - (b.lo[0] + FieldLayout::kXOffset) % 32 : b.lo[0];
-              const dim3 grid_x0((b.hi[0] - x0 + 1 + bl.x - 1) / bl.x, grid.y, grid.z);
               if (s44_levels_first_) {
                 if (folded)
-                  launch(s44_direct<ELECTRIC, true, Coef, true>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
+                  launch(s44_direct<ELECTRIC, true, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
                 else
-                  launch(s44_direct<ELECTRIC, false, Coef, true>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
+                  launch(s44_direct<ELECTRIC, false, Coef, true>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
               } else if (folded) {
-                launch(s44_direct<ELECTRIC, true, Coef>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
+                launch(s44_direct<ELECTRIC, true, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
               } else {
-                launch(s44_direct<ELECTRIC, false, Coef>, grid_x0, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold, x0);
+                launch(s44_direct<ELECTRIC, false, Coef>, grid, bl, F_, g_, ho_, b, coef, fused_, s44_tab_.ptr, fold);
               }
               VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "s44_direct (E)" : "s44_direct (H)");
               return;
