@@ -2224,39 +2224,39 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // for s44 (narrow stencil, bandwidth-bound on its time levels: 1.74x against tiled's 1.96x).
     ho_kernel_ = tuning.ho_kernel != HK::automatic ? tuning.ho_kernel : ho_.s44 ? HK::direct : HK::tiled;
     if (ho_shape_ == kShapeTables) ho_kernel_ = HK::tables;
+    ho_band_block_ = ho_block_;  // (the folded bands' block: the kernel's, but for s44 below)
     if (ho_.s44 && ho_kernel_ == HK::direct) {
       // s44_direct's block: 64 x 4 x 1 measured 16,244 Mcells/s at 512^3 on an H200 against 15,733
       // for 32 x 8 x 1 (128 x 2 x 1 16,171, 32 x 4 x 2 15,560, 32 x 16 x 1 15,536; results/highorder.md,
       // session 37).
-      if (tuning.ho_block_x == 0 && tuning.ho_block_y == 0 && tuning.ho_block_z == 0) ho_block_ = dim3(64, 4, 1);
+      // Its folded bands (s44_direct<..., FOLD>; the bands are widened to whole blocks of theirs):
+      // 32 x 4 x 1, so the x bands are 32 columns wide instead of 64 and the core, compiled without
+      // the corrections, takes the rest: 16,505 Mcells/s at 512^3 on an H200 against 16,337 with
+      // the bands in 64 x 4 blocks (32 x 8 16,345, 16 x 16 16,160, 32 x 16 16,148;
+      // results/highorder.md, session 38). VEM_S44_BAND_BLOCK=XxY for measurement.
+      if (tuning.ho_block_x == 0 && tuning.ho_block_y == 0 && tuning.ho_block_z == 0) {
+        ho_block_ = dim3(64, 4, 1);
+        ho_band_block_ = dim3(32, 4, 1);
+      }
+      if (const char* v = std::getenv("VEM_S44_BAND_BLOCK")) {
+        unsigned bx = 0, by = 0;
+        if (std::sscanf(v, "%ux%u", &bx, &by) != 2 || bx == 0 || by == 0 || bx * by > 1024)
+          fail("VEM_S44_BAND_BLOCK=", v, ": use XxY with at most 1024 threads, e.g. 32x4");
+        ho_band_block_ = dim3(bx, by, 1);
+      }
       s44_stores_last_ = true;
       if (const char* v = std::getenv("VEM_S44_DIRECT")) {
         if (std::string(v) == "interleaved") s44_stores_last_ = false;
         else if (std::string(v) != "stores_last") fail("VEM_S44_DIRECT=", v, ": use stores_last or interleaved");
       }
-    }
-    // The folded bands' block (s44_direct<..., FOLD>; the bands are widened to whole blocks of it):
-    // for s44 with the default block 32 x 4 x 1, so the x bands are 32 columns wide instead of 64
-    // and the core, compiled without the corrections, takes the rest: 16,505 Mcells/s at 512^3 on
-    // an H200 against 16,337 with the bands in 64 x 4 blocks (32 x 8 16,345, 16 x 16 16,160,
-    // 32 x 16 16,148; results/highorder.md, session 38). VEM_S44_BAND_BLOCK=XxY for measurement.
-    ho_band_block_ = ho_block_;
-    if (ho_.s44 && ho_kernel_ == HK::direct && tuning.ho_block_x == 0 && tuning.ho_block_y == 0 &&
-        tuning.ho_block_z == 0)
-      ho_band_block_ = dim3(32, 4, 1);
-    // s44's folded core starts on a 128-byte line: 18,465-18,474 Mcells/s at 512^3 on an H200
-    // against 16,423-16,426 with it at the bands' block boundary (+12.4 %; results/highorder.md,
-    // session 38). VEM_S44_CORE_X=blocks for measurement.
-    s44_core_align_ = ho_.s44 && ho_kernel_ == HK::direct;
-    if (const char* v = std::getenv("VEM_S44_CORE_X"); v && ho_.s44 && ho_kernel_ == HK::direct) {
-      if (std::string(v) == "blocks") s44_core_align_ = false;
-      else if (std::string(v) != "align") fail("VEM_S44_CORE_X=", v, ": use align or blocks");
-    }
-    if (const char* v = std::getenv("VEM_S44_BAND_BLOCK"); v && ho_.s44 && ho_kernel_ == HK::direct) {
-      unsigned bx = 0, by = 0;
-      if (std::sscanf(v, "%ux%u", &bx, &by) != 2 || bx == 0 || by == 0 || bx * by > 1024)
-        fail("VEM_S44_BAND_BLOCK=", v, ": use XxY with at most 1024 threads, e.g. 32x4");
-      ho_band_block_ = dim3(bx, by, 1);
+      // The folded core starts on a 128-byte line: 18,465-18,474 Mcells/s at 512^3 on an H200
+      // against 16,423-16,426 with it at the bands' block boundary (+12.4 %; results/highorder.md,
+      // session 38). VEM_S44_CORE_X=blocks for measurement.
+      s44_core_align_ = true;
+      if (const char* v = std::getenv("VEM_S44_CORE_X")) {
+        if (std::string(v) == "blocks") s44_core_align_ = false;
+        else if (std::string(v) != "align") fail("VEM_S44_CORE_X=", v, ": use align or blocks");
+      }
     }
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
