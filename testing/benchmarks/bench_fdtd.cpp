@@ -141,6 +141,7 @@ struct Result {
   int n, bx, by, chunk, steps;
   double seconds, mcells, bytes_per_cell, gbs, fraction;
   bool two_steps = false;  // stepped two steps per pass (temporal blocking): no ideal byte count
+  bool one_pass = false;   // stepped one pass per step
 };
 
 // VEM_CPML_LAUNCH=per_axis|merged overrides the engine's CPML launch layout (same-binary A/B).
@@ -206,6 +207,7 @@ Result time_engine(const FdtdOperator& op, Backend backend, const EngineTuning& 
   res.gbs = res.mcells * 1e6 * bpc / 1e9;
   res.fraction = copy_gbs > 0 && backend == Backend::cuda ? res.gbs / copy_gbs : 0;
   res.two_steps = eng->two_step_steps() > 0;
+  res.one_pass = eng->one_pass_steps() > 0;
   std::cerr << res.engine << " " << res.mode << " " << res.table << " n=" << res.n << " block " << res.bx << "x"
             << res.by << " chunk " << res.chunk << ": " << res.mcells << " Mcells/s, " << res.gbs << " GB/s\n";
   return res;
@@ -537,9 +539,12 @@ int run_schemes(int argc, char** argv) {
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 32, 8, 1, 0, false},
                   {HK::tiled, 0, 0, 0, 16, false},   {HK::tiled, 0, 0, 0, 64, false}};
-    // s44 on the GPU: also two steps per pass (EngineTuning::s44_stepping, issue 15 session 27).
-    if (sc == Scheme::s44 && gpu)
+    // s44 on the GPU: also two steps per pass and one pass per step (EngineTuning::s44_stepping,
+    // issue 15, sessions 27 and 39).
+    if (sc == Scheme::s44 && gpu) {
       variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps});
+      variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::one_pass});
+    }
     if (sc == Scheme::s44 && all)  // default: direct, 64 x 4 x 1
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
                   {HK::direct, 32, 4, 2, 0, false},  {HK::direct, 64, 4, 1, 0, false},
@@ -547,7 +552,8 @@ int run_schemes(int argc, char** argv) {
                   {HK::direct, 32, 8, 1, 0, false},  {HK::direct, 64, 8, 1, 0, false},
                   {HK::direct, 128, 4, 1, 0, false}, {HK::direct, 64, 2, 2, 0, false},
                   {HK::tiled, 0, 0, 0, 32, false},
-                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps}};
+                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps},
+                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::one_pass}};
     for (const Variant& v : variants) {
       EngineTuning t;
       t.s44_stepping = v.s44;
@@ -573,7 +579,8 @@ int run_schemes(int argc, char** argv) {
         else {
           const HK kk = v.kernel != HK::automatic ? v.kernel : sc == Scheme::s44 ? HK::direct : HK::tiled;
           k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "")
-            << (v.s44 == SS::two_steps ? (r.two_steps ? ", two steps per pass" : ", two steps asked, one taken") : "");
+            << (v.s44 == SS::two_steps ? (r.two_steps ? ", two steps per pass" : ", two steps asked, one taken") : "")
+            << (v.s44 == SS::one_pass ? (r.one_pass ? ", one pass per step" : ", one pass asked, two taken") : "");
           if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
           else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
             const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;

@@ -333,8 +333,8 @@ INSTANTIATE_TEST_SUITE_P(Boundaries, SchemeCudaXFaces,
 // electric source inside the core, a hard one just outside it and a magnetic source in the
 // pair's halo (their updates applied by the pair kernel in its halo and by the rest); probes in
 // the core and in the rest; an odd step count (the last step alone). Both table placements.
-TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
-  VEM_REQUIRE_BACKEND(Backend::cuda);
+// The model of the s44 core tests below.
+FdtdSetup s44_core_setup() {
   FdtdSetup s = make_setup(Scheme::s44, MaterialMode::indexed, YeeGrid{72, 64, 52, 1e-3, 1e-3, 1e-3});
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::cpml,
                        BoundaryType::cpml, BoundaryType::pec, BoundaryType::cpml};
@@ -347,7 +347,12 @@ TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
   s.sources[1].i = 36; s.sources[1].j = 12; s.sources[1].k = 30;  // y = 12: in the halo (core from 15)
   s.probes = {{"ez", Component::Ez, 40, 30, 25}, {"hx", Component::Hx, 36, 30, 20}, {"ey", Component::Ey, 5, 30, 20},
               {"hz", Component::Hz, 36, 13, 30}};
-  const FdtdOperator op(s);
+  return s;
+}
+
+TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const FdtdOperator op(s44_core_setup());
   using SS = EngineTuning::S44Stepping;
   using TP = EngineTuning::TablePlacement;
   for (TP table : {TP::automatic, TP::global}) {
@@ -376,6 +381,54 @@ TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
     for (std::size_t p = 0; p < pa.values.size(); ++p) {
       EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
       EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
+    }
+  }
+}
+
+// s44 one pass per step (EngineTuning::s44_stepping one_pass: s44_onepass_interior on a core box,
+// the rest stepped once by the direct kernels) gives the one-step fields and probes bit for bit.
+// The same model: the core (x 24..58 from the 128-byte line, y 13..50, z 5..38: 3 from the PEC
+// face, 13 from the CPML faces) spans two tile columns (the second narrow), 5 tile rows of 8 or
+// 3 of 16 (the last partial) and, with 8-plane chunks, 5 chunks; the soft source in the core, the
+// hard one outside it, the magnetic source in the halo (y = 12: its H computed again by the halo
+// warps, which apply its update too); probes in the core and in the rest; both table placements,
+// 8 and 16 worker rows, and 8 held to 3 blocks a multiprocessor.
+TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  const FdtdOperator op(s44_core_setup());
+  using SS = EngineTuning::S44Stepping;
+  using TP = EngineTuning::TablePlacement;
+  const int n = 121;
+  for (TP table : {TP::automatic, TP::global}) {
+    EngineTuning one, pass;
+    one.s44_stepping = SS::one_step;
+    pass.s44_stepping = SS::one_pass;
+    one.table = pass.table = table;
+    auto e0 = make_engine(op, Backend::cuda, 0, nullptr, one);
+    ASSERT_EQ(e0->run(n), n);
+    EXPECT_EQ(e0->one_pass_steps(), 0);
+    for (const char* ty : {"8", "16", "8x3"}) {
+      ::setenv("VEM_S44_ONEPASS_CHUNK", "8", 1);
+      ::setenv("VEM_S44_ONEPASS_TY", ty, 1);
+      auto e = make_engine(op, Backend::cuda, 0, nullptr, pass);
+      ::unsetenv("VEM_S44_ONEPASS_CHUNK");
+      ::unsetenv("VEM_S44_ONEPASS_TY");
+      ASSERT_EQ(e->run(n), n);
+      EXPECT_EQ(e->one_pass_steps(), n) << "the one-pass kernel did not run";
+      const std::string where = std::string(table == TP::global ? "global table" : "constant table") + ", " + ty +
+                                " worker rows";
+      for (int ci = 0; ci < 6; ++ci) {
+        const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
+        EXPECT_EQ(differing(a, b), 0u) << where << " " << component_name(Component(ci)) << ", max difference "
+                                       << max_diff(a, b) << " of " << max_abs(a);
+        EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
+      }
+      const auto pa = e0->probes(), pb = e->probes();
+      ASSERT_EQ(pa.values.size(), pb.values.size());
+      for (std::size_t p = 0; p < pa.values.size(); ++p) {
+        EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
+        EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
+      }
     }
   }
 }

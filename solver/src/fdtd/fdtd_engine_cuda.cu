@@ -1229,6 +1229,153 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
   }
 }
 
+// ---- s44, one pass per step (EngineTuning::s44_stepping one_pass, results/highorder.md "Session 39").
+// s44_onepass_interior computes H^{n+1/2} and E^{n+1} of a core box (setup_s44_pair) in one pass
+// over the time levels: 4 levels of E and H read and one of each written, 122 bytes a sample and
+// step against about 157 for the two direct passes. The rest steps once after it with the direct
+// kernels (step_onepass_s44). Both write the new levels into one spare array per component
+// (S44Pair::out1): a block's halo warps read the old H levels of its neighbours' samples.
+// A block owns a tile of 32 x TY columns (worker threads, one column each) and marches along z:
+//   H at plane a   from E^n at a-1..a+2 (through L1, as s44_direct), into a shared plane;
+//   E at plane a-1 from H at a-3..a (the own column's Hx, Hy in registers), in-plane from the
+//   shared plane of a-1.
+// E reads H at -2..+1 along x and y (the stencil (9/8, -1/24), backward), so the H of the rows
+// j0-2, j0-1, j0+TY (Hx, Hz: E's y differences) and of the columns i0-2, i0-1, i0+32 (Hy, Hz: x
+// differences) is computed again by 3 + ceil(3 TY / 32) halo warps. The core's footprint (grown
+// by 3: the halo's H and the E^n it reads) lies clear of the CPML and the shell, so every H computed
+// here is the direct kernel's. A chunk's first two planes and the one past it are computed again
+// along z. Two shared planes (parity) and one barrier an iteration: a plane's slot is written
+// again two iterations later, after the barrier that ends the iteration reading it. Each sample's
+// arithmetic is the pair's (s44_pair_curl, s44_pair_value, ho_store's floats), with the point
+// updates of stages 0 (H) and 1 (E): the one-step kernels' fields bit for bit
+// (test_fdtd_schemes_cuda_agreement, SchemeCudaS44Pair).
+constexpr int kS44OpX = 32;            // worker columns a block along x
+constexpr int kS44OpW = kS44OpX + 3;   // a shared row: columns i0-2..i0+32
+constexpr int kS44OpHalo = 3;          // the core's footprint: 3 samples on every side
+template <int TY>
+struct S44Op {
+  static constexpr int kRows = TY + 3;  // rows j0-2..j0+TY
+  static constexpr int kPlane = kS44OpW * kRows;
+  static constexpr int kHaloWarps = 3 + (3 * TY + 31) / 32;
+  static constexpr int kThreadsY = TY + kHaloWarps;
+};
+// E's source accessor: in-plane from the shared plane at the sample, along z the own column's
+// planes -2..+1 (registers).
+struct S44OpAcc {
+  const float* pl;
+  float zr[4];
+  __device__ __forceinline__ float operator()(int x, int y, int z) const {
+    return z != 0 ? zr[z + 2] : pl[x + y * kS44OpW];
+  }
+};
+
+// MINB: the blocks a multiprocessor should hold (__launch_bounds__; 70 registers without it).
+template <int TY, int MINB, class Coef>
+__global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
+    s44_onepass_interior(FieldPtrs F, GridParams g, HoParams p, S44Pair pr, Coef coef, S44PairPoints pts) {
+  using L = S44Op<TY>;
+  __shared__ float sh[2][3][L::kPlane];
+  pdl_begin();
+  const int tx = int(threadIdx.x), ty = int(threadIdx.y);
+  const int i0 = pr.core.lo[0] + int(blockIdx.x) * kS44OpX, j0 = pr.core.lo[1] + int(blockIdx.y) * TY;
+  const int k0 = pr.core.lo[2] + int(blockIdx.z) * pr.chunk, k1 = min(pr.core.hi[2], k0 + pr.chunk - 1);
+  // The thread's column and the H components it computes (bits 1, 2, 4: Hx, Hy, Hz).
+  const bool worker = ty < TY;
+  int i, j, need;
+  if (worker) {
+    i = i0 + tx; j = j0 + ty; need = 7;
+  } else if (ty < TY + 3) {  // the rows j0-2, j0-1, j0+TY
+    const int r = ty - TY;
+    i = i0 + tx; j = r == 2 ? j0 + TY : j0 - 2 + r; need = 1 | 4;
+  } else {  // the columns i0-2, i0-1, i0+32
+    const int q = (ty - TY - 3) * 32 + tx, cq = q / TY;
+    i = cq == 2 ? i0 + kS44OpX : i0 - 2 + cq; j = j0 + q % TY; need = q < 3 * TY ? 2 | 4 : 0;
+  }
+  // H is needed at columns core.lo-2..core.hi+1 along x and y (a partial tile's last ones are not).
+  if (i < pr.core.lo[0] - 2 || i > pr.core.hi[0] + 1 || j < pr.core.lo[1] - 2 || j > pr.core.hi[1] + 1) need = 0;
+  const bool ecore = worker && i <= pr.core.hi[0] && j <= pr.core.hi[1];
+  const int me = need ? (j - j0 + 2) * kS44OpW + (i - i0 + 2) : 0;
+  bool here = false;  // a point update's sample inside the block's footprint
+  for (int st = 0; st < 2; ++st)
+    for (int e = 0; e < pts.count[st]; ++e) {
+      const int* at = pts.at[st][e];
+      here = here || (at[0] >= i0 - 3 && at[0] <= i0 + kS44OpX + 2 && at[1] >= j0 - 3 && at[1] <= j0 + TY + 2 &&
+                      at[2] >= k0 - 3 && at[2] <= k1 + 3);
+    }
+  const int sz = g.sz;
+  const int col = int(g.origin) + i + j * g.sy;  // the column's offset at plane 0
+  float hq[2][4] = {};  // the own column's Hx, Hy at planes a-3..a (workers)
+  int key_prev = 0;     // the material key at plane a-1
+  for (int a = k0 - 2; a <= k1 + 1; ++a) {
+    const int o = col + a * sz;
+    int key = 0;
+    if (need) {
+      key = coef.key(o);
+      const S44Coefs q(pr.tab, key, 1);
+      const DirectAcc ax{F.f[0] + o, g.sy, sz}, ay{F.f[1] + o, g.sy, sz}, az{F.f[2] + o, g.sy, sz};
+      // Every load (the stencil, the four levels) before the stores (s44_direct's order).
+      float cc[3], u[3][4];
+      if (need & 1) cc[0] = ho_dfast<1, true, kShapeS44>(az, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ay, p.w) * g.inv_d[2];
+      if (need & 2) cc[1] = ho_dfast<2, true, kShapeS44>(ax, p.w) * g.inv_d[2] - ho_dfast<0, true, kShapeS44>(az, p.w) * g.inv_d[0];
+      if (need & 4) cc[2] = ho_dfast<0, true, kShapeS44>(ay, p.w) * g.inv_d[0] - ho_dfast<1, true, kShapeS44>(ax, p.w) * g.inv_d[1];
+#pragma unroll
+      for (int c = 0; c < 3; ++c)
+        if (need & (1 << c)) {
+          u[c][0] = __ldg(F.f[3 + c] + o);
+          u[c][1] = __ldg(p.hist[3 + c][0] + o);
+          u[c][2] = __ldg(p.hist[3 + c][1] + o);
+          u[c][3] = __ldg(p.hist[3 + c][2] + o);
+        }
+      const bool st = ecore && a >= k0 && a <= k1;
+      float v[3] = {0.0f, 0.0f, 0.0f};
+#pragma unroll
+      for (int c = 0; c < 3; ++c)
+        if (need & (1 << c)) {
+          v[c] = s44_pair_value<false>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
+                                       u[c][0], u[c][1], u[c][2], u[c][3], cc[c], pts, here, 0, 3 + c, o);
+          sh[a & 1][c][me] = v[c];
+        }
+      if (st) {
+#pragma unroll
+        for (int c = 0; c < 3; ++c) pr.out1[3 + c][o] = v[c];
+      }
+      if (worker) {
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          hq[c][0] = hq[c][1]; hq[c][1] = hq[c][2]; hq[c][2] = hq[c][3]; hq[c][3] = v[c];
+        }
+      }
+    }
+    // E at plane a-1 (the core's workers).
+    if (ecore && a - 1 >= k0) {
+      const int o1 = o - sz;
+      const S44Coefs q(pr.tab, key_prev, 0);
+      const int pb = (a - 1) & 1;
+      const S44OpAcc hx{&sh[pb][0][me], {hq[0][0], hq[0][1], hq[0][2], hq[0][3]}},
+          hy{&sh[pb][1][me], {hq[1][0], hq[1][1], hq[1][2], hq[1][3]}}, hz{&sh[pb][2][me], {0.0f, 0.0f, 0.0f, 0.0f}};
+      float u[3][4];
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        u[c][0] = __ldg(F.f[c] + o1);
+        u[c][1] = __ldg(p.hist[c][0] + o1);
+        u[c][2] = __ldg(p.hist[c][1] + o1);
+        u[c][3] = __ldg(p.hist[c][2] + o1);
+      }
+      float cc[3];
+      s44_pair_curl<false>(hx, hy, hz, p.w, g.inv_d, cc);
+      float v[3];
+#pragma unroll
+      for (int c = 0; c < 3; ++c)
+        v[c] = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
+                                    u[c][0], u[c][1], u[c][2], u[c][3], cc[c], pts, here, 1, c, o1);
+#pragma unroll
+      for (int c = 0; c < 3; ++c) pr.out1[c][o1] = v[c];
+    }
+    key_prev = key;
+    __syncthreads();
+  }
+}
+
 constexpr int kTileX = 32, kTileY = 8;
 constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
 constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
@@ -1847,6 +1994,14 @@ class FdtdEngineCuda final : public FdtdEngine {
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_pair_s44(const Coef& coef, int step);
+  // s44 one pass per step (EngineTuning::s44_stepping one_pass; s44_onepass_interior above): the
+  // same core / rest split as the pair's (s44_pr_, s44_rest_, one spare level per component),
+  // the core grown by 3 instead of 6 and its rows from a 128-byte line.
+  bool s44_onepass_ = false;
+  int s44_op_ty_ = 8;    // worker rows a block (VEM_S44_ONEPASS_TY=8|16|8x3, measurement)
+  int s44_op_minb_ = 1;  // 3: the 8-row kernel held to 3 blocks a multiprocessor (8x3)
+  bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
+  template <class Coef> void step_onepass_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
   // with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
@@ -3265,9 +3420,13 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
   if (const char* v = std::getenv("VEM_S44_STEPPING")) {
     if (std::string(v) == "one_step") mode = SS::one_step;
     else if (std::string(v) == "two_steps") mode = SS::two_steps;
-    else fail("VEM_S44_STEPPING=", v, ": use one_step or two_steps");
+    else if (std::string(v) == "one_pass") mode = SS::one_pass;
+    else fail("VEM_S44_STEPPING=", v, ": use one_step, two_steps or one_pass");
   }
-  if (mode != SS::two_steps || !ho_.s44) return;
+  if ((mode != SS::two_steps && mode != SS::one_pass) || !ho_.s44) return;
+  const bool one_pass = mode == SS::one_pass;
+  // The footprint: the samples around the core whose levels the kernel reads or computes again.
+  const int halo = one_pass ? kS44OpHalo : kS44PairHalo;
   // What the pair cannot take steps one at a time (documented at EngineTuning::s44_stepping).
   if (ho_kernel_ != EngineTuning::HighOrderKernel::direct || !use_table_ || storage_ != FieldStorage::float32 ||
       subdomain_)
@@ -3282,27 +3441,43 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
   if (points[0] > kS44PairPoints || points[1] > kS44PairPoints) return;
   HoBox c{};
   for (int a = 0; a < 3; ++a) {
-    c.lo[a] = std::max(ho_box_[0].lo[a], ho_box_[1].lo[a]) + kS44PairHalo;
-    c.hi[a] = std::min(ho_box_[0].hi[a], ho_box_[1].hi[a]) - kS44PairHalo;
+    c.lo[a] = std::max(ho_box_[0].lo[a], ho_box_[1].lo[a]) + halo;
+    c.hi[a] = std::min(ho_box_[0].hi[a], ho_box_[1].hi[a]) - halo;
   }
   for (const auto& st : slabs_)
     for (int e = 0; e < 2; ++e) {
       const SlabParams& sp = e ? st->e : st->h;
       if ((e ? st->ne : st->nh) == 0) continue;
       const int a = st->axis, lo = sp.o[a], hi = sp.o[a] + sp.d[a] - 1;
-      if (st->face % 2 == 0) c.lo[a] = std::max(c.lo[a], hi + 1 + kS44PairHalo);
-      else c.hi[a] = std::min(c.hi[a], lo - 1 - kS44PairHalo);
+      if (st->face % 2 == 0) c.lo[a] = std::max(c.lo[a], hi + 1 + halo);
+      else c.hi[a] = std::min(c.hi[a], lo - 1 - halo);
     }
+  // One pass: the core's rows start on a 128-byte line (as s44_direct's core, session 38), the
+  // rest's low x box takes the columns below.
+  if (one_pass) c.lo[0] = (c.lo[0] + FieldLayout::kXOffset + 31) / 32 * 32 - FieldLayout::kXOffset;
   for (int a = 0; a < 3; ++a)
-    if (c.hi[a] - c.lo[a] + 1 < kS44PairCore) return;  // too small to pay
+    if (c.hi[a] - c.lo[a] + 1 < (one_pass ? 8 : kS44PairCore)) return;  // too small to pay
   s44_pr_ = S44Pair{};
   s44_pr_.core = c;
-  s44_pr_.chunk = 128;
-  if (const char* v = std::getenv("VEM_S44_PAIR_CHUNK")) s44_pr_.chunk = std::max(1, std::atoi(v));
   const int ext[3] = {c.hi[0] - c.lo[0] + 1, c.hi[1] - c.lo[1] + 1, c.hi[2] - c.lo[2] + 1};
-  s44_grid_ = dim3(unsigned((ext[0] + kS44PairCore - 1) / kS44PairCore),
-                   unsigned((ext[1] + kS44PairCore - 1) / kS44PairCore),
-                   unsigned((ext[2] + s44_pr_.chunk - 1) / s44_pr_.chunk));
+  if (one_pass) {
+    s44_pr_.chunk = 64;
+    if (const char* v = std::getenv("VEM_S44_ONEPASS_CHUNK")) s44_pr_.chunk = std::max(1, std::atoi(v));
+    if (const char* v = std::getenv("VEM_S44_ONEPASS_TY")) {
+      const std::string t = v;
+      s44_op_ty_ = t == "16" ? 16 : 8;
+      s44_op_minb_ = t == "8x3" ? 3 : 1;
+      if (t != "8" && t != "16" && t != "8x3") fail("VEM_S44_ONEPASS_TY=", v, ": use 8, 16 or 8x3");
+    }
+    s44_grid_ = dim3(unsigned((ext[0] + kS44OpX - 1) / kS44OpX), unsigned((ext[1] + s44_op_ty_ - 1) / s44_op_ty_),
+                     unsigned((ext[2] + s44_pr_.chunk - 1) / s44_pr_.chunk));
+  } else {
+    s44_pr_.chunk = 128;
+    if (const char* v = std::getenv("VEM_S44_PAIR_CHUNK")) s44_pr_.chunk = std::max(1, std::atoi(v));
+    s44_grid_ = dim3(unsigned((ext[0] + kS44PairCore - 1) / kS44PairCore),
+                     unsigned((ext[1] + kS44PairCore - 1) / kS44PairCore),
+                     unsigned((ext[2] + s44_pr_.chunk - 1) / s44_pr_.chunk));
+  }
   // The rest: each field's direct box less the core, as up to six boxes (z, then y, then x).
   for (int e = 0; e < 2; ++e) {
     const HoBox& bx = ho_box_[e];
@@ -3319,10 +3494,15 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
     add(c.hi[0] + 1, bx.hi[0], c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
   }
   for (int q = 0; q < 6; ++q)
-    for (int l = 0; l < 2; ++l) {
-      s44_spare_[q][l].allocate(ho_hist_[q][0].count, "s44 two-step spare time levels");
+    for (int l = 0; l < (one_pass ? 1 : 2); ++l) {
+      s44_spare_[q][l].allocate(ho_hist_[q][0].count, "s44 spare time levels");
       s44_spare_[q][l].zero();  // the ghost samples stay zero, as in the other levels
     }
+  s44_pr_.tab = s44_tab_.ptr;
+  if (one_pass) {
+    s44_onepass_ = true;
+    return;
+  }
   if (constant_table_)
     VEM_CUDA_CHECK(cudaFuncSetAttribute(s44_pair_interior<ConstantTable>,
                                         cudaFuncAttributeMaxDynamicSharedMemorySize, int(kS44PairSmemBytes)));
@@ -3391,6 +3571,54 @@ void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
     s44_spare_slot_ = -1;
     s44_rest_now_ = false;
     two_step_steps_ += 2;
+  }
+}
+
+// Step `step` of s44 with one pass over the core (setup_s44_pair, one_pass): the kernel writes
+// the core's H^{n+1/2} and E^{n+1} into the spare, then the rest steps as step_once would, each
+// half step writing into the spare and rotating it in (rotate_s44), its point updates left out of
+// the core (the kernel applied them there), the probes gathered after its E.
+template <class Coef>
+void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
+  if constexpr (std::is_same_v<Coef, CoefficientArrays>) {
+    (void)coef;
+    (void)step;
+    fail("internal: s44's one pass without a material table");
+  } else {
+    S44PairPoints pts{};
+    for (int st = 0; st < 2; ++st)  // H, then E of the step
+      for_each_point_update(st == 1, step, [&](int field, std::int64_t offset, float value, bool hard) {
+        const int q = pts.count[st]++;
+        pts.comp[st][q] = field;
+        pts.off[st][q] = int(offset);
+        pts.value[st][q] = value;
+        pts.set[st][q] = hard ? 1 : 0;
+        const std::array<int, 3> ijk = op_.layout().sample(offset);
+        for (int a = 0; a < 3; ++a) pts.at[st][q][a] = ijk[a];
+      });
+    S44Pair pr = s44_pr_;
+    for (int c = 0; c < 6; ++c) pr.out1[c] = s44_spare_[c][0].ptr;
+    if (s44_op_ty_ == 16)
+      launch_on(stream_, s44_onepass_interior<16, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<16>::kThreadsY), 0, F_, g_,
+                ho_, pr, coef, pts);
+    else if (s44_op_minb_ == 3)
+      launch_on(stream_, s44_onepass_interior<8, 3, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
+                ho_, pr, coef, pts);
+    else
+      launch_on(stream_, s44_onepass_interior<8, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
+                ho_, pr, coef, pts);
+    VEM_CUDA_CHECK_LAUNCH("s44_onepass_interior");
+    s44_rest_now_ = true;
+    s44_spare_slot_ = 0;
+    for (int c = 0; c < 6; ++c) ho_.dst[c] = s44_spare_[c][0].ptr;
+    launch_ho<false>(coef);
+    push_point_updates(false, step, &s44_pr_.core);
+    launch_ho<true>(coef);
+    push_point_updates(true, step, &s44_pr_.core);
+    gather_probes_at(step);
+    s44_spare_slot_ = -1;
+    s44_rest_now_ = false;
+    one_pass_steps_ += 1;
   }
 }
 
@@ -3771,6 +3999,10 @@ template <class Coef>
 void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
   if (persistent_now()) {
     run_persistent(n);
+    return;
+  }
+  if (high_order_ && s44_onepass_now()) {
+    for (int s = 0; s < n; ++s) step_onepass_s44(coef, steps_ + s);
     return;
   }
   if (high_order_ && s44_pair_now()) {

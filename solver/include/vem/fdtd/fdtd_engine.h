@@ -106,7 +106,8 @@ class FdtdEngine {
   // Electromagnetic energy in the domain (J), from host copies: sum of eps E^2/2 + mu H^2/2
   // times the cell volume (E and H half a step apart: a bounded, not exactly conserved, sum).
   double field_energy() const;
-  // Steps this engine ran as one pass (CUDA engine, EngineTuning::step); 0 for the others.
+  // Steps this engine ran as one pass (CUDA engine, EngineTuning::step, and s44 with
+  // EngineTuning::s44_stepping one_pass); 0 for the others.
   virtual std::int64_t one_pass_steps() const { return 0; }
   // Steps this engine ran two per pass (Yee's temporal blocking, EngineTuning::temporal_blocking,
   // also counted in one_pass_steps; s44's pair, EngineTuning::s44_stepping); 0 for the others.
@@ -222,7 +223,11 @@ struct EngineTuning {
   // 13,763 Mcells/s; results/highorder.md, session 27), and 31 % since the one-step kernels got
   // faster (11,220-11,231 against 16,269-16,280, session 37). VEM_S44_STEPPING=one_step|two_steps
   // overrides it. Same fields bit for bit (test_fdtd_schemes_cuda_agreement).
-  enum class S44Stepping { automatic, one_step, two_steps } s44_stepping = S44Stepping::automatic;
+  // one_pass: H^{n+1/2} and E^{n+1} of a core box in one kernel (s44_onepass_interior: the H that
+  // the core's E reads outside a block's tile computed again by halo warps), 122 instead of about
+  // 157 bytes a sample and step; the rest steps once with the direct kernels. 24 bytes a sample
+  // more (one spare time level) and the same conditions as two_steps. VEM_S44_STEPPING=one_pass.
+  enum class S44Stepping { automatic, one_step, two_steps, one_pass } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
