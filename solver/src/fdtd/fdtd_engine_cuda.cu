@@ -2000,6 +2000,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool s44_onepass_ = false;
   int s44_op_ty_ = 8;    // worker rows a block (VEM_S44_ONEPASS_TY=8|16|8x3, measurement)
   int s44_op_minb_ = 1;  // 3: the 8-row kernel held to 3 blocks a multiprocessor (8x3)
+  // The kernel on the side stream beside the rest's H pass (VEM_S44_ONEPASS_REST=beside), or
+  // before it (after, measurement).
+  bool s44_op_beside_ = false;
   bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_onepass_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
@@ -3500,6 +3503,12 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
     }
   s44_pr_.tab = s44_tab_.ptr;
   if (one_pass) {
+    if (const char* v = std::getenv("VEM_S44_ONEPASS_REST")) {
+      if (std::string(v) != "beside" && std::string(v) != "after")
+        fail("VEM_S44_ONEPASS_REST=", v, ": use beside or after");
+      s44_op_beside_ = std::string(v) == "beside";
+    }
+    if (s44_op_beside_) side_.create();
     s44_onepass_ = true;
     return;
   }
@@ -3598,21 +3607,35 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
       });
     S44Pair pr = s44_pr_;
     for (int c = 0; c < 6; ++c) pr.out1[c] = s44_spare_[c][0].ptr;
+    // Beside the rest's H pass: it reads what the kernel reads and writes other samples of the
+    // spares; the rest's E waits for both (the join below).
+    bool beside = s44_op_beside_;
+    if (beside) {
+      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+      VEM_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+      beside = capture == cudaStreamCaptureStatusNone;
+    }
+    cudaStream_t ks = stream_;
+    if (beside) {
+      side_.fork(stream_);
+      ks = side_.stream;
+    }
     if (s44_op_ty_ == 16)
-      launch_on(stream_, s44_onepass_interior<16, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<16>::kThreadsY), 0, F_, g_,
+      launch_on(ks, s44_onepass_interior<16, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<16>::kThreadsY), 0, F_, g_,
                 ho_, pr, coef, pts);
     else if (s44_op_minb_ == 3)
-      launch_on(stream_, s44_onepass_interior<8, 3, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
-                ho_, pr, coef, pts);
+      launch_on(ks, s44_onepass_interior<8, 3, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_, ho_,
+                pr, coef, pts);
     else
-      launch_on(stream_, s44_onepass_interior<8, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
-                ho_, pr, coef, pts);
+      launch_on(ks, s44_onepass_interior<8, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_, ho_,
+                pr, coef, pts);
     VEM_CUDA_CHECK_LAUNCH("s44_onepass_interior");
     s44_rest_now_ = true;
     s44_spare_slot_ = 0;
     for (int c = 0; c < 6; ++c) ho_.dst[c] = s44_spare_[c][0].ptr;
     launch_ho<false>(coef);
     push_point_updates(false, step, &s44_pr_.core);
+    if (beside) side_.join(stream_);
     launch_ho<true>(coef);
     push_point_updates(true, step, &s44_pr_.core);
     gather_probes_at(step);
