@@ -1270,7 +1270,9 @@ struct S44OpAcc {
 };
 
 // MINB: the blocks a multiprocessor should hold (__launch_bounds__; 70 registers without it).
-template <int TY, int MINB, class Coef>
+// EARLY: E's levels and coefficients of plane a-1 loaded at the top of the iteration, before H's
+// (VEM_S44_ONEPASS_LOADS=early, measurement; the same floats).
+template <int TY, int MINB, class Coef, bool EARLY = false>
 __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
     s44_onepass_interior(FieldPtrs F, GridParams g, HoParams p, S44Pair pr, Coef coef, S44PairPoints pts) {
   using L = S44Op<TY>;
@@ -1308,6 +1310,18 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
   int key_prev = 0;     // the material key at plane a-1
   for (int a = k0 - 2; a <= k1 + 1; ++a) {
     const int o = col + a * sz;
+    const bool e_here = ecore && a - 1 >= k0;  // E at plane a-1 in this iteration
+    float ue[3][4];
+    auto e_loads = [&] {
+#pragma unroll
+      for (int c = 0; c < 3; ++c) {
+        ue[c][0] = __ldg(F.f[c] + o - sz);
+        ue[c][1] = __ldg(p.hist[c][0] + o - sz);
+        ue[c][2] = __ldg(p.hist[c][1] + o - sz);
+        ue[c][3] = __ldg(p.hist[c][2] + o - sz);
+      }
+    };
+    if (EARLY && e_here) e_loads();
     int key = 0;
     if (need) {
       key = coef.key(o);
@@ -1347,20 +1361,14 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
       }
     }
     // E at plane a-1 (the core's workers).
-    if (ecore && a - 1 >= k0) {
+    if (e_here) {
       const int o1 = o - sz;
       const S44Coefs q(pr.tab, key_prev, 0);
       const int pb = (a - 1) & 1;
       const S44OpAcc hx{&sh[pb][0][me], {hq[0][0], hq[0][1], hq[0][2], hq[0][3]}},
           hy{&sh[pb][1][me], {hq[1][0], hq[1][1], hq[1][2], hq[1][3]}}, hz{&sh[pb][2][me], {0.0f, 0.0f, 0.0f, 0.0f}};
-      float u[3][4];
-#pragma unroll
-      for (int c = 0; c < 3; ++c) {
-        u[c][0] = __ldg(F.f[c] + o1);
-        u[c][1] = __ldg(p.hist[c][0] + o1);
-        u[c][2] = __ldg(p.hist[c][1] + o1);
-        u[c][3] = __ldg(p.hist[c][2] + o1);
-      }
+      if (!EARLY) e_loads();
+      const float (&u)[3][4] = ue;
       float cc[3];
       s44_pair_curl<false>(hx, hy, hz, p.w, g.inv_d, cc);
       float v[3];
@@ -2003,6 +2011,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // The kernel on the side stream beside the rest's H pass (VEM_S44_ONEPASS_REST=beside), or
   // before it (after, measurement).
   bool s44_op_beside_ = false;
+  bool s44_op_early_ = false;  // VEM_S44_ONEPASS_LOADS=early (s44_onepass_interior's EARLY)
   bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_onepass_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
@@ -3509,6 +3518,7 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
       s44_op_beside_ = std::string(v) == "beside";
     }
     if (s44_op_beside_) side_.create();
+    s44_op_early_ = env_is("VEM_S44_ONEPASS_LOADS", "early");
     s44_onepass_ = true;
     return;
   }
@@ -3620,7 +3630,13 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
       side_.fork(stream_);
       ks = side_.stream;
     }
-    if (s44_op_ty_ == 16)
+    if (s44_op_early_ && s44_op_minb_ == 3)
+      launch_on(ks, s44_onepass_interior<8, 3, Coef, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
+                ho_, pr, coef, pts);
+    else if (s44_op_early_)
+      launch_on(ks, s44_onepass_interior<8, 2, Coef, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
+                ho_, pr, coef, pts);
+    else if (s44_op_ty_ == 16)
       launch_on(ks, s44_onepass_interior<16, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<16>::kThreadsY), 0, F_, g_,
                 ho_, pr, coef, pts);
     else if (s44_op_minb_ == 3)
@@ -3707,8 +3723,11 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
           if (x[0] <= 0 || x[1] <= 0 || x[2] <= 0) return;
           // The pair's rest: its x boxes are about 15 columns wide, so 16 x 16 blocks there.
-          const dim3 bl = s44_rest_now_ && x[0] <= 16 && ho_block_.x * ho_block_.y == 256 ? dim3(16, 16, 1)
-                          : folded && !s44_rest_now_ ? ho_band_block_ : ho_block_;
+          // One pass's low x box is about 22 columns wide: 32 x 8 blocks there.
+          const dim3 bl = s44_rest_now_ && x[0] <= 16 && ho_block_.x * ho_block_.y == 256   ? dim3(16, 16, 1)
+                          : s44_rest_now_ && x[0] <= 32 && ho_block_.x * ho_block_.y == 256 ? dim3(32, 8, 1)
+                          : folded && !s44_rest_now_                                         ? ho_band_block_
+                                                                                             : ho_block_;
           const dim3 grid((x[0] + bl.x - 1) / bl.x, (x[1] + bl.y - 1) / bl.y, (x[2] + bl.z - 1) / bl.z);
           if constexpr (SHAPE == kShapeS44) {
             if (ho_.s44 && s44_stores_last_) {
