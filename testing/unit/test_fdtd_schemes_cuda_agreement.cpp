@@ -393,7 +393,8 @@ TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
 // hard one outside it, the magnetic source in the halo (y = 12: its H computed again by the halo
 // warps, which apply its update too); probes in the core and in the rest; both table placements,
 // 8 and 16 worker rows, 8 held to 3 blocks a multiprocessor, the kernel on the side stream
-// beside the rest's H pass, and E's loads at the top of the iteration (2 and 3 blocks).
+// beside the rest's H pass, E's loads at the top of the iteration (2 and 3 blocks), and with
+// them the streaming cache hints.
 TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   const FdtdOperator op(s44_core_setup());
@@ -408,18 +409,20 @@ TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
     auto e0 = make_engine(op, Backend::cuda, 0, nullptr, one);
     ASSERT_EQ(e0->run(n), n);
     EXPECT_EQ(e0->one_pass_steps(), 0);
-    for (const char* ty : {"8", "16", "8x3", "beside", "early", "early8x3"}) {
+    for (const char* ty : {"8", "16", "8x3", "beside", "early", "early8x3", "early_streaming"}) {
       const std::string t = ty;
       const bool beside = t == "beside", early = t.rfind("early", 0) == 0;
       ::setenv("VEM_S44_ONEPASS_CHUNK", "8", 1);
       ::setenv("VEM_S44_ONEPASS_TY", t == "early8x3" ? "8x3" : beside || early ? "8" : ty, 1);
       ::setenv("VEM_S44_ONEPASS_REST", beside ? "beside" : "after", 1);
       ::setenv("VEM_S44_ONEPASS_LOADS", early ? "early" : "in_stage", 1);
+      ::setenv("VEM_S44_ONEPASS_CACHE", t == "early_streaming" ? "streaming" : "default", 1);
       auto e = make_engine(op, Backend::cuda, 0, nullptr, pass);
       ::unsetenv("VEM_S44_ONEPASS_CHUNK");
       ::unsetenv("VEM_S44_ONEPASS_TY");
       ::unsetenv("VEM_S44_ONEPASS_REST");
       ::unsetenv("VEM_S44_ONEPASS_LOADS");
+      ::unsetenv("VEM_S44_ONEPASS_CACHE");
       ASSERT_EQ(e->run(n), n);
       EXPECT_EQ(e->one_pass_steps(), n) << "the one-pass kernel did not run";
       const std::string where = std::string(table == TP::global ? "global table" : "constant table") + ", " +

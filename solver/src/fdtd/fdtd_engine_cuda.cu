@@ -1272,7 +1272,10 @@ struct S44OpAcc {
 // MINB: the blocks a multiprocessor should hold (__launch_bounds__; 70 registers without it).
 // EARLY: E's levels and coefficients of plane a-1 loaded at the top of the iteration, before H's
 // (VEM_S44_ONEPASS_LOADS=early, measurement; the same floats).
-template <int TY, int MINB, class Coef, bool EARLY = false>
+// CS: the time levels, read once, loaded and the new levels stored with the streaming cache hint
+// (__ldcs / __stcs, evict first), so that L1 keeps the E^n planes the H stencil reads again
+// (VEM_S44_ONEPASS_CACHE=streaming, measurement).
+template <int TY, int MINB, class Coef, bool EARLY = false, bool CS = false>
 __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
     s44_onepass_interior(FieldPtrs F, GridParams g, HoParams p, S44Pair pr, Coef coef, S44PairPoints pts) {
   using L = S44Op<TY>;
@@ -1311,14 +1314,15 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
   for (int a = k0 - 2; a <= k1 + 1; ++a) {
     const int o = col + a * sz;
     const bool e_here = ecore && a - 1 >= k0;  // E at plane a-1 in this iteration
+    auto lev = [](const float* q) { return CS ? __ldcs(q) : __ldg(q); };
     float ue[3][4];
     auto e_loads = [&] {
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
-        ue[c][0] = __ldg(F.f[c] + o - sz);
-        ue[c][1] = __ldg(p.hist[c][0] + o - sz);
-        ue[c][2] = __ldg(p.hist[c][1] + o - sz);
-        ue[c][3] = __ldg(p.hist[c][2] + o - sz);
+        ue[c][0] = lev(F.f[c] + o - sz);
+        ue[c][1] = lev(p.hist[c][0] + o - sz);
+        ue[c][2] = lev(p.hist[c][1] + o - sz);
+        ue[c][3] = lev(p.hist[c][2] + o - sz);
       }
     };
     if (EARLY && e_here) e_loads();
@@ -1335,10 +1339,10 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
 #pragma unroll
       for (int c = 0; c < 3; ++c)
         if (need & (1 << c)) {
-          u[c][0] = __ldg(F.f[3 + c] + o);
-          u[c][1] = __ldg(p.hist[3 + c][0] + o);
-          u[c][2] = __ldg(p.hist[3 + c][1] + o);
-          u[c][3] = __ldg(p.hist[3 + c][2] + o);
+          u[c][0] = lev(F.f[3 + c] + o);
+          u[c][1] = lev(p.hist[3 + c][0] + o);
+          u[c][2] = lev(p.hist[3 + c][1] + o);
+          u[c][3] = lev(p.hist[3 + c][2] + o);
         }
       const bool st = ecore && a >= k0 && a <= k1;
       float v[3] = {0.0f, 0.0f, 0.0f};
@@ -1351,7 +1355,10 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
         }
       if (st) {
 #pragma unroll
-        for (int c = 0; c < 3; ++c) pr.out1[3 + c][o] = v[c];
+        for (int c = 0; c < 3; ++c) {
+          if (CS) __stcs(pr.out1[3 + c] + o, v[c]);
+          else pr.out1[3 + c][o] = v[c];
+        }
       }
       if (worker) {
 #pragma unroll
@@ -1377,7 +1384,10 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
         v[c] = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
                                     u[c][0], u[c][1], u[c][2], u[c][3], cc[c], pts, here, 1, c, o1);
 #pragma unroll
-      for (int c = 0; c < 3; ++c) pr.out1[c][o1] = v[c];
+      for (int c = 0; c < 3; ++c) {
+        if (CS) __stcs(pr.out1[c] + o1, v[c]);
+        else pr.out1[c][o1] = v[c];
+      }
     }
     key_prev = key;
     __syncthreads();
@@ -2012,6 +2022,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // before it (after, measurement).
   bool s44_op_beside_ = false;
   bool s44_op_early_ = false;  // VEM_S44_ONEPASS_LOADS=early (s44_onepass_interior's EARLY)
+  bool s44_op_cs_ = false;     // VEM_S44_ONEPASS_CACHE=streaming (CS, with EARLY)
   bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_onepass_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
@@ -3519,6 +3530,9 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
     }
     if (s44_op_beside_) side_.create();
     s44_op_early_ = env_is("VEM_S44_ONEPASS_LOADS", "early");
+    s44_op_cs_ = env_is("VEM_S44_ONEPASS_CACHE", "streaming");
+    if (s44_op_cs_ && (!s44_op_early_ || s44_op_minb_ != 1 || s44_op_ty_ != 8))
+      fail("VEM_S44_ONEPASS_CACHE=streaming runs with VEM_S44_ONEPASS_LOADS=early and 8 rows only");
     s44_onepass_ = true;
     return;
   }
@@ -3630,7 +3644,10 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
       side_.fork(stream_);
       ks = side_.stream;
     }
-    if (s44_op_early_ && s44_op_minb_ == 3)
+    if (s44_op_cs_)
+      launch_on(ks, s44_onepass_interior<8, 2, Coef, true, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_,
+                g_, ho_, pr, coef, pts);
+    else if (s44_op_early_ && s44_op_minb_ == 3)
       launch_on(ks, s44_onepass_interior<8, 3, Coef, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
                 ho_, pr, coef, pts);
     else if (s44_op_early_)
