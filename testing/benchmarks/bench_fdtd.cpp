@@ -581,10 +581,9 @@ int run_schemes(int argc, char** argv) {
           k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "")
             << (v.s44 == SS::two_steps ? (r.two_steps ? ", two steps per pass" : ", two steps asked, one taken") : "")
             << (v.s44 == SS::one_pass ? (r.one_pass ? ", one pass per step" : ", one pass asked, two taken") : "");
-          if (v.s44 == SS::one_pass && r.one_pass) {  // s44_onepass_interior's tile (VEM_S44_ONEPASS_TY / _CHUNK)
-            const char* ty = std::getenv("VEM_S44_ONEPASS_TY");
+          if (v.s44 == SS::one_pass && r.one_pass) {  // s44_onepass_interior's tile (VEM_S44_ONEPASS_CHUNK)
             const char* ch = std::getenv("VEM_S44_ONEPASS_CHUNK");
-            b << "32x" << (ty ? ty : "8") << " tile, " << (ch ? ch : "64") << " planes";
+            b << "32x8 tile, " << (ch ? ch : "64") << " planes";
           } else if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
           else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
             const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;

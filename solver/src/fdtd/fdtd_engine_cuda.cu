@@ -1233,9 +1233,14 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // s44_onepass_interior computes H^{n+1/2} and E^{n+1} of a core box (setup_s44_pair) in one pass
 // over the time levels: 4 levels of E and H read and one of each written, 122 bytes a sample and
 // step against about 157 for the two direct passes. The rest steps once after it with the direct
-// kernels (step_onepass_s44). Both write the new levels into one spare array per component
-// (S44Pair::out1): a block's halo warps read the old H levels of its neighbours' samples.
-// A block owns a tile of 32 x TY columns (worker threads, one column each) and marches along z:
+// kernels (step_onepass_s44; its H pass beside the kernel on the side stream, its E after both).
+// Both write the new levels into one spare array per component (S44Pair::out1): a block's halo
+// warps read the old H levels of its neighbours' samples.
+// Measured (session 39, 512^3, H200): 20 % slower than the direct passes (14,719 against 18,482
+// Mcells/s). The kernel is latency-bound: 2 blocks of 12 warps a multiprocessor (80 registers),
+// 50 % of the DRAM bandwidth, L2 throughput 76 %, L1 hit rate 48 % (the E^n stencil's loads miss
+// L1 about half the time). So `automatic` stays one step.
+// A block owns a tile of 32 x TY columns (worker threads, one column each; TY = 8) and marches along z:
 //   H at plane a   from E^n at a-1..a+2 (through L1, as s44_direct), into a shared plane;
 //   E at plane a-1 from H at a-3..a (the own column's Hx, Hy in registers), in-plane from the
 //   shared plane of a-1.
@@ -1252,13 +1257,9 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 constexpr int kS44OpX = 32;            // worker columns a block along x
 constexpr int kS44OpW = kS44OpX + 3;   // a shared row: columns i0-2..i0+32
 constexpr int kS44OpHalo = 3;          // the core's footprint: 3 samples on every side
-template <int TY>
-struct S44Op {
-  static constexpr int kRows = TY + 3;  // rows j0-2..j0+TY
-  static constexpr int kPlane = kS44OpW * kRows;
-  static constexpr int kHaloWarps = 3 + (3 * TY + 31) / 32;
-  static constexpr int kThreadsY = TY + kHaloWarps;
-};
+constexpr int kS44OpY = 8;             // worker rows (16 lost 3 %, session 39)
+constexpr int kS44OpPlane = kS44OpW * (kS44OpY + 3);                 // rows j0-2..j0+8
+constexpr int kS44OpThreadsY = kS44OpY + 3 + (3 * kS44OpY + 31) / 32;  // + 3 row warps, 1 column warp
 // E's source accessor: in-plane from the shared plane at the sample, along z the own column's
 // planes -2..+1 (registers).
 struct S44OpAcc {
@@ -1269,17 +1270,15 @@ struct S44OpAcc {
   }
 };
 
-// MINB: the blocks a multiprocessor should hold (__launch_bounds__; 70 registers without it).
-// EARLY: E's levels and coefficients of plane a-1 loaded at the top of the iteration, before H's
-// (VEM_S44_ONEPASS_LOADS=early, measurement; the same floats).
-// CS: the time levels, read once, loaded and the new levels stored with the streaming cache hint
-// (__ldcs / __stcs, evict first), so that L1 keeps the E^n planes the H stencil reads again
-// (VEM_S44_ONEPASS_CACHE=streaming, measurement).
-template <int TY, int MINB, class Coef, bool EARLY = false, bool CS = false>
-__global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
+// EARLY (the default): E's four levels of plane a-1 loaded at the top of the iteration, before
+// H's loads, so both stages' DRAM loads are in flight together (+6.7 % over loading them in E's
+// stage, VEM_S44_ONEPASS_LOADS=in_stage; the same floats). Two blocks a multiprocessor (80 and
+// 79 registers; held to three, 56 registers, the early order spilled and lost 8 %).
+template <bool EARLY, class Coef>
+__global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
     s44_onepass_interior(FieldPtrs F, GridParams g, HoParams p, S44Pair pr, Coef coef, S44PairPoints pts) {
-  using L = S44Op<TY>;
-  __shared__ float sh[2][3][L::kPlane];
+  constexpr int TY = kS44OpY;
+  __shared__ float sh[2][3][kS44OpPlane];
   pdl_begin();
   const int tx = int(threadIdx.x), ty = int(threadIdx.y);
   const int i0 = pr.core.lo[0] + int(blockIdx.x) * kS44OpX, j0 = pr.core.lo[1] + int(blockIdx.y) * TY;
@@ -1314,7 +1313,7 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
   for (int a = k0 - 2; a <= k1 + 1; ++a) {
     const int o = col + a * sz;
     const bool e_here = ecore && a - 1 >= k0;  // E at plane a-1 in this iteration
-    auto lev = [](const float* q) { return CS ? __ldcs(q) : __ldg(q); };
+    auto lev = [](const float* q) { return __ldg(q); };
     float ue[3][4];
     auto e_loads = [&] {
 #pragma unroll
@@ -1355,10 +1354,7 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
         }
       if (st) {
 #pragma unroll
-        for (int c = 0; c < 3; ++c) {
-          if (CS) __stcs(pr.out1[3 + c] + o, v[c]);
-          else pr.out1[3 + c][o] = v[c];
-        }
+        for (int c = 0; c < 3; ++c) pr.out1[3 + c][o] = v[c];
       }
       if (worker) {
 #pragma unroll
@@ -1384,10 +1380,7 @@ __global__ void __launch_bounds__(kS44OpX * S44Op<TY>::kThreadsY, MINB)
         v[c] = s44_pair_value<true>(q.v[5 * c], q.v[5 * c + 1], q.v[5 * c + 2], q.v[5 * c + 3], q.v[5 * c + 4],
                                     u[c][0], u[c][1], u[c][2], u[c][3], cc[c], pts, here, 1, c, o1);
 #pragma unroll
-      for (int c = 0; c < 3; ++c) {
-        if (CS) __stcs(pr.out1[c] + o1, v[c]);
-        else pr.out1[c][o1] = v[c];
-      }
+      for (int c = 0; c < 3; ++c) pr.out1[c][o1] = v[c];
     }
     key_prev = key;
     __syncthreads();
@@ -2016,13 +2009,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   // same core / rest split as the pair's (s44_pr_, s44_rest_, one spare level per component),
   // the core grown by 3 instead of 6 and its rows from a 128-byte line.
   bool s44_onepass_ = false;
-  int s44_op_ty_ = 8;    // worker rows a block (VEM_S44_ONEPASS_TY=8|16|8x3, measurement)
-  int s44_op_minb_ = 1;  // 3: the 8-row kernel held to 3 blocks a multiprocessor (8x3)
-  // The kernel on the side stream beside the rest's H pass (VEM_S44_ONEPASS_REST=beside), or
-  // before it (after, measurement).
-  bool s44_op_beside_ = false;
-  bool s44_op_early_ = false;  // VEM_S44_ONEPASS_LOADS=early (s44_onepass_interior's EARLY)
-  bool s44_op_cs_ = false;     // VEM_S44_ONEPASS_CACHE=streaming (CS, with EARLY)
+  // The kernel on the side stream beside the rest's H pass (default), or before it
+  // (VEM_S44_ONEPASS_REST=after, measurement).
+  bool s44_op_beside_ = true;
+  bool s44_op_early_ = true;  // s44_onepass_interior's EARLY (VEM_S44_ONEPASS_LOADS=in_stage: false)
   bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_onepass_s44(const Coef& coef, int step);
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
@@ -3486,13 +3476,7 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
   if (one_pass) {
     s44_pr_.chunk = 64;
     if (const char* v = std::getenv("VEM_S44_ONEPASS_CHUNK")) s44_pr_.chunk = std::max(1, std::atoi(v));
-    if (const char* v = std::getenv("VEM_S44_ONEPASS_TY")) {
-      const std::string t = v;
-      s44_op_ty_ = t == "16" ? 16 : 8;
-      s44_op_minb_ = t == "8x3" ? 3 : 1;
-      if (t != "8" && t != "16" && t != "8x3") fail("VEM_S44_ONEPASS_TY=", v, ": use 8, 16 or 8x3");
-    }
-    s44_grid_ = dim3(unsigned((ext[0] + kS44OpX - 1) / kS44OpX), unsigned((ext[1] + s44_op_ty_ - 1) / s44_op_ty_),
+    s44_grid_ = dim3(unsigned((ext[0] + kS44OpX - 1) / kS44OpX), unsigned((ext[1] + kS44OpY - 1) / kS44OpY),
                      unsigned((ext[2] + s44_pr_.chunk - 1) / s44_pr_.chunk));
   } else {
     s44_pr_.chunk = 128;
@@ -3529,10 +3513,11 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
       s44_op_beside_ = std::string(v) == "beside";
     }
     if (s44_op_beside_) side_.create();
-    s44_op_early_ = env_is("VEM_S44_ONEPASS_LOADS", "early");
-    s44_op_cs_ = env_is("VEM_S44_ONEPASS_CACHE", "streaming");
-    if (s44_op_cs_ && (!s44_op_early_ || s44_op_minb_ != 1 || s44_op_ty_ != 8))
-      fail("VEM_S44_ONEPASS_CACHE=streaming runs with VEM_S44_ONEPASS_LOADS=early and 8 rows only");
+    if (const char* v = std::getenv("VEM_S44_ONEPASS_LOADS")) {
+      if (std::string(v) != "early" && std::string(v) != "in_stage")
+        fail("VEM_S44_ONEPASS_LOADS=", v, ": use early or in_stage");
+      s44_op_early_ = std::string(v) == "early";
+    }
     s44_onepass_ = true;
     return;
   }
@@ -3644,24 +3629,11 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
       side_.fork(stream_);
       ks = side_.stream;
     }
-    if (s44_op_cs_)
-      launch_on(ks, s44_onepass_interior<8, 2, Coef, true, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_,
-                g_, ho_, pr, coef, pts);
-    else if (s44_op_early_ && s44_op_minb_ == 3)
-      launch_on(ks, s44_onepass_interior<8, 3, Coef, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
-                ho_, pr, coef, pts);
-    else if (s44_op_early_)
-      launch_on(ks, s44_onepass_interior<8, 2, Coef, true>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_,
-                ho_, pr, coef, pts);
-    else if (s44_op_ty_ == 16)
-      launch_on(ks, s44_onepass_interior<16, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<16>::kThreadsY), 0, F_, g_,
-                ho_, pr, coef, pts);
-    else if (s44_op_minb_ == 3)
-      launch_on(ks, s44_onepass_interior<8, 3, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_, ho_,
-                pr, coef, pts);
+    const dim3 block(kS44OpX, kS44OpThreadsY);
+    if (s44_op_early_)
+      launch_on(ks, s44_onepass_interior<true, Coef>, s44_grid_, block, 0, F_, g_, ho_, pr, coef, pts);
     else
-      launch_on(ks, s44_onepass_interior<8, 1, Coef>, s44_grid_, dim3(kS44OpX, S44Op<8>::kThreadsY), 0, F_, g_, ho_,
-                pr, coef, pts);
+      launch_on(ks, s44_onepass_interior<false, Coef>, s44_grid_, block, 0, F_, g_, ho_, pr, coef, pts);
     VEM_CUDA_CHECK_LAUNCH("s44_onepass_interior");
     s44_rest_now_ = true;
     s44_spare_slot_ = 0;
