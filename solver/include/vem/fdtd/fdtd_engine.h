@@ -226,7 +226,9 @@ struct EngineTuning {
   // one_pass: H^{n+1/2} and E^{n+1} of a core box in one kernel (s44_onepass_interior: the H that
   // the core's E reads outside a block's tile computed again by halo warps), 122 instead of about
   // 157 bytes a sample and step; the rest steps once with the direct kernels. 24 bytes a sample
-  // more (one spare time level) and the same conditions as two_steps. VEM_S44_STEPPING=one_pass.
+  // more (one spare time level) and the same conditions as two_steps. It lost 20 % at 512^3 on an
+  // H200 (14,767-14,771 against 18,423-18,424 Mcells/s; highorder.md, session 39), so automatic
+  // stays one_step. VEM_S44_STEPPING=one_pass.
   enum class S44Stepping { automatic, one_step, two_steps, one_pass } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
