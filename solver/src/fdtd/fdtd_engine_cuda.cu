@@ -1236,17 +1236,17 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // kernels (step_onepass_s44; its H pass beside the kernel on the side stream, its E after both).
 // Both write the new levels into one spare array per component (S44Pair::out1): a block's halo
 // warps read the old H levels of its neighbours' samples.
-// Measured (session 39, 512^3, H200): 20 % slower than the direct passes (14,719 against 18,482
-// Mcells/s). The kernel is latency-bound: 2 blocks of 12 warps a multiprocessor (80 registers),
-// 50 % of the DRAM bandwidth, L2 throughput 76 %, L1 hit rate 48 % (the E^n stencil's loads miss
-// L1 about half the time). So `automatic` stays one step.
-// A block owns a tile of 32 x TY columns (worker threads, one column each; TY = 8) and marches along z:
+// Measured (session 39, 512^3, H200): 20 % slower than the direct passes (14,767-14,771 against
+// 18,423-18,424 Mcells/s). The kernel is latency-bound: 2 blocks of 12 warps a multiprocessor
+// (80 registers), its bytes at 57 % of the copy bandwidth, L2 throughput 76 %, L1 hit rate 48 %.
+// So `automatic` stays one step.
+// A block owns a tile of 32 x 8 columns (worker threads, one column each) and marches along z:
 //   H at plane a   from E^n at a-1..a+2 (through L1, as s44_direct), into a shared plane;
 //   E at plane a-1 from H at a-3..a (the own column's Hx, Hy in registers), in-plane from the
 //   shared plane of a-1.
 // E reads H at -2..+1 along x and y (the stencil (9/8, -1/24), backward), so the H of the rows
-// j0-2, j0-1, j0+TY (Hx, Hz: E's y differences) and of the columns i0-2, i0-1, i0+32 (Hy, Hz: x
-// differences) is computed again by 3 + ceil(3 TY / 32) halo warps. The core's footprint (grown
+// j0-2, j0-1, j0+8 (Hx, Hz: E's y differences) and of the columns i0-2, i0-1, i0+32 (Hy, Hz: x
+// differences) is computed again by 4 halo warps. The core's footprint (grown
 // by 3: the halo's H and the E^n it reads) lies clear of the CPML and the shell, so every H computed
 // here is the direct kernel's. A chunk's first two planes and the one past it are computed again
 // along z. Two shared planes (parity) and one barrier an iteration: a plane's slot is written
@@ -1313,15 +1313,14 @@ __global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
   for (int a = k0 - 2; a <= k1 + 1; ++a) {
     const int o = col + a * sz;
     const bool e_here = ecore && a - 1 >= k0;  // E at plane a-1 in this iteration
-    auto lev = [](const float* q) { return __ldg(q); };
     float ue[3][4];
     auto e_loads = [&] {
 #pragma unroll
       for (int c = 0; c < 3; ++c) {
-        ue[c][0] = lev(F.f[c] + o - sz);
-        ue[c][1] = lev(p.hist[c][0] + o - sz);
-        ue[c][2] = lev(p.hist[c][1] + o - sz);
-        ue[c][3] = lev(p.hist[c][2] + o - sz);
+        ue[c][0] = __ldg(F.f[c] + o - sz);
+        ue[c][1] = __ldg(p.hist[c][0] + o - sz);
+        ue[c][2] = __ldg(p.hist[c][1] + o - sz);
+        ue[c][3] = __ldg(p.hist[c][2] + o - sz);
       }
     };
     if (EARLY && e_here) e_loads();
@@ -1338,10 +1337,10 @@ __global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
 #pragma unroll
       for (int c = 0; c < 3; ++c)
         if (need & (1 << c)) {
-          u[c][0] = lev(F.f[3 + c] + o);
-          u[c][1] = lev(p.hist[3 + c][0] + o);
-          u[c][2] = lev(p.hist[3 + c][1] + o);
-          u[c][3] = lev(p.hist[3 + c][2] + o);
+          u[c][0] = __ldg(F.f[3 + c] + o);
+          u[c][1] = __ldg(p.hist[3 + c][0] + o);
+          u[c][2] = __ldg(p.hist[3 + c][1] + o);
+          u[c][3] = __ldg(p.hist[3 + c][2] + o);
         }
       const bool st = ecore && a >= k0 && a <= k1;
       float v[3] = {0.0f, 0.0f, 0.0f};
