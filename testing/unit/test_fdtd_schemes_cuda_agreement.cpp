@@ -350,6 +350,22 @@ FdtdSetup s44_core_setup() {
   return s;
 }
 
+// Every component and probe of `b` equal to `a`'s, bit for bit, and not all zero.
+void expect_same_fields_and_probes(const FdtdEngine& a, const FdtdEngine& b, const std::string& where) {
+  for (int ci = 0; ci < 6; ++ci) {
+    const auto fa = a.field(Component(ci)), fb = b.field(Component(ci));
+    EXPECT_EQ(differing(fa, fb), 0u) << where << " " << component_name(Component(ci)) << ", max difference "
+                                     << max_diff(fa, fb) << " of " << max_abs(fa);
+    EXPECT_GT(max_abs(fa), 0.0) << component_name(Component(ci));
+  }
+  const auto pa = a.probes(), pb = b.probes();
+  ASSERT_EQ(pa.values.size(), pb.values.size());
+  for (std::size_t p = 0; p < pa.values.size(); ++p) {
+    EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
+    EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
+  }
+}
+
 TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   const FdtdOperator op(s44_core_setup());
@@ -369,19 +385,7 @@ TEST(SchemeCudaS44Pair, TwoStepsPerPassGiveTheOneStepFields) {
     ::unsetenv("VEM_S44_PAIR_CHUNK");
     ASSERT_EQ(e->run(n), n);
     EXPECT_EQ(e->two_step_steps(), n - 1) << "the pair did not run";
-    const char* where = table == TP::global ? "global table" : "constant table";
-    for (int ci = 0; ci < 6; ++ci) {
-      const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
-      EXPECT_EQ(differing(a, b), 0u) << where << " " << component_name(Component(ci)) << ", max difference "
-                                     << max_diff(a, b) << " of " << max_abs(a);
-      EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
-    }
-    const auto pa = e0->probes(), pb = e->probes();
-    ASSERT_EQ(pa.values.size(), pb.values.size());
-    for (std::size_t p = 0; p < pa.values.size(); ++p) {
-      EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
-      EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
-    }
+    expect_same_fields_and_probes(*e0, *e, table == TP::global ? "global table" : "constant table");
   }
 }
 
@@ -418,19 +422,8 @@ TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
       ::unsetenv("VEM_S44_ONEPASS_REST");
       ASSERT_EQ(e->run(n), n);
       EXPECT_EQ(e->one_pass_steps(), n) << "the one-pass kernel did not run";
-      const std::string where = std::string(table == TP::global ? "global table" : "constant table") + ", " + v;
-      for (int ci = 0; ci < 6; ++ci) {
-        const auto a = e0->field(Component(ci)), b = e->field(Component(ci));
-        EXPECT_EQ(differing(a, b), 0u) << where << " " << component_name(Component(ci)) << ", max difference "
-                                       << max_diff(a, b) << " of " << max_abs(a);
-        EXPECT_GT(max_abs(a), 0.0) << component_name(Component(ci));
-      }
-      const auto pa = e0->probes(), pb = e->probes();
-      ASSERT_EQ(pa.values.size(), pb.values.size());
-      for (std::size_t p = 0; p < pa.values.size(); ++p) {
-        EXPECT_EQ(pa.values[p], pb.values[p]) << where << " probe " << p;
-        EXPECT_GT(max_abs(pa.values[p]), 0.0) << "probe " << p;
-      }
+      expect_same_fields_and_probes(*e0, *e,
+                                    std::string(table == TP::global ? "global table" : "constant table") + ", " + v);
     }
   }
 }

@@ -990,6 +990,19 @@ struct S44PairPoints {
   int set[4][kS44PairPoints];
   int at[4][kS44PairPoints][3];  // the sample (i, j, k): blocks whose footprint holds none skip the tests
 };
+// Whether a point update of stages 0..stages-1 acts on a sample in the box lo..hi (a block's
+// footprint; block-uniform): blocks without one skip the per-sample tests.
+__device__ __forceinline__ bool s44_points_in(const S44PairPoints& pts, int stages, const int (&lo)[3],
+                                              const int (&hi)[3]) {
+  bool here = false;
+  for (int st = 0; st < stages; ++st)
+    for (int e = 0; e < pts.count[st]; ++e) {
+      const int* at = pts.at[st][e];
+      here = here || (at[0] >= lo[0] && at[0] <= hi[0] && at[1] >= lo[1] && at[1] <= hi[1] && at[2] >= lo[2] &&
+                      at[2] <= hi[2]);
+    }
+  return here;
+}
 struct S44Pair {
   float* out1[6];  // H^{n+1/2} (3..5) and E^{n+1} (0..2)
   float* out2[6];  // H^{n+3/2} and E^{n+2}
@@ -1077,13 +1090,7 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
   // The rows whose values a stage's later stages read (a full tile's; warp-uniform): the other
   // rows skip the stage and leave its shared slots stale, which no valid value reads.
   const bool row_h1 = ty >= 1 && ty <= 29, row_e1 = ty >= 3 && ty <= 28, row_h2 = ty >= 4 && ty <= 26;
-  bool here = false;  // a point update's sample inside the block's footprint
-  for (int st = 0; st < 4; ++st)
-    for (int e = 0; e < pts.count[st]; ++e) {
-      const int* at = pts.at[st][e];
-      here = here || (at[0] >= c0 - 6 && at[0] <= c0 + cw + 5 && at[1] >= r0 - 6 && at[1] <= r0 + ch + 5 &&
-                      at[2] >= k0 - 6 && at[2] <= k1 + 6);
-    }
+  const bool here = s44_points_in(pts, 4, {c0 - 6, r0 - 6, k0 - 6}, {c0 + cw + 5, r0 + ch + 5, k1 + 6});
   const int sz = g.sz;
   const int col = int(g.origin) + i + j * g.sy;  // the column's offset at plane 0
   const int me = kS44PairGuard + ty * kS44PairT + tx;
@@ -1299,13 +1306,7 @@ __global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
   if (i < pr.core.lo[0] - 2 || i > pr.core.hi[0] + 1 || j < pr.core.lo[1] - 2 || j > pr.core.hi[1] + 1) need = 0;
   const bool ecore = worker && i <= pr.core.hi[0] && j <= pr.core.hi[1];
   const int me = need ? (j - j0 + 2) * kS44OpW + (i - i0 + 2) : 0;
-  bool here = false;  // a point update's sample inside the block's footprint
-  for (int st = 0; st < 2; ++st)
-    for (int e = 0; e < pts.count[st]; ++e) {
-      const int* at = pts.at[st][e];
-      here = here || (at[0] >= i0 - 3 && at[0] <= i0 + kS44OpX + 2 && at[1] >= j0 - 3 && at[1] <= j0 + TY + 2 &&
-                      at[2] >= k0 - 3 && at[2] <= k1 + 3);
-    }
+  const bool here = s44_points_in(pts, 2, {i0 - 3, j0 - 3, k0 - 3}, {i0 + kS44OpX + 2, j0 + TY + 2, k1 + 3});
   const int sz = g.sz;
   const int col = int(g.origin) + i + j * g.sy;  // the column's offset at plane 0
   float hq[2][4] = {};  // the own column's Hx, Hy at planes a-3..a (workers)
@@ -2004,6 +2005,9 @@ class FdtdEngineCuda final : public FdtdEngine {
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_pair_s44(const Coef& coef, int step);
+  // The point updates of `stages` half steps from step `step` on (H, E, H of step + 1, E of
+  // step + 1) for the pair and one-pass kernels.
+  S44PairPoints s44_points(int stages, int step) const;
   // s44 one pass per step (EngineTuning::s44_stepping one_pass; s44_onepass_interior above): the
   // same core / rest split as the pair's (s44_pr_, s44_rest_, one spare level per component),
   // the core grown by 3 instead of 6 and its rows from a 128-byte line.
@@ -3545,6 +3549,21 @@ void FdtdEngineCuda::setup_s44_table() {
   VEM_CUDA_CHECK_LAUNCH("s44_coefficient_table");
 }
 
+S44PairPoints FdtdEngineCuda::s44_points(int stages, int step) const {
+  S44PairPoints pts{};
+  for (int st = 0; st < stages; ++st)
+    for_each_point_update(st % 2 == 1, step + st / 2, [&](int field, std::int64_t offset, float value, bool hard) {
+      const int q = pts.count[st]++;
+      pts.comp[st][q] = field;
+      pts.off[st][q] = int(offset);
+      pts.value[st][q] = value;
+      pts.set[st][q] = hard ? 1 : 0;
+      const std::array<int, 3> ijk = op_.layout().sample(offset);
+      for (int a = 0; a < 3; ++a) pts.at[st][q][a] = ijk[a];
+    });
+  return pts;
+}
+
 // Steps `step` and step+1 of s44 with the pair (setup_s44_pair): the pair kernel writes both
 // steps' levels of the core into the spares, then the rest steps twice as step_once would, each
 // half step writing into the spare of its step and rotating it in (rotate_s44), its point updates
@@ -3555,17 +3574,7 @@ void FdtdEngineCuda::step_pair_s44(const Coef& coef, int step) {
     (void)coef;
     fail("internal: the s44 pair without a material table");
   } else {
-    S44PairPoints pts{};
-    for (int st = 0; st < 4; ++st)  // H of step, E of step, H of step + 1, E of step + 1
-      for_each_point_update(st % 2 == 1, step + st / 2, [&](int field, std::int64_t offset, float value, bool hard) {
-        const int q = pts.count[st]++;
-        pts.comp[st][q] = field;
-        pts.off[st][q] = int(offset);
-        pts.value[st][q] = value;
-        pts.set[st][q] = hard ? 1 : 0;
-        const std::array<int, 3> ijk = op_.layout().sample(offset);
-        for (int a = 0; a < 3; ++a) pts.at[st][q][a] = ijk[a];
-      });
+    const S44PairPoints pts = s44_points(4, step);
     S44Pair pr = s44_pr_;
     for (int c = 0; c < 6; ++c) {
       pr.out1[c] = s44_spare_[c][0].ptr;
@@ -3602,17 +3611,7 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
     (void)step;
     fail("internal: s44's one pass without a material table");
   } else {
-    S44PairPoints pts{};
-    for (int st = 0; st < 2; ++st)  // H, then E of the step
-      for_each_point_update(st == 1, step, [&](int field, std::int64_t offset, float value, bool hard) {
-        const int q = pts.count[st]++;
-        pts.comp[st][q] = field;
-        pts.off[st][q] = int(offset);
-        pts.value[st][q] = value;
-        pts.set[st][q] = hard ? 1 : 0;
-        const std::array<int, 3> ijk = op_.layout().sample(offset);
-        for (int a = 0; a < 3; ++a) pts.at[st][q][a] = ijk[a];
-      });
+    const S44PairPoints pts = s44_points(2, step);
     S44Pair pr = s44_pr_;
     for (int c = 0; c < 6; ++c) pr.out1[c] = s44_spare_[c][0].ptr;
     // Beside the rest's H pass: it reads what the kernel reads and writes other samples of the
