@@ -1068,13 +1068,14 @@ struct S44Coefs {
 };
 
 // A stage's curl from the accessors of its three source components (ho_curl's arithmetic): FW for
-// H from E (forward differences), otherwise E from H.
+// H from E (forward differences), otherwise E from H. need: the components computed (bits 1, 2, 4;
+// the one-pass kernel's halo warps take two).
 template <bool FW, class AX, class AY, class AZ>
 __device__ __forceinline__ void s44_pair_curl(const AX& ax, const AY& ay, const AZ& az, const float (&w)[2][3],
-                                              const float (&inv)[3], float (&cc)[3]) {
-  cc[0] = ho_dfast<1, FW, kShapeS44>(az, w) * inv[1] - ho_dfast<2, FW, kShapeS44>(ay, w) * inv[2];
-  cc[1] = ho_dfast<2, FW, kShapeS44>(ax, w) * inv[2] - ho_dfast<0, FW, kShapeS44>(az, w) * inv[0];
-  cc[2] = ho_dfast<0, FW, kShapeS44>(ay, w) * inv[0] - ho_dfast<1, FW, kShapeS44>(ax, w) * inv[1];
+                                              const float (&inv)[3], float (&cc)[3], int need = 7) {
+  if (need & 1) cc[0] = ho_dfast<1, FW, kShapeS44>(az, w) * inv[1] - ho_dfast<2, FW, kShapeS44>(ay, w) * inv[2];
+  if (need & 2) cc[1] = ho_dfast<2, FW, kShapeS44>(ax, w) * inv[2] - ho_dfast<0, FW, kShapeS44>(az, w) * inv[0];
+  if (need & 4) cc[2] = ho_dfast<0, FW, kShapeS44>(ay, w) * inv[0] - ho_dfast<1, FW, kShapeS44>(ax, w) * inv[1];
 }
 
 template <class Coef>
@@ -1332,9 +1333,7 @@ __global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
       const DirectAcc ax{F.f[0] + o, g.sy, sz}, ay{F.f[1] + o, g.sy, sz}, az{F.f[2] + o, g.sy, sz};
       // Every load (the stencil, the four levels) before the stores (s44_direct's order).
       float cc[3], u[3][4];
-      if (need & 1) cc[0] = ho_dfast<1, true, kShapeS44>(az, p.w) * g.inv_d[1] - ho_dfast<2, true, kShapeS44>(ay, p.w) * g.inv_d[2];
-      if (need & 2) cc[1] = ho_dfast<2, true, kShapeS44>(ax, p.w) * g.inv_d[2] - ho_dfast<0, true, kShapeS44>(az, p.w) * g.inv_d[0];
-      if (need & 4) cc[2] = ho_dfast<0, true, kShapeS44>(ay, p.w) * g.inv_d[0] - ho_dfast<1, true, kShapeS44>(ax, p.w) * g.inv_d[1];
+      s44_pair_curl<true>(ax, ay, az, p.w, g.inv_d, cc, need);
 #pragma unroll
       for (int c = 0; c < 3; ++c)
         if (need & (1 << c)) {
@@ -2018,6 +2017,12 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool s44_op_early_ = true;  // s44_onepass_interior's EARLY (VEM_S44_ONEPASS_LOADS=in_stage: false)
   bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_onepass_s44(const Coef& coef, int step);
+  // Whether stream_ is being captured into a graph (work forked onto side_ would not be in it).
+  bool stream_capturing() const {
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    VEM_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
+    return capture != cudaStreamCaptureStatusNone;
+  }
   // A stepping kernel on the engine's stream (launch_on: on `stream`, with dynamic shared memory),
   // with programmatic dependent launch when pdl_.
   template <class... KArgs, class... Args>
@@ -3616,12 +3621,7 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
     for (int c = 0; c < 6; ++c) pr.out1[c] = s44_spare_[c][0].ptr;
     // Beside the rest's H pass: it reads what the kernel reads and writes other samples of the
     // spares; the rest's E waits for both (the join below).
-    bool beside = s44_op_beside_;
-    if (beside) {
-      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-      VEM_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
-      beside = capture == cudaStreamCaptureStatusNone;
-    }
+    const bool beside = s44_op_beside_ && !stream_capturing();
     cudaStream_t ks = stream_;
     if (beside) {
       side_.fork(stream_);
@@ -3670,12 +3670,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
     VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "update_ho_bulk (E)" : "update_ho_bulk (H)");
   } else {
     // The shell first, on the side stream (ho_shell_beside_), then the interior.
-    bool side = ho_shell_beside_;
-    if (side) {
-      cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-      VEM_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capture));
-      side = capture == cudaStreamCaptureStatusNone;
-    }
+    const bool side = ho_shell_beside_ && !stream_capturing();
     if (side) {
       side_.fork(stream_);
       launch_ho_shell<ELECTRIC, SHAPE>(coef, fold, side_.stream);
