@@ -544,6 +544,7 @@ int run_schemes(int argc, char** argv) {
     if (sc == Scheme::s44 && gpu) {
       variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps});
       variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::one_pass});
+      variants.push_back({HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::wavefront});
     }
     if (sc == Scheme::s44 && all)  // default: direct, 64 x 4 x 1
       variants = {{HK::automatic, 0, 0, 0, 0, true}, {HK::tables, 0, 0, 0, 0, false},
@@ -553,7 +554,8 @@ int run_schemes(int argc, char** argv) {
                   {HK::direct, 128, 4, 1, 0, false}, {HK::direct, 64, 2, 2, 0, false},
                   {HK::tiled, 0, 0, 0, 32, false},
                   {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps},
-                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::one_pass}};
+                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::one_pass},
+                  {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::wavefront}};
     for (const Variant& v : variants) {
       EngineTuning t;
       t.s44_stepping = v.s44;
@@ -580,10 +582,15 @@ int run_schemes(int argc, char** argv) {
           const HK kk = v.kernel != HK::automatic ? v.kernel : sc == Scheme::s44 ? HK::direct : HK::tiled;
           k << (kk == HK::tables ? "tables" : kk == HK::direct ? "direct" : "tiled") << (v.is_default ? " (default)" : "")
             << (v.s44 == SS::two_steps ? (r.two_steps ? ", two steps per pass" : ", two steps asked, one taken") : "")
-            << (v.s44 == SS::one_pass ? (r.one_pass ? ", one pass per step" : ", one pass asked, two taken") : "");
+            << (v.s44 == SS::one_pass ? (r.one_pass ? ", one pass per step" : ", one pass asked, two taken") : "")
+            << (v.s44 == SS::wavefront ? (r.one_pass ? ", wavefront" : ", wavefront asked, two passes taken") : "");
           if (v.s44 == SS::one_pass && r.one_pass) {  // s44_onepass_interior's tile (VEM_S44_ONEPASS_CHUNK)
             const char* ch = std::getenv("VEM_S44_ONEPASS_CHUNK");
             b << "32x8 tile, " << (ch ? ch : "64") << " planes";
+          } else if (v.s44 == SS::wavefront && r.one_pass) {  // s44_wavefront's tasks (VEM_S44_WAVE_ROWS, _LAG)
+            const char* rows = std::getenv("VEM_S44_WAVE_ROWS");
+            const char* lag = std::getenv("VEM_S44_WAVE_LAG");
+            b << (rows && *rows ? rows : "4") << "-row tasks, lag " << (lag && *lag ? lag : "2");
           } else if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
           else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
             const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;

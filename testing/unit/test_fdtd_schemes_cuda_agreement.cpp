@@ -428,6 +428,60 @@ TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
   }
 }
 
+// s44's wavefront (EngineTuning::s44_stepping wavefront: the direct kernels' H and E passes over the
+// shared core as tasks of one persistent launch, E of a plane after H of the planes it reads) gives
+// the one-step fields and probes bit for bit: s44_core_setup's model (CPML on five faces, PEC on
+// one; a soft and a hard source in the core, a magnetic one near its edge), both table placements
+// and coefficient arrays, with tasks of 4 rows and lag 2 (the default), tasks of 1 row and lag 1
+// (an E task right after the H of its last plane: the waits are exercised), 3 rows with lag 5,
+// fewer blocks than a wave (3), and the evict-first hints.
+TEST(SchemeCudaS44Wavefront, GivesTheOneStepFields) {
+  VEM_REQUIRE_BACKEND(Backend::cuda);
+  using SS = EngineTuning::S44Stepping;
+  using TP = EngineTuning::TablePlacement;
+  struct Model {
+    MaterialMode mode;
+    TP table;
+    const char* what;
+  };
+  for (const Model& m : {Model{MaterialMode::indexed, TP::automatic, "constant table"},
+                         Model{MaterialMode::indexed, TP::global, "global table"},
+                         Model{MaterialMode::coefficient_array, TP::automatic, "coefficient arrays"}}) {
+    const FdtdSetup core = s44_core_setup();
+    FdtdSetup setup = make_setup(Scheme::s44, m.mode, core.grid);
+    setup.boundaries = core.boundaries;
+    setup.sources = core.sources;
+    setup.probes = core.probes;
+    const FdtdOperator op(setup);
+    EngineTuning one, wave;
+    one.s44_stepping = SS::one_step;
+    wave.s44_stepping = SS::wavefront;
+    one.table = wave.table = m.table;
+    const int n = 121;
+    auto e0 = make_engine(op, Backend::cuda, 0, nullptr, one);
+    ASSERT_EQ(e0->run(n), n);
+    EXPECT_EQ(e0->one_pass_steps(), 0);
+    struct Variant {
+      const char *rows, *lag, *blocks, *stream;
+    };
+    for (const Variant& v : {Variant{"", "", "", ""}, Variant{"1", "1", "", ""}, Variant{"3", "5", "3", ""},
+                             Variant{"", "", "", "1"}}) {
+      const std::string what = std::string(m.what) + ", rows " + v.rows + " lag " + v.lag + " blocks " + v.blocks +
+                               " stream " + v.stream;
+      ::setenv("VEM_S44_WAVE_ROWS", v.rows, 1);
+      ::setenv("VEM_S44_WAVE_LAG", v.lag, 1);
+      ::setenv("VEM_S44_WAVE_BLOCKS", v.blocks, 1);
+      ::setenv("VEM_S44_WAVE_STREAM", v.stream, 1);
+      auto e = make_engine(op, Backend::cuda, 0, nullptr, wave);
+      for (const char* name : {"VEM_S44_WAVE_ROWS", "VEM_S44_WAVE_LAG", "VEM_S44_WAVE_BLOCKS", "VEM_S44_WAVE_STREAM"})
+        ::unsetenv(name);
+      ASSERT_EQ(e->run(n), n);
+      EXPECT_EQ(e->one_pass_steps(), n) << "the wavefront did not run: " << what;
+      expect_same_fields_and_probes(*e0, *e, what);
+    }
+  }
+}
+
 // s44's direct kernel with the stores last (s44_direct, the default: every load of a sample before
 // its three stores, the s44 coefficients from the per-key table with a material table) gives
 // ho_interior_direct's fields (VEM_S44_DIRECT=interleaved) bit for bit, and so does its variant with

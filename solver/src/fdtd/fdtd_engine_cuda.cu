@@ -843,6 +843,22 @@ __global__ void update_ho_bulk(FieldPtrs F, GridParams g, HoParams p, Coef coef,
 struct HoBox {
   int lo[3], hi[3];  // inclusive; empty when lo > hi on an axis
 };
+// `outer` less `inner` (inside it), as up to six boxes: the z slabs, then the y rows, then the x
+// columns.
+inline std::vector<HoBox> box_less(const HoBox& outer, const HoBox& inner) {
+  std::vector<HoBox> r;
+  auto add = [&](int x0, int x1, int y0, int y1, int z0, int z1) {
+    if (x0 <= x1 && y0 <= y1 && z0 <= z1) r.push_back(HoBox{{x0, y0, z0}, {x1, y1, z1}});
+  };
+  const HoBox &b = outer, &c = inner;
+  add(b.lo[0], b.hi[0], b.lo[1], b.hi[1], b.lo[2], c.lo[2] - 1);
+  add(b.lo[0], b.hi[0], b.lo[1], b.hi[1], c.hi[2] + 1, b.hi[2]);
+  add(b.lo[0], b.hi[0], b.lo[1], c.lo[1] - 1, c.lo[2], c.hi[2]);
+  add(b.lo[0], b.hi[0], c.hi[1] + 1, b.hi[1], c.lo[2], c.hi[2]);
+  add(b.lo[0], c.lo[0] - 1, c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
+  add(c.hi[0] + 1, b.hi[0], c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
+  return r;
+}
 
 template <bool ELECTRIC, int SHAPE, class Coef>
 __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src) {
@@ -874,18 +890,58 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // does for the leap-frog schemes.
 // LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
 // (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
+// The s44 wavefront's options for s44_direct_sample (s44_wavefront below): WAVE: the point updates
+// of the sample's half step applied before its stores (pts, when `here`), as apply_point_updates
+// would after the pass (the same floats); STREAM: the levels read and E^{n+1} written with the
+// evict-first hints (__ldcs / __stcs), so that L2 keeps H^{n+1/2} and E^n for the E stage.
+constexpr int kS44PairPoints = 6;  // point updates per stage handled in the kernel
+struct S44PairPoints {
+  int count[4];  // [stage]: H1, E1, H2, E2 (H sources of step s, E of s, H of s+1, E of s+1)
+  int comp[4][kS44PairPoints];
+  int off[4][kS44PairPoints];
+  float value[4][kS44PairPoints];
+  int set[4][kS44PairPoints];
+  int at[4][kS44PairPoints][3];  // the sample (i, j, k): blocks whose footprint holds none skip the tests
+};
+// Stage st's point updates of component FIRST + c at offset o, on the values out[c] before they
+// are stored: apply_point_updates' arithmetic, in the sources' order.
+__device__ __forceinline__ void s44_apply_points(const S44PairPoints& pts, int st, int first, int o, float (&out)[3]) {
+  for (int e = 0; e < pts.count[st]; ++e)
+    if (pts.off[st][e] == o) {
+      const int c = pts.comp[st][e] - first;
+      if (c >= 0 && c < 3) {
+#pragma unroll
+        for (int q = 0; q < 3; ++q)
+          if (q == c) out[q] = pts.set[st][e] ? pts.value[st][e] : out[q] + pts.value[st][e];
+      }
+    }
+}
+template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST, class Acc, bool WAVE, bool STREAM>
+__device__ __forceinline__ void s44_direct_sample(const FieldPtrs& F, const GridParams& g, const HoParams& p, int i,
+                                                  int j, int k, const Coef& coef, const FusedSource& src,
+                                                  const float* __restrict__ tab, const HoFold& fold,
+                                                  const S44PairPoints* pts, bool here);
 template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST = false>
 __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
-                           const float* __restrict__ tab, HoFold fold) {
-  pdl_begin();
-  const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
-  const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
-  if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
+                           const float* __restrict__ tab, HoFold fold);
+
+// H's stencil in s44_wavefront's E stage: written by other blocks in the same launch, so through
+// L1-cached coherent loads (ld.global.ca, which the acquire before the stage makes current), not
+// the read-only cache.
+struct CoherentAcc {
+  const float* f;
+  int sy, sz;
+  __device__ __forceinline__ float operator()(int x, int y, int z) const { return __ldca(f + x + y * sy + z * sz); }
+};
+
+template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST, class Acc, bool WAVE, bool STREAM>
+__device__ __forceinline__ void s44_direct_sample(const FieldPtrs& F, const GridParams& g, const HoParams& p, int i,
+                                                  int j, int k, const Coef& coef, const FusedSource& src,
+                                                  const float* __restrict__ tab, const HoFold& fold,
+                                                  const S44PairPoints* pts, bool here) {
   constexpr int OTHER = ELECTRIC ? 3 : 0, FIRST = ELECTRIC ? 0 : 3;
   const int o = g.origin + i + j * g.sy + k * g.sz;
-  const DirectAcc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz},
-      a2{F.f[OTHER + 2] + o, g.sy, g.sz};
+  const Acc a0{F.f[OTHER] + o, g.sy, g.sz}, a1{F.f[OTHER + 1] + o, g.sy, g.sz}, a2{F.f[OTHER + 2] + o, g.sy, g.sz};
   // Component C reads sources C+2 (accD) and C+1 (accB), as ho_interior_direct; the curl is dB - dD
   // (ho_curl's arithmetic), the parts kept for the folded corrections.
   float dB[3], dD[3];
@@ -899,10 +955,17 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
   float u[3][4];
 #pragma unroll
   for (int c = 0; c < 3; ++c) {
-    u[c][0] = F.f[FIRST + c][o];
-    u[c][1] = p.hist[FIRST + c][0][o];
-    u[c][2] = p.hist[FIRST + c][1][o];
-    u[c][3] = p.hist[FIRST + c][2][o];
+    if constexpr (STREAM) {
+      u[c][0] = __ldcs(F.f[FIRST + c] + o);
+      u[c][1] = __ldcs(p.hist[FIRST + c][0] + o);
+      u[c][2] = __ldcs(p.hist[FIRST + c][1] + o);
+      u[c][3] = __ldcs(p.hist[FIRST + c][2] + o);
+    } else {
+      u[c][0] = F.f[FIRST + c][o];
+      u[c][1] = p.hist[FIRST + c][0][o];
+      u[c][2] = p.hist[FIRST + c][1][o];
+      u[c][3] = p.hist[FIRST + c][2][o];
+    }
   }
   float q[3][5];
   if constexpr (std::is_same_v<Coef, CoefficientArrays>) {
@@ -944,8 +1007,26 @@ __global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coe
     out[1] = ho_cpml_fold<ELECTRIC, 1>(fold, i, j, k, out[1], dB[1], dD[1], q[1][4]);
     out[2] = ho_cpml_fold<ELECTRIC, 2>(fold, i, j, k, out[2], dB[2], dD[2], q[2][4]);
   }
+  if constexpr (WAVE) {
+    if (here) s44_apply_points(*pts, ELECTRIC ? 1 : 0, FIRST, o, out);
+  }
 #pragma unroll
-  for (int c = 0; c < 3; ++c) p.dst[FIRST + c][o] = out[c];
+  for (int c = 0; c < 3; ++c) {
+    if constexpr (STREAM && ELECTRIC) __stcs(p.dst[FIRST + c] + o, out[c]);
+    else p.dst[FIRST + c][o] = out[c];
+  }
+}
+
+template <bool ELECTRIC, bool FOLD, class Coef, bool LEVELS_FIRST>
+__global__ void s44_direct(FieldPtrs F, GridParams g, HoParams p, HoBox box, Coef coef, FusedSource src,
+                           const float* __restrict__ tab, HoFold fold) {
+  pdl_begin();
+  const int i = box.lo[0] + int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = box.lo[1] + int(blockIdx.y * blockDim.y + threadIdx.y);
+  const int k = box.lo[2] + int(blockIdx.z * blockDim.z + threadIdx.z);
+  if (i > box.hi[0] || j > box.hi[1] || k > box.hi[2]) return;
+  s44_direct_sample<ELECTRIC, FOLD, Coef, LEVELS_FIRST, DirectAcc, false, false>(F, g, p, i, j, k, coef, src, tab, fold,
+                                                                                 nullptr, false);
 }
 
 // ---- s44, two steps per pass (EngineTuning::s44_stepping, results/highorder.md "Session 27").
@@ -981,15 +1062,6 @@ constexpr int kS44PairGuard = 128;                 // >= 2 rows + 2 columns eith
 constexpr int kS44PairPlanes = 6 + 15 + 15 + 10 + 2;  // E^n x2x3, H1 5x3, E1 5x3, H2 xy 5x2, H2 z x2
 constexpr std::size_t kS44PairSmemBytes =
     (std::size_t(kS44PairPlanes) * kS44PairPlane + 2 * kS44PairGuard) * sizeof(float);
-constexpr int kS44PairPoints = 6;  // point updates per stage handled in the kernel
-struct S44PairPoints {
-  int count[4];  // [stage]: H1, E1, H2, E2 (H sources of step s, E of s, H of s+1, E of s+1)
-  int comp[4][kS44PairPoints];
-  int off[4][kS44PairPoints];
-  float value[4][kS44PairPoints];
-  int set[4][kS44PairPoints];
-  int at[4][kS44PairPoints][3];  // the sample (i, j, k): blocks whose footprint holds none skip the tests
-};
 // Whether a point update of stages 0..stages-1 acts on a sample in the box lo..hi (a block's
 // footprint; block-uniform): blocks without one skip the per-sample tests.
 __device__ __forceinline__ bool s44_points_in(const S44PairPoints& pts, int stages, const int (&lo)[3],
@@ -1233,6 +1305,90 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
       ex[q] = ex[q + 1];
       ey[q] = ey[q + 1];
       ez[q] = ez[q + 1];
+    }
+  }
+}
+
+// ---- s44, one pass per step through L2: the wavefront (EngineTuning::s44_stepping wavefront).
+// s44_direct's H and E passes over the core both fields share (S44Wave::box), as tasks of one
+// persistent launch in plane order: H at plane p, then E at plane p - lag (a task: `rows` rows of
+// one plane, every column). E at plane k reads H^{n+1/2} at k-2..k+1, so an E task first waits
+// until the H tasks of those planes are done (per-plane counters, release / acquire). Each sample
+// is computed once, with s44_direct's arithmetic (s44_direct_sample), so the fields are the
+// one-step kernels' bit for bit. E^n, which the H stage reads, and the H^{n+1/2} it writes are still
+// in L2 when the E stage of the same planes reads them a few planes later: about 122 bytes of DRAM
+// traffic a sample and step against the two passes' 148, with no sample computed twice and no
+// barrier but the task's. The bands, the shell and what the two fields' cores do not share step
+// with the direct kernels around it (H before, E after: FdtdEngineCuda::step_wavefront_s44).
+// Tasks are claimed from a counter in order, so a task waits only for tasks claimed before it,
+// which run in resident blocks: no deadlock whatever the grid. The counters grow over launches
+// (S44Wave::base, done), so nothing is reset between steps.
+constexpr int kS44WaveThreads = 256;
+struct S44Wave {
+  HoBox box;               // the core both fields share
+  int rows;                // rows a task
+  int chunks;              // tasks a plane and field: ceil(rows of the box / rows)
+  int lag;                 // E of plane p - lag is claimed after H of plane p (>= 1)
+  long long tasks;         // 2 chunks (planes + lag)
+  unsigned long long* counter;  // [0] the task counter, [1 + plane - box.lo[2]] H tasks done of the plane
+  unsigned long long base;      // counter[0] at this launch's start
+  unsigned long long done;      // a plane's H count once this launch's H tasks of it are done
+};
+
+__device__ __forceinline__ unsigned long long s44_load_acquire(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+template <class Coef, bool STREAM>
+__global__ void __launch_bounds__(kS44WaveThreads)
+    s44_wavefront(FieldPtrs Fh, HoParams ph, FieldPtrs Fe, HoParams pe, GridParams g, S44Wave w, Coef coef,
+                  FusedSource src, const float* __restrict__ tab, S44PairPoints pts) {
+  pdl_begin();
+  __shared__ long long claimed;
+  const int tid = int(threadIdx.x);
+  const int z0 = w.box.lo[2], z1 = w.box.hi[2];
+  const HoFold nofold{};
+  unsigned long long next = 0;
+  if (tid == 0) next = atomicAdd(w.counter, 1ULL);
+  for (;;) {
+    if (tid == 0) claimed = (long long)(next - w.base);
+    __syncthreads();
+    const long long t = claimed;
+    __syncthreads();  // every thread has read `claimed` before thread 0 writes it again
+    if (t >= w.tasks) break;
+    if (tid == 0) next = atomicAdd(w.counter, 1ULL);  // the next task, claimed while this one runs
+    const int slot = int(t / (2 * w.chunks)), r = int(t % (2 * w.chunks));
+    const bool electric = r >= w.chunks;
+    const int k = z0 + slot - (electric ? w.lag : 0);
+    if (k < z0 || k > z1) continue;
+    const int r0 = w.box.lo[1] + (r % w.chunks) * w.rows, r1 = min(w.box.hi[1], r0 + w.rows - 1);
+    if (electric) {
+      // H^{n+1/2} of planes k-2..k+1 of the box (the planes outside it were stepped before).
+      if (tid < 4) {
+        const int pl = k - 2 + tid;
+        if (pl >= z0 && pl <= z1)
+          while (s44_load_acquire(w.counter + 1 + (pl - z0)) < w.done) __nanosleep(100);
+      }
+      __syncthreads();
+    }
+    const bool here = s44_points_in(pts, electric ? 2 : 1, {w.box.lo[0], r0, k}, {w.box.hi[0], r1, k});
+    for (int j = r0; j <= r1; ++j)
+      for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += kS44WaveThreads) {
+        if (electric)
+          s44_direct_sample<true, false, Coef, false, CoherentAcc, true, STREAM>(Fe, g, pe, i, j, k, coef, src, tab,
+                                                                                 nofold, &pts, here);
+        else
+          s44_direct_sample<false, false, Coef, false, DirectAcc, true, STREAM>(Fh, g, ph, i, j, k, coef, src, tab,
+                                                                                nofold, &pts, here);
+      }
+    if (!electric) {
+      __syncthreads();  // the task's H stored
+      if (tid == 0) {
+        __threadfence();
+        atomicAdd(w.counter + 1 + (k - z0), 1ULL);
+      }
     }
   }
 }
@@ -2017,6 +2173,20 @@ class FdtdEngineCuda final : public FdtdEngine {
   bool s44_op_early_ = true;  // s44_onepass_interior's EARLY (VEM_S44_ONEPASS_LOADS=in_stage: false)
   bool s44_onepass_now() const { return s44_onepass_ && !has_extensions() && !fused_.s[0]; }
   template <class Coef> void step_onepass_s44(const Coef& coef, int step);
+  // s44's wavefront (EngineTuning::s44_stepping wavefront; s44_wavefront above): the task layout
+  // (s44_wave_.box: the cores' intersection), what each field's core holds beyond it (stepped with
+  // the bands while s44_wave_now_), the counters, the launch's blocks and the launches so far.
+  bool s44_wavefront_ = false;
+  bool s44_wave_now_ = false;
+  bool s44_wave_stream_ = false;  // s44_wavefront's STREAM (VEM_S44_WAVE_STREAM=1)
+  S44Wave s44_wave_{};
+  std::vector<HoBox> s44_wave_rest_[2];
+  DeviceArray<unsigned long long> s44_wave_counter_;
+  int s44_wave_blocks_ = 0;
+  unsigned long long s44_wave_launches_ = 0;
+  void setup_s44_wavefront();
+  bool s44_wavefront_now() const { return s44_wavefront_ && !has_extensions() && !fused_.s[0]; }
+  template <class Coef> void step_wavefront_s44(const Coef& coef, int step);
   // Whether stream_ is being captured into a graph (work forked onto side_ would not be in it).
   bool stream_capturing() const {
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -3442,7 +3612,12 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
     if (std::string(v) == "one_step") mode = SS::one_step;
     else if (std::string(v) == "two_steps") mode = SS::two_steps;
     else if (std::string(v) == "one_pass") mode = SS::one_pass;
-    else fail("VEM_S44_STEPPING=", v, ": use one_step, two_steps or one_pass");
+    else if (std::string(v) == "wavefront") mode = SS::wavefront;
+    else fail("VEM_S44_STEPPING=", v, ": use one_step, two_steps, one_pass or wavefront");
+  }
+  if (mode == SS::wavefront) {
+    setup_s44_wavefront();
+    return;
   }
   if ((mode != SS::two_steps && mode != SS::one_pass) || !ho_.s44) return;
   const bool one_pass = mode == SS::one_pass;
@@ -3493,21 +3668,8 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
                      unsigned((ext[1] + kS44PairCore - 1) / kS44PairCore),
                      unsigned((ext[2] + s44_pr_.chunk - 1) / s44_pr_.chunk));
   }
-  // The rest: each field's direct box less the core, as up to six boxes (z, then y, then x).
-  for (int e = 0; e < 2; ++e) {
-    const HoBox& bx = ho_box_[e];
-    std::vector<HoBox>& r = s44_rest_[e];
-    r.clear();
-    auto add = [&](int x0, int x1, int y0, int y1, int z0, int z1) {
-      if (x0 <= x1 && y0 <= y1 && z0 <= z1) r.push_back(HoBox{{x0, y0, z0}, {x1, y1, z1}});
-    };
-    add(bx.lo[0], bx.hi[0], bx.lo[1], bx.hi[1], bx.lo[2], c.lo[2] - 1);
-    add(bx.lo[0], bx.hi[0], bx.lo[1], bx.hi[1], c.hi[2] + 1, bx.hi[2]);
-    add(bx.lo[0], bx.hi[0], bx.lo[1], c.lo[1] - 1, c.lo[2], c.hi[2]);
-    add(bx.lo[0], bx.hi[0], c.hi[1] + 1, bx.hi[1], c.lo[2], c.hi[2]);
-    add(bx.lo[0], c.lo[0] - 1, c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
-    add(c.hi[0] + 1, bx.hi[0], c.lo[1], c.hi[1], c.lo[2], c.hi[2]);
-  }
+  // The rest: each field's direct box less the core.
+  for (int e = 0; e < 2; ++e) s44_rest_[e] = box_less(ho_box_[e], c);
   for (int q = 0; q < 6; ++q)
     for (int l = 0; l < (one_pass ? 1 : 2); ++l) {
       s44_spare_[q][l].allocate(ho_hist_[q][0].count, "s44 spare time levels");
@@ -3648,6 +3810,96 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
   }
 }
 
+// s44's wavefront (s44_wavefront): the core both fields' direct boxes share (the intersection of
+// their folded cores, which no CPML slab touches), split into tasks of `rows` rows a plane; what
+// either core holds beyond it steps with that field's bands. The launch takes as many blocks as
+// stay resident (more would only wait to claim nothing).
+void FdtdEngineCuda::setup_s44_wavefront() {
+  if (!ho_.s44 || ho_kernel_ != EngineTuning::HighOrderKernel::direct || !s44_stores_last_ || s44_levels_first_ ||
+      !ho_fold_ || storage_ != FieldStorage::float32 || subdomain_)
+    return;
+  for (int f = 0; f < 6; ++f) {
+    const BoundaryType b = op_.setup().boundaries.face[f];
+    if (b == BoundaryType::pmc || b == BoundaryType::periodic) return;
+  }
+  int points[2] = {0, 0};
+  for (const auto& ps : op_.sources())
+    for (int a = 0; a < 3; ++a) points[ps.electric ? 1 : 0] += ps.active[a] ? 1 : 0;
+  if (points[0] > kS44PairPoints || points[1] > kS44PairPoints) return;
+  HoBox w{};
+  for (int a = 0; a < 3; ++a) {
+    w.lo[a] = std::max(ho_core_[0].lo[a], ho_core_[1].lo[a]);
+    w.hi[a] = std::min(ho_core_[0].hi[a], ho_core_[1].hi[a]);
+    if (w.hi[a] - w.lo[a] + 1 < 4) return;  // too small to pay
+  }
+  for (int e = 0; e < 2; ++e) s44_wave_rest_[e] = box_less(ho_core_[e], w);
+  auto env_int = [](const char* name, int fallback, int least) {
+    const char* v = std::getenv(name);
+    if (!v || !*v) return fallback;
+    const int x = std::atoi(v);
+    if (x < least) fail(name, "=", v, ": expected an integer >= ", least);
+    return x;
+  };
+  S44Wave& sw = s44_wave_;
+  sw = S44Wave{};
+  sw.box = w;
+  sw.rows = env_int("VEM_S44_WAVE_ROWS", 4, 1);
+  sw.lag = env_int("VEM_S44_WAVE_LAG", 2, 1);
+  const int rows = w.hi[1] - w.lo[1] + 1, planes = w.hi[2] - w.lo[2] + 1;
+  sw.chunks = (rows + sw.rows - 1) / sw.rows;
+  sw.tasks = 2LL * sw.chunks * (planes + sw.lag);
+  s44_wave_stream_ = env_is("VEM_S44_WAVE_STREAM", "1");
+  int device = 0, sms = 0, per_sm = 0;
+  VEM_CUDA_CHECK(cudaGetDevice(&device));
+  VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  auto occupancy = [&](auto kernel) {
+    VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kS44WaveThreads, 0));
+  };
+  const bool table = use_table_;
+  if (!table) s44_wave_stream_ ? occupancy(s44_wavefront<CoefficientArrays, true>)
+                               : occupancy(s44_wavefront<CoefficientArrays, false>);
+  else if (constant_table_) s44_wave_stream_ ? occupancy(s44_wavefront<ConstantTable, true>)
+                                             : occupancy(s44_wavefront<ConstantTable, false>);
+  else s44_wave_stream_ ? occupancy(s44_wavefront<GlobalTable, true>) : occupancy(s44_wavefront<GlobalTable, false>);
+  s44_wave_blocks_ = std::max(1, per_sm) * std::max(1, sms);
+  s44_wave_blocks_ = env_int("VEM_S44_WAVE_BLOCKS", s44_wave_blocks_, 1);
+  s44_wave_blocks_ = int(std::min<long long>(s44_wave_blocks_, sw.tasks));
+  s44_wave_counter_.allocate(std::size_t(1 + planes), "s44 wavefront counters");
+  s44_wave_counter_.zero();
+  sw.counter = s44_wave_counter_.ptr;
+  s44_wave_launches_ = 0;
+  s44_wavefront_ = true;
+}
+
+// Step `step` of s44 with the wavefront: the bands, the shell and the rest of each core step their H
+// (rotated in), then s44_wavefront steps the shared core's H and E with the point updates there,
+// then the rest's E (rotated in), its point updates and the probes.
+template <class Coef>
+void FdtdEngineCuda::step_wavefront_s44(const Coef& coef, int step) {
+  const S44PairPoints pts = s44_points(2, step);
+  const FieldPtrs Fh = F_;  // H^{n-1/2} current: the H stage's view
+  const HoParams ph = ho_;
+  s44_wave_now_ = true;
+  launch_ho<false>(coef);
+  push_point_updates(false, step, &s44_wave_.box);
+  S44Wave w = s44_wave_;
+  w.base = s44_wave_launches_ * (static_cast<unsigned long long>(w.tasks) + unsigned(s44_wave_blocks_));
+  w.done = (s44_wave_launches_ + 1) * static_cast<unsigned long long>(w.chunks);
+  const dim3 grid{unsigned(s44_wave_blocks_)}, block{unsigned(kS44WaveThreads)};
+  const float* tab = s44_tab_.ptr;
+  if (s44_wave_stream_)
+    launch(s44_wavefront<Coef, true>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  else
+    launch(s44_wavefront<Coef, false>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  VEM_CUDA_CHECK_LAUNCH("s44_wavefront");
+  ++s44_wave_launches_;
+  launch_ho<true>(coef);
+  push_point_updates(true, step, &s44_wave_.box);
+  gather_probes_at(step);
+  s44_wave_now_ = false;
+  one_pass_steps_ += 1;
+}
+
 HoFold FdtdEngineCuda::make_ho_fold(bool electric) const {
   HoFold f{};
   for (const auto& st : slabs_) {
@@ -3734,6 +3986,10 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
         // holds the slabs)
         if (s44_rest_now_) {
           for (const HoBox& b : s44_rest_[e]) direct(b, ho_fold_);  // the pair kernel stepped the core
+        } else if (s44_wave_now_) {
+          // s44_wavefront steps the shared core: the bands and the field's own core beyond it here
+          for (const HoBand& b : ho_bands_[e]) direct(b.box, true);
+          for (const HoBox& b : s44_wave_rest_[e]) direct(b, false);
         } else if (ho_fold_) {
           for (const HoBand& b : ho_bands_[e]) direct(b.box, true);
           direct(ho_core_[e], false);
@@ -4027,6 +4283,10 @@ void FdtdEngineCuda::run_steps(const Coef& coef, int n) {
   }
   if (high_order_ && s44_onepass_now()) {
     for (int s = 0; s < n; ++s) step_onepass_s44(coef, steps_ + s);
+    return;
+  }
+  if (high_order_ && s44_wavefront_now()) {
+    for (int s = 0; s < n; ++s) step_wavefront_s44(coef, steps_ + s);
     return;
   }
   if (high_order_ && s44_pair_now()) {

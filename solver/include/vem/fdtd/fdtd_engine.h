@@ -229,7 +229,13 @@ struct EngineTuning {
   // more (one spare time level) and the same conditions as two_steps. It lost 20 % at 512^3 on an
   // H200 (14,767-14,771 against 18,423-18,424 Mcells/s; highorder.md, session 39), so automatic
   // stays one_step. VEM_S44_STEPPING=one_pass.
-  enum class S44Stepping { automatic, one_step, two_steps, one_pass } s44_stepping = S44Stepping::automatic;
+  // wavefront: the direct kernels' H and E passes over the core both fields share as tasks of one
+  // persistent launch in plane order (H at plane p, E at plane p - lag once H of its planes is
+  // done), so the E stage finds E^n and H^{n+1/2} in L2: about 122 bytes of DRAM traffic a sample
+  // and step, each sample computed once; the bands, the shell and the rest step around it with the
+  // direct kernels. No spare level; the same conditions as two_steps but no material table needed.
+  // VEM_S44_STEPPING=wavefront (VEM_S44_WAVE_ROWS, _LAG, _BLOCKS, _STREAM for measurement).
+  enum class S44Stepping { automatic, one_step, two_steps, one_pass, wavefront } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
   // 50 instead of 76 bytes a sample and step (indexed). The fields are those of the two passes
