@@ -556,6 +556,18 @@ int run_schemes(int argc, char** argv) {
                   {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::two_steps},
                   {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::one_pass},
                   {HK::automatic, 0, 0, 0, 0, false, Step::automatic, SS::wavefront}};
+    // VEM_SCHEMES_S44_STEPPING=wavefront (a comma list of one_step, two_steps, one_pass, wavefront):
+    // s44's default row and those steppings only (a measurement's run).
+    if (const char* keep = std::getenv("VEM_SCHEMES_S44_STEPPING"); keep && *keep && sc == Scheme::s44) {
+      const std::string k = "," + std::string(keep) + ",";
+      auto name = [](SS m) {
+        return m == SS::two_steps ? "two_steps" : m == SS::one_pass ? "one_pass" : m == SS::wavefront ? "wavefront" : "one_step";
+      };
+      std::vector<Variant> kept;
+      for (const Variant& v : variants)
+        if (v.is_default || k.find("," + std::string(name(v.s44)) + ",") != std::string::npos) kept.push_back(v);
+      variants = kept;
+    }
     for (const Variant& v : variants) {
       EngineTuning t;
       t.s44_stepping = v.s44;

@@ -1324,15 +1324,22 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // which run in resident blocks: no deadlock whatever the grid. The counters grow over launches
 // (S44Wave::base, done), so nothing is reset between steps.
 constexpr int kS44WaveThreads = 256;
+// The box's rows are cut into `strips` strips stepped one after the other, each a wavefront along z:
+// the samples between the H and the E front that L2 must hold (about lag + 3 planes of E^n and
+// H^{n+1/2}) shrink with the strip. H of strip s takes its rows [a, b); E takes [a - 1, b - 1) (the
+// first strip from a, the last to the box's end), so an E row reads the H of its own strip and of
+// the one before, never of the one after.
 struct S44Wave {
-  HoBox box;               // the core both fields share
-  int rows;                // rows a task
-  int chunks;              // tasks a plane and field: ceil(rows of the box / rows)
-  int lag;                 // E of plane p - lag is claimed after H of plane p (>= 1)
-  long long tasks;         // 2 chunks (planes + lag)
-  unsigned long long* counter;  // [0] the task counter, [1 + plane - box.lo[2]] H tasks done of the plane
+  HoBox box;                    // the core both fields share
+  int rows;                     // rows a task
+  int strips, strip_rows;       // strips of strip_rows rows (the last may be shorter)
+  int chunks;                   // tasks a plane, field and strip: ceil((strip_rows + 1) / rows)
+  int lag;                      // E of plane p - lag is claimed after H of plane p (>= 1)
+  long long strip_tasks;        // 2 chunks (planes + lag)
+  long long tasks;              // strips strip_tasks
+  unsigned long long* counter;  // [0] the task counter, [1 + strip planes + plane - box.lo[2]] H tasks done
   unsigned long long base;      // counter[0] at this launch's start
-  unsigned long long done;      // a plane's H count once this launch's H tasks of it are done
+  unsigned long long done;      // a (strip, plane)'s H count once this launch's H tasks of it are done
 };
 
 __device__ __forceinline__ unsigned long long s44_load_acquire(const unsigned long long* p) {
@@ -1348,7 +1355,7 @@ __global__ void __launch_bounds__(kS44WaveThreads)
   pdl_begin();
   __shared__ long long claimed;
   const int tid = int(threadIdx.x);
-  const int z0 = w.box.lo[2], z1 = w.box.hi[2];
+  const int z0 = w.box.lo[2], z1 = w.box.hi[2], planes = z1 - z0 + 1;
   const HoFold nofold{};
   unsigned long long next = 0;
   if (tid == 0) next = atomicAdd(w.counter, 1ULL);
@@ -1359,35 +1366,44 @@ __global__ void __launch_bounds__(kS44WaveThreads)
     __syncthreads();  // every thread has read `claimed` before thread 0 writes it again
     if (t >= w.tasks) break;
     if (tid == 0) next = atomicAdd(w.counter, 1ULL);  // the next task, claimed while this one runs
-    const int slot = int(t / (2 * w.chunks)), r = int(t % (2 * w.chunks));
+    const int strip = int(t / w.strip_tasks);
+    const long long u = t % w.strip_tasks;
+    const int slot = int(u / (2 * w.chunks)), r = int(u % (2 * w.chunks));
     const bool electric = r >= w.chunks;
     const int k = z0 + slot - (electric ? w.lag : 0);
     if (k < z0 || k > z1) continue;
-    const int r0 = w.box.lo[1] + (r % w.chunks) * w.rows, r1 = min(w.box.hi[1], r0 + w.rows - 1);
+    const int a = w.box.lo[1] + strip * w.strip_rows, b = min(w.box.hi[1] + 1, a + w.strip_rows);
+    const int ra = electric && strip > 0 ? a - 1 : a;
+    const int rb = !electric ? b : strip == w.strips - 1 ? b : b - 1;
+    const int r0 = ra + (r % w.chunks) * w.rows, r1 = min(rb - 1, r0 + w.rows - 1);
+    unsigned long long* done = w.counter + 1 + std::size_t(strip) * planes;
     if (electric) {
-      // H^{n+1/2} of planes k-2..k+1 of the box (the planes outside it were stepped before).
-      if (tid < 4) {
-        const int pl = k - 2 + tid;
-        if (pl >= z0 && pl <= z1)
-          while (s44_load_acquire(w.counter + 1 + (pl - z0)) < w.done) __nanosleep(100);
+      // H^{n+1/2} of planes k-2..k+1 in this strip and the one before (the planes outside the box
+      // were stepped before the launch).
+      if (tid < 8) {
+        const int pl = k - 2 + (tid & 3), before = tid >> 2;
+        if (pl >= z0 && pl <= z1 && (!before || strip > 0))
+          while (s44_load_acquire(done - (before ? planes : 0) + (pl - z0)) < w.done) __nanosleep(100);
       }
       __syncthreads();
     }
-    const bool here = s44_points_in(pts, electric ? 2 : 1, {w.box.lo[0], r0, k}, {w.box.hi[0], r1, k});
-    for (int j = r0; j <= r1; ++j)
-      for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += kS44WaveThreads) {
-        if (electric)
-          s44_direct_sample<true, false, Coef, false, CoherentAcc, true, STREAM>(Fe, g, pe, i, j, k, coef, src, tab,
-                                                                                 nofold, &pts, here);
-        else
-          s44_direct_sample<false, false, Coef, false, DirectAcc, true, STREAM>(Fh, g, ph, i, j, k, coef, src, tab,
-                                                                                nofold, &pts, here);
-      }
+    if (r0 <= r1) {
+      const bool here = s44_points_in(pts, electric ? 2 : 1, {w.box.lo[0], r0, k}, {w.box.hi[0], r1, k});
+      for (int j = r0; j <= r1; ++j)
+        for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += kS44WaveThreads) {
+          if (electric)
+            s44_direct_sample<true, false, Coef, false, CoherentAcc, true, STREAM>(Fe, g, pe, i, j, k, coef, src, tab,
+                                                                                   nofold, &pts, here);
+          else
+            s44_direct_sample<false, false, Coef, false, DirectAcc, true, STREAM>(Fh, g, ph, i, j, k, coef, src, tab,
+                                                                                  nofold, &pts, here);
+        }
+    }
     if (!electric) {
       __syncthreads();  // the task's H stored
       if (tid == 0) {
         __threadfence();
-        atomicAdd(w.counter + 1 + (k - z0), 1ULL);
+        atomicAdd(done + (k - z0), 1ULL);
       }
     }
   }
@@ -3843,11 +3859,15 @@ void FdtdEngineCuda::setup_s44_wavefront() {
   S44Wave& sw = s44_wave_;
   sw = S44Wave{};
   sw.box = w;
-  sw.rows = env_int("VEM_S44_WAVE_ROWS", 4, 1);
-  sw.lag = env_int("VEM_S44_WAVE_LAG", 2, 1);
   const int rows = w.hi[1] - w.lo[1] + 1, planes = w.hi[2] - w.lo[2] + 1;
-  sw.chunks = (rows + sw.rows - 1) / sw.rows;
-  sw.tasks = 2LL * sw.chunks * (planes + sw.lag);
+  sw.rows = env_int("VEM_S44_WAVE_ROWS", 4, 1);
+  sw.strips = std::min(env_int("VEM_S44_WAVE_STRIPS", 1, 1), std::max(1, rows / 4));
+  sw.strip_rows = (rows + sw.strips - 1) / sw.strips;
+  sw.strips = (rows + sw.strip_rows - 1) / sw.strip_rows;
+  sw.chunks = (sw.strip_rows + 1 + sw.rows - 1) / sw.rows;
+  sw.lag = env_int("VEM_S44_WAVE_LAG", 2, 1);
+  sw.strip_tasks = 2LL * sw.chunks * (planes + sw.lag);
+  sw.tasks = sw.strips * sw.strip_tasks;
   s44_wave_stream_ = env_is("VEM_S44_WAVE_STREAM", "1");
   int device = 0, sms = 0, per_sm = 0;
   VEM_CUDA_CHECK(cudaGetDevice(&device));
@@ -3864,7 +3884,7 @@ void FdtdEngineCuda::setup_s44_wavefront() {
   s44_wave_blocks_ = std::max(1, per_sm) * std::max(1, sms);
   s44_wave_blocks_ = env_int("VEM_S44_WAVE_BLOCKS", s44_wave_blocks_, 1);
   s44_wave_blocks_ = int(std::min<long long>(s44_wave_blocks_, sw.tasks));
-  s44_wave_counter_.allocate(std::size_t(1 + planes), "s44 wavefront counters");
+  s44_wave_counter_.allocate(1 + std::size_t(sw.strips) * planes, "s44 wavefront counters");
   s44_wave_counter_.zero();
   sw.counter = s44_wave_counter_.ptr;
   s44_wave_launches_ = 0;
