@@ -600,9 +600,12 @@ int run_schemes(int argc, char** argv) {
             const char* ch = std::getenv("VEM_S44_ONEPASS_CHUNK");
             b << "32x8 tile, " << (ch ? ch : "64") << " planes";
           } else if (v.s44 == SS::wavefront && r.one_pass) {  // s44_wavefront's tasks (VEM_S44_WAVE_ROWS, _LAG)
-            const char* rows = std::getenv("VEM_S44_WAVE_ROWS");
-            const char* lag = std::getenv("VEM_S44_WAVE_LAG");
-            b << (rows && *rows ? rows : "4") << "-row tasks, lag " << (lag && *lag ? lag : "2");
+            auto env = [](const char* name, const char* fallback) {
+              const char* x = std::getenv(name);
+              return x && *x ? x : fallback;
+            };
+            b << env("VEM_S44_WAVE_ROWS", "2") << "-row tasks, " << env("VEM_S44_WAVE_STRIPS", "4") << " strips, lag "
+              << env("VEM_S44_WAVE_LAG", "auto") << ", " << env("VEM_S44_WAVE_THREADS", "256") << " threads";
           } else if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
           else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
             const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;

@@ -1323,7 +1323,8 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // Tasks are claimed from a counter in order, so a task waits only for tasks claimed before it,
 // which run in resident blocks: no deadlock whatever the grid. The counters grow over launches
 // (S44Wave::base, done), so nothing is reset between steps.
-constexpr int kS44WaveThreads = 256;
+// Threads a block: 64, 128 or 256 (VEM_S44_WAVE_THREADS); a task's barriers wait for fewer warps in
+// a smaller block.
 // The box's rows are cut into `strips` strips stepped one after the other, each a wavefront along z:
 // the samples between the H and the E front that L2 must hold (about lag + 3 planes of E^n and
 // H^{n+1/2}) shrink with the strip. H of strip s takes its rows [a, b); E takes [a - 1, b - 1) (the
@@ -1348,8 +1349,8 @@ __device__ __forceinline__ unsigned long long s44_load_acquire(const unsigned lo
   return v;
 }
 
-template <class Coef, bool STREAM>
-__global__ void __launch_bounds__(kS44WaveThreads)
+template <class Coef, int THREADS>
+__global__ void __launch_bounds__(THREADS)
     s44_wavefront(FieldPtrs Fh, HoParams ph, FieldPtrs Fe, HoParams pe, GridParams g, S44Wave w, Coef coef,
                   FusedSource src, const float* __restrict__ tab, S44PairPoints pts) {
   pdl_begin();
@@ -1390,12 +1391,12 @@ __global__ void __launch_bounds__(kS44WaveThreads)
     if (r0 <= r1) {
       const bool here = s44_points_in(pts, electric ? 2 : 1, {w.box.lo[0], r0, k}, {w.box.hi[0], r1, k});
       for (int j = r0; j <= r1; ++j)
-        for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += kS44WaveThreads) {
+        for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += THREADS) {
           if (electric)
-            s44_direct_sample<true, false, Coef, false, CoherentAcc, true, STREAM>(Fe, g, pe, i, j, k, coef, src, tab,
+            s44_direct_sample<true, false, Coef, false, CoherentAcc, true, true>(Fe, g, pe, i, j, k, coef, src, tab,
                                                                                    nofold, &pts, here);
           else
-            s44_direct_sample<false, false, Coef, false, DirectAcc, true, STREAM>(Fh, g, ph, i, j, k, coef, src, tab,
+            s44_direct_sample<false, false, Coef, false, DirectAcc, true, true>(Fh, g, ph, i, j, k, coef, src, tab,
                                                                                   nofold, &pts, here);
         }
     }
@@ -2194,7 +2195,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // the bands while s44_wave_now_), the counters, the launch's blocks and the launches so far.
   bool s44_wavefront_ = false;
   bool s44_wave_now_ = false;
-  bool s44_wave_stream_ = false;  // s44_wavefront's STREAM (VEM_S44_WAVE_STREAM=1)
+  int s44_wave_threads_ = 256;  // s44_wavefront's THREADS (VEM_S44_WAVE_THREADS)
   S44Wave s44_wave_{};
   std::vector<HoBox> s44_wave_rest_[2];
   DeviceArray<unsigned long long> s44_wave_counter_;
@@ -3860,29 +3861,35 @@ void FdtdEngineCuda::setup_s44_wavefront() {
   sw = S44Wave{};
   sw.box = w;
   const int rows = w.hi[1] - w.lo[1] + 1, planes = w.hi[2] - w.lo[2] + 1;
-  sw.rows = env_int("VEM_S44_WAVE_ROWS", 4, 1);
-  sw.strips = std::min(env_int("VEM_S44_WAVE_STRIPS", 1, 1), std::max(1, rows / 4));
+  sw.rows = env_int("VEM_S44_WAVE_ROWS", 2, 1);
+  sw.strips = std::min(env_int("VEM_S44_WAVE_STRIPS", 4, 1), std::max(1, rows / 4));
   sw.strip_rows = (rows + sw.strips - 1) / sw.strips;
   sw.strips = (rows + sw.strip_rows - 1) / sw.strip_rows;
   sw.chunks = (sw.strip_rows + 1 + sw.rows - 1) / sw.rows;
-  sw.lag = env_int("VEM_S44_WAVE_LAG", 2, 1);
-  sw.strip_tasks = 2LL * sw.chunks * (planes + sw.lag);
-  sw.tasks = sw.strips * sw.strip_tasks;
-  s44_wave_stream_ = env_is("VEM_S44_WAVE_STREAM", "1");
+  s44_wave_threads_ = env_int("VEM_S44_WAVE_THREADS", 256, 64);
+  if (s44_wave_threads_ != 64 && s44_wave_threads_ != 128 && s44_wave_threads_ != 256)
+    fail("VEM_S44_WAVE_THREADS=", s44_wave_threads_, ": use 64, 128 or 256");
   int device = 0, sms = 0, per_sm = 0;
   VEM_CUDA_CHECK(cudaGetDevice(&device));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  auto occupancy = [&](auto kernel) {
-    VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kS44WaveThreads, 0));
+  auto occupancy = [&](auto coef_tag) {
+    using C = decltype(coef_tag);
+    const int t = s44_wave_threads_;
+    VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &per_sm, t == 64 ? s44_wavefront<C, 64> : t == 128 ? s44_wavefront<C, 128> : s44_wavefront<C, 256>, t, 0));
   };
-  const bool table = use_table_;
-  if (!table) s44_wave_stream_ ? occupancy(s44_wavefront<CoefficientArrays, true>)
-                               : occupancy(s44_wavefront<CoefficientArrays, false>);
-  else if (constant_table_) s44_wave_stream_ ? occupancy(s44_wavefront<ConstantTable, true>)
-                                             : occupancy(s44_wavefront<ConstantTable, false>);
-  else s44_wave_stream_ ? occupancy(s44_wavefront<GlobalTable, true>) : occupancy(s44_wavefront<GlobalTable, false>);
+  if (!use_table_) occupancy(CoefficientArrays{});
+  else if (constant_table_) occupancy(ConstantTable{});
+  else occupancy(GlobalTable{});
   s44_wave_blocks_ = std::max(1, per_sm) * std::max(1, sms);
   s44_wave_blocks_ = env_int("VEM_S44_WAVE_BLOCKS", s44_wave_blocks_, 1);
+  // The lag: an E task should find the H of its planes done, so the tasks in flight (one a block)
+  // should span fewer planes of a strip than it: the rows in flight over the strip's, plus 2
+  // (measured at 512^3: 4 / 6 / 10 / 20 best for 4-row tasks / 2-row tasks in 4 and 8 strips).
+  const long long in_flight = (long long)s44_wave_blocks_ * sw.rows;
+  sw.lag = env_int("VEM_S44_WAVE_LAG", int((in_flight + sw.strip_rows - 1) / sw.strip_rows) + 2, 1);
+  sw.strip_tasks = 2LL * sw.chunks * (planes + sw.lag);
+  sw.tasks = sw.strips * sw.strip_tasks;
   s44_wave_blocks_ = int(std::min<long long>(s44_wave_blocks_, sw.tasks));
   s44_wave_counter_.allocate(1 + std::size_t(sw.strips) * planes, "s44 wavefront counters");
   s44_wave_counter_.zero();
@@ -3905,12 +3912,14 @@ void FdtdEngineCuda::step_wavefront_s44(const Coef& coef, int step) {
   S44Wave w = s44_wave_;
   w.base = s44_wave_launches_ * (static_cast<unsigned long long>(w.tasks) + unsigned(s44_wave_blocks_));
   w.done = (s44_wave_launches_ + 1) * static_cast<unsigned long long>(w.chunks);
-  const dim3 grid{unsigned(s44_wave_blocks_)}, block{unsigned(kS44WaveThreads)};
+  const dim3 grid{unsigned(s44_wave_blocks_)}, block{unsigned(s44_wave_threads_)};
   const float* tab = s44_tab_.ptr;
-  if (s44_wave_stream_)
-    launch(s44_wavefront<Coef, true>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  if (s44_wave_threads_ == 64)
+    launch(s44_wavefront<Coef, 64>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  else if (s44_wave_threads_ == 128)
+    launch(s44_wavefront<Coef, 128>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
   else
-    launch(s44_wavefront<Coef, false>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+    launch(s44_wavefront<Coef, 256>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
   VEM_CUDA_CHECK_LAUNCH("s44_wavefront");
   ++s44_wave_launches_;
   launch_ho<true>(coef);
