@@ -1323,8 +1323,10 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // Tasks are claimed from a counter in order, so a task waits only for tasks claimed before it,
 // which run in resident blocks: no deadlock whatever the grid. The counters grow over launches
 // (S44Wave::base, done), so nothing is reset between steps.
-// Threads a block: 64, 128 or 256 (VEM_S44_WAVE_THREADS); a task's barriers wait for fewer warps in
-// a smaller block.
+// Blocks of 256 threads (blocks of 64 and 128 lost 2-10 % at 512^3 on an H200, session 40).
+// MIN_BLOCKS: the launch bound's resident blocks a multiprocessor (1: none; 64 registers give 4;
+// VEM_S44_WAVE_MIN_BLOCKS=5 or 6 asks for 48 or 40).
+constexpr int kS44WaveThreads = 256;
 // The box's rows are cut into `strips` strips stepped one after the other, each a wavefront along z:
 // the samples between the H and the E front that L2 must hold (about lag + 3 planes of E^n and
 // H^{n+1/2}) shrink with the strip. H of strip s takes its rows [a, b); E takes [a - 1, b - 1) (the
@@ -1349,8 +1351,8 @@ __device__ __forceinline__ unsigned long long s44_load_acquire(const unsigned lo
   return v;
 }
 
-template <class Coef, int THREADS>
-__global__ void __launch_bounds__(THREADS)
+template <class Coef, int MIN_BLOCKS>
+__global__ void __launch_bounds__(kS44WaveThreads, MIN_BLOCKS)
     s44_wavefront(FieldPtrs Fh, HoParams ph, FieldPtrs Fe, HoParams pe, GridParams g, S44Wave w, Coef coef,
                   FusedSource src, const float* __restrict__ tab, S44PairPoints pts) {
   pdl_begin();
@@ -1391,7 +1393,7 @@ __global__ void __launch_bounds__(THREADS)
     if (r0 <= r1) {
       const bool here = s44_points_in(pts, electric ? 2 : 1, {w.box.lo[0], r0, k}, {w.box.hi[0], r1, k});
       for (int j = r0; j <= r1; ++j)
-        for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += THREADS) {
+        for (int i = w.box.lo[0] + tid; i <= w.box.hi[0]; i += kS44WaveThreads) {
           if (electric)
             s44_direct_sample<true, false, Coef, false, CoherentAcc, true, true>(Fe, g, pe, i, j, k, coef, src, tab,
                                                                                    nofold, &pts, here);
@@ -2195,7 +2197,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // the bands while s44_wave_now_), the counters, the launch's blocks and the launches so far.
   bool s44_wavefront_ = false;
   bool s44_wave_now_ = false;
-  int s44_wave_threads_ = 256;  // s44_wavefront's THREADS (VEM_S44_WAVE_THREADS)
+  int s44_wave_min_blocks_ = 1;  // s44_wavefront's MIN_BLOCKS (VEM_S44_WAVE_MIN_BLOCKS)
   S44Wave s44_wave_{};
   std::vector<HoBox> s44_wave_rest_[2];
   DeviceArray<unsigned long long> s44_wave_counter_;
@@ -3866,17 +3868,17 @@ void FdtdEngineCuda::setup_s44_wavefront() {
   sw.strip_rows = (rows + sw.strips - 1) / sw.strips;
   sw.strips = (rows + sw.strip_rows - 1) / sw.strip_rows;
   sw.chunks = (sw.strip_rows + 1 + sw.rows - 1) / sw.rows;
-  s44_wave_threads_ = env_int("VEM_S44_WAVE_THREADS", 256, 64);
-  if (s44_wave_threads_ != 64 && s44_wave_threads_ != 128 && s44_wave_threads_ != 256)
-    fail("VEM_S44_WAVE_THREADS=", s44_wave_threads_, ": use 64, 128 or 256");
+  s44_wave_min_blocks_ = env_int("VEM_S44_WAVE_MIN_BLOCKS", 1, 1);
+  if (s44_wave_min_blocks_ != 1 && s44_wave_min_blocks_ != 5 && s44_wave_min_blocks_ != 6)
+    fail("VEM_S44_WAVE_MIN_BLOCKS=", s44_wave_min_blocks_, ": use 1, 5 or 6");
   int device = 0, sms = 0, per_sm = 0;
   VEM_CUDA_CHECK(cudaGetDevice(&device));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   auto occupancy = [&](auto coef_tag) {
     using C = decltype(coef_tag);
-    const int t = s44_wave_threads_;
+    const int m = s44_wave_min_blocks_;
     VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, t == 64 ? s44_wavefront<C, 64> : t == 128 ? s44_wavefront<C, 128> : s44_wavefront<C, 256>, t, 0));
+        &per_sm, m == 5 ? s44_wavefront<C, 5> : m == 6 ? s44_wavefront<C, 6> : s44_wavefront<C, 1>, kS44WaveThreads, 0));
   };
   if (!use_table_) occupancy(CoefficientArrays{});
   else if (constant_table_) occupancy(ConstantTable{});
@@ -3912,14 +3914,14 @@ void FdtdEngineCuda::step_wavefront_s44(const Coef& coef, int step) {
   S44Wave w = s44_wave_;
   w.base = s44_wave_launches_ * (static_cast<unsigned long long>(w.tasks) + unsigned(s44_wave_blocks_));
   w.done = (s44_wave_launches_ + 1) * static_cast<unsigned long long>(w.chunks);
-  const dim3 grid{unsigned(s44_wave_blocks_)}, block{unsigned(s44_wave_threads_)};
+  const dim3 grid{unsigned(s44_wave_blocks_)}, block{unsigned(kS44WaveThreads)};
   const float* tab = s44_tab_.ptr;
-  if (s44_wave_threads_ == 64)
-    launch(s44_wavefront<Coef, 64>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
-  else if (s44_wave_threads_ == 128)
-    launch(s44_wavefront<Coef, 128>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  if (s44_wave_min_blocks_ == 5)
+    launch(s44_wavefront<Coef, 5>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  else if (s44_wave_min_blocks_ == 6)
+    launch(s44_wavefront<Coef, 6>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
   else
-    launch(s44_wavefront<Coef, 256>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+    launch(s44_wavefront<Coef, 1>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
   VEM_CUDA_CHECK_LAUNCH("s44_wavefront");
   ++s44_wave_launches_;
   launch_ho<true>(coef);

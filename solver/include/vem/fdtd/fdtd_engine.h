@@ -234,7 +234,7 @@ struct EngineTuning {
   // done), so the E stage finds E^n and H^{n+1/2} in L2: about 122 bytes of DRAM traffic a sample
   // and step, each sample computed once; the bands, the shell and the rest step around it with the
   // direct kernels. No spare level; the same conditions as two_steps but no material table needed.
-  // VEM_S44_STEPPING=wavefront (VEM_S44_WAVE_ROWS, _STRIPS, _LAG, _BLOCKS, _THREADS for measurement).
+  // VEM_S44_STEPPING=wavefront (VEM_S44_WAVE_ROWS, _STRIPS, _LAG, _BLOCKS, _MIN_BLOCKS for measurement).
   enum class S44Stepping { automatic, one_step, two_steps, one_pass, wavefront } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
