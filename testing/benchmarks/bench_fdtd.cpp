@@ -605,7 +605,7 @@ int run_schemes(int argc, char** argv) {
               return x && *x ? x : fallback;
             };
             b << env("VEM_S44_WAVE_ROWS", "2") << "-row tasks, " << env("VEM_S44_WAVE_STRIPS", "4") << " strips, lag "
-              << env("VEM_S44_WAVE_LAG", "auto") << ", " << env("VEM_S44_WAVE_MIN_BLOCKS", "1") << " min blocks";
+              << env("VEM_S44_WAVE_LAG", "auto");
           } else if (kk == HK::tiled) b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes";
           else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
             const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;

@@ -433,9 +433,8 @@ TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
 // the one-step fields and probes bit for bit: s44_core_setup's model (CPML on five faces, PEC on
 // one; a soft and a hard source in the core, a magnetic one near its edge), both table placements
 // and coefficient arrays. Variants: the defaults; one strip of 1-row tasks with lag 1 (an E task
-// right after the H of its last plane: the waits are exercised) held to 5 blocks a multiprocessor;
-// 3-row tasks, lag 5, 3 blocks, held to 6; 2-row tasks in 3 strips with lag 3; 1-row tasks in 5
-// strips, lag 1, 7 blocks.
+// right after the H of its last plane: the waits are exercised); 3-row tasks, lag 5, 3 blocks;
+// 2-row tasks in 3 strips with lag 3; 1-row tasks in 5 strips, lag 1, 7 blocks.
 TEST(SchemeCudaS44Wavefront, GivesTheOneStepFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   using SS = EngineTuning::S44Stepping;
@@ -463,21 +462,18 @@ TEST(SchemeCudaS44Wavefront, GivesTheOneStepFields) {
     ASSERT_EQ(e0->run(n), n);
     EXPECT_EQ(e0->one_pass_steps(), 0);
     struct Variant {
-      const char *rows, *lag, *blocks, *min_blocks, *strips;
+      const char *rows, *lag, *blocks, *strips;
     };
-    for (const Variant& v : {Variant{"", "", "", "", ""}, Variant{"1", "1", "", "5", "1"},
-                             Variant{"3", "5", "3", "6", "1"}, Variant{"2", "3", "", "", "3"},
-                             Variant{"1", "1", "7", "", "5"}}) {
+    for (const Variant& v : {Variant{"", "", "", ""}, Variant{"1", "1", "", "1"}, Variant{"3", "5", "3", "1"},
+                             Variant{"2", "3", "", "3"}, Variant{"1", "1", "7", "5"}}) {
       const std::string what = std::string(m.what) + ", rows " + v.rows + " lag " + v.lag + " blocks " + v.blocks +
-                               " min blocks " + v.min_blocks + " strips " + v.strips;
+                               " strips " + v.strips;
       ::setenv("VEM_S44_WAVE_ROWS", v.rows, 1);
       ::setenv("VEM_S44_WAVE_LAG", v.lag, 1);
       ::setenv("VEM_S44_WAVE_BLOCKS", v.blocks, 1);
-      ::setenv("VEM_S44_WAVE_MIN_BLOCKS", v.min_blocks, 1);
       ::setenv("VEM_S44_WAVE_STRIPS", v.strips, 1);
       auto e = make_engine(op, Backend::cuda, 0, nullptr, wave);
-      for (const char* name : {"VEM_S44_WAVE_ROWS", "VEM_S44_WAVE_LAG", "VEM_S44_WAVE_BLOCKS", "VEM_S44_WAVE_MIN_BLOCKS",
-                               "VEM_S44_WAVE_STRIPS"})
+      for (const char* name : {"VEM_S44_WAVE_ROWS", "VEM_S44_WAVE_LAG", "VEM_S44_WAVE_BLOCKS", "VEM_S44_WAVE_STRIPS"})
         ::unsetenv(name);
       ASSERT_EQ(e->run(n), n);
       EXPECT_EQ(e->one_pass_steps(), n) << "the wavefront did not run: " << what;

@@ -1323,9 +1323,9 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // Tasks are claimed from a counter in order, so a task waits only for tasks claimed before it,
 // which run in resident blocks: no deadlock whatever the grid. The counters grow over launches
 // (S44Wave::base, done), so nothing is reset between steps.
-// Blocks of 256 threads (blocks of 64 and 128 lost 2-10 % at 512^3 on an H200, session 40).
-// MIN_BLOCKS: the launch bound's resident blocks a multiprocessor (1: none; 64 registers give 4;
-// VEM_S44_WAVE_MIN_BLOCKS=5 or 6 asks for 48 or 40).
+// Blocks of 256 threads, 64 registers: 4 a multiprocessor. Measured at 512^3 on an H200 (session
+// 40), and lost: blocks of 64 and 128 threads (2-10 %), the kernel held to 5 or 6 blocks (48 and 40
+// registers, spilling: 4 % and 16 %).
 constexpr int kS44WaveThreads = 256;
 // The box's rows are cut into `strips` strips stepped one after the other, each a wavefront along z:
 // the samples between the H and the E front that L2 must hold (about lag + 3 planes of E^n and
@@ -1351,8 +1351,8 @@ __device__ __forceinline__ unsigned long long s44_load_acquire(const unsigned lo
   return v;
 }
 
-template <class Coef, int MIN_BLOCKS>
-__global__ void __launch_bounds__(kS44WaveThreads, MIN_BLOCKS)
+template <class Coef>
+__global__ void __launch_bounds__(kS44WaveThreads)
     s44_wavefront(FieldPtrs Fh, HoParams ph, FieldPtrs Fe, HoParams pe, GridParams g, S44Wave w, Coef coef,
                   FusedSource src, const float* __restrict__ tab, S44PairPoints pts) {
   pdl_begin();
@@ -2197,7 +2197,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   // the bands while s44_wave_now_), the counters, the launch's blocks and the launches so far.
   bool s44_wavefront_ = false;
   bool s44_wave_now_ = false;
-  int s44_wave_min_blocks_ = 1;  // s44_wavefront's MIN_BLOCKS (VEM_S44_WAVE_MIN_BLOCKS)
   S44Wave s44_wave_{};
   std::vector<HoBox> s44_wave_rest_[2];
   DeviceArray<unsigned long long> s44_wave_counter_;
@@ -3868,17 +3867,12 @@ void FdtdEngineCuda::setup_s44_wavefront() {
   sw.strip_rows = (rows + sw.strips - 1) / sw.strips;
   sw.strips = (rows + sw.strip_rows - 1) / sw.strip_rows;
   sw.chunks = (sw.strip_rows + 1 + sw.rows - 1) / sw.rows;
-  s44_wave_min_blocks_ = env_int("VEM_S44_WAVE_MIN_BLOCKS", 1, 1);
-  if (s44_wave_min_blocks_ != 1 && s44_wave_min_blocks_ != 5 && s44_wave_min_blocks_ != 6)
-    fail("VEM_S44_WAVE_MIN_BLOCKS=", s44_wave_min_blocks_, ": use 1, 5 or 6");
   int device = 0, sms = 0, per_sm = 0;
   VEM_CUDA_CHECK(cudaGetDevice(&device));
   VEM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   auto occupancy = [&](auto coef_tag) {
-    using C = decltype(coef_tag);
-    const int m = s44_wave_min_blocks_;
-    VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &per_sm, m == 5 ? s44_wavefront<C, 5> : m == 6 ? s44_wavefront<C, 6> : s44_wavefront<C, 1>, kS44WaveThreads, 0));
+    VEM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, s44_wavefront<decltype(coef_tag)>,
+                                                                 kS44WaveThreads, 0));
   };
   if (!use_table_) occupancy(CoefficientArrays{});
   else if (constant_table_) occupancy(ConstantTable{});
@@ -3916,12 +3910,7 @@ void FdtdEngineCuda::step_wavefront_s44(const Coef& coef, int step) {
   w.done = (s44_wave_launches_ + 1) * static_cast<unsigned long long>(w.chunks);
   const dim3 grid{unsigned(s44_wave_blocks_)}, block{unsigned(kS44WaveThreads)};
   const float* tab = s44_tab_.ptr;
-  if (s44_wave_min_blocks_ == 5)
-    launch(s44_wavefront<Coef, 5>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
-  else if (s44_wave_min_blocks_ == 6)
-    launch(s44_wavefront<Coef, 6>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
-  else
-    launch(s44_wavefront<Coef, 1>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
+  launch(s44_wavefront<Coef>, grid, block, Fh, ph, F_, ho_, g_, w, coef, fused_, tab, pts);
   VEM_CUDA_CHECK_LAUNCH("s44_wavefront");
   ++s44_wave_launches_;
   launch_ho<true>(coef);

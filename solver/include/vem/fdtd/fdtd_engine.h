@@ -231,10 +231,13 @@ struct EngineTuning {
   // stays one_step. VEM_S44_STEPPING=one_pass.
   // wavefront: the direct kernels' H and E passes over the core both fields share as tasks of one
   // persistent launch in plane order (H at plane p, E at plane p - lag once H of its planes is
-  // done), so the E stage finds E^n and H^{n+1/2} in L2: about 122 bytes of DRAM traffic a sample
-  // and step, each sample computed once; the bands, the shell and the rest step around it with the
-  // direct kernels. No spare level; the same conditions as two_steps but no material table needed.
-  // VEM_S44_STEPPING=wavefront (VEM_S44_WAVE_ROWS, _STRIPS, _LAG, _BLOCKS, _MIN_BLOCKS for measurement).
+  // done; the rows in 4 strips), so the E stage finds E^n and H^{n+1/2} in L2: about 122 bytes of
+  // DRAM traffic a sample and step, each sample computed once; the bands, the shell and the rest
+  // step around it with the direct kernels. No spare level; the same conditions as two_steps but
+  // no material table needed. It lost 2 % at 512^3 on an H200 (18,033-18,124 against 18,423-18,437
+  // Mcells/s; highorder.md, session 40): its kernel moves almost the ideal bytes, at 76 % of the
+  // copy bandwidth against the direct passes' 86-90 %, so automatic stays one_step.
+  // VEM_S44_STEPPING=wavefront (VEM_S44_WAVE_ROWS, _STRIPS, _LAG, _BLOCKS for measurement).
   enum class S44Stepping { automatic, one_step, two_steps, one_pass, wavefront } s44_stepping = S44Stepping::automatic;
   // One pass per time step (issue 16; solver/src/fdtd/cuda/fused_step.h): the Yee H and E
   // updates in one kernel with a second set of field arrays (ping-pong: 24 more bytes a sample),
