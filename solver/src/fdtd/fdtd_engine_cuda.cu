@@ -890,10 +890,12 @@ __global__ void ho_interior_direct(FieldPtrs F, GridParams g, HoParams p, HoBox 
 // does for the leap-frog schemes.
 // LEVELS_FIRST: the key, the levels and the coefficients are read before the stencil in the source
 // (VEM_S44_LOAD_ORDER=levels_first, measurement; the same floats).
-// The s44 wavefront's options for s44_direct_sample (s44_wavefront below): WAVE: the point updates
-// of the sample's half step applied before its stores (pts, when `here`), as apply_point_updates
-// would after the pass (the same floats); STREAM: the levels read and E^{n+1} written with the
-// evict-first hints (__ldcs / __stcs), so that L2 keeps H^{n+1/2} and E^n for the E stage.
+// s44_direct's body is s44_direct_sample, a function of the sample, which s44_wavefront (below) runs
+// too with its options: Acc, the other field's accessor; WAVE: the point updates of the sample's
+// half step applied before its stores (pts, when `here`), as apply_point_updates would after the
+// pass (the same floats); STREAM: the levels read and E^{n+1} written with the evict-first hints
+// (__ldcs / __stcs), so that L2 keeps H^{n+1/2} and E^n for the E stage.
+// The point updates that the pair, one-pass and wavefront kernels apply themselves (s44_points).
 constexpr int kS44PairPoints = 6;  // point updates per stage handled in the kernel
 struct S44PairPoints {
   int count[4];  // [stage]: H1, E1, H2, E2 (H sources of step s, E of s, H of s+1, E of s+1)
@@ -1323,6 +1325,11 @@ __global__ void __launch_bounds__(kS44PairT * kS44PairT, 1)
 // Tasks are claimed from a counter in order, so a task waits only for tasks claimed before it,
 // which run in resident blocks: no deadlock whatever the grid. The counters grow over launches
 // (S44Wave::base, done), so nothing is reset between steps.
+// Measured (session 40, 512^3, H200, results/highorder.md): 2 % slower than the direct passes
+// (18,030-18,055 against 18,420-18,479 Mcells/s). The launch moves 138 B a core sample (ideal 122;
+// the direct passes about 154) but at 76 % of the copy bandwidth against their 86-90 %: it is
+// latency-bound (half the warps resident, 18 % of the stalls on the tasks' barriers). So
+// `automatic` stays one_step.
 // Blocks of 256 threads, 64 registers: 4 a multiprocessor. Measured at 512^3 on an H200 (session
 // 40), and lost: blocks of 64 and 128 threads (2-10 %), the kernel held to 5 or 6 blocks (48 and 40
 // registers, spilling: 4 % and 16 %).
@@ -1340,7 +1347,7 @@ struct S44Wave {
   int lag;                      // E of plane p - lag is claimed after H of plane p (>= 1)
   long long strip_tasks;        // 2 chunks (planes + lag)
   long long tasks;              // strips strip_tasks
-  unsigned long long* counter;  // [0] the task counter, [1 + strip planes + plane - box.lo[2]] H tasks done
+  unsigned long long* counter;  // [0] the task counter, [1 + strip * planes + plane - box.lo[2]] H tasks done
   unsigned long long base;      // counter[0] at this launch's start
   unsigned long long done;      // a (strip, plane)'s H count once this launch's H tasks of it are done
 };
