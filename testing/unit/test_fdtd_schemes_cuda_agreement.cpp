@@ -350,6 +350,20 @@ FdtdSetup s44_core_setup() {
   return s;
 }
 
+// The material storage the s44 kernels read their coefficients from: indexed with the table in
+// constant and in global memory, and coefficient arrays.
+struct MaterialVariant {
+  MaterialMode mode;
+  EngineTuning::TablePlacement table;
+  const char* what;
+};
+std::vector<MaterialVariant> material_variants() {
+  using TP = EngineTuning::TablePlacement;
+  return {{MaterialMode::indexed, TP::automatic, "indexed, constant table"},
+          {MaterialMode::indexed, TP::global, "indexed, global table"},
+          {MaterialMode::coefficient_array, TP::automatic, "coefficient arrays"}};
+}
+
 // Every component and probe of `b` equal to `a`'s, bit for bit, and not all zero.
 void expect_same_fields_and_probes(const FdtdEngine& a, const FdtdEngine& b, const std::string& where) {
   for (int ci = 0; ci < 6; ++ci) {
@@ -438,15 +452,7 @@ TEST(SchemeCudaS44Pair, OnePassGivesTheOneStepFields) {
 TEST(SchemeCudaS44Wavefront, GivesTheOneStepFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   using SS = EngineTuning::S44Stepping;
-  using TP = EngineTuning::TablePlacement;
-  struct Model {
-    MaterialMode mode;
-    TP table;
-    const char* what;
-  };
-  for (const Model& m : {Model{MaterialMode::indexed, TP::automatic, "constant table"},
-                         Model{MaterialMode::indexed, TP::global, "global table"},
-                         Model{MaterialMode::coefficient_array, TP::automatic, "coefficient arrays"}}) {
+  for (const MaterialVariant& m : material_variants()) {
     const FdtdSetup core = s44_core_setup();
     FdtdSetup setup = make_setup(Scheme::s44, m.mode, core.grid);
     setup.boundaries = core.boundaries;
@@ -491,15 +497,7 @@ TEST(SchemeCudaS44Wavefront, GivesTheOneStepFields) {
 // point sources; the block shape of SchemeCudaKernels, which does not divide the box.
 TEST(SchemeCudaS44Direct, StoresLastGiveTheInterleavedFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
-  using TP = EngineTuning::TablePlacement;
-  struct Variant {
-    MaterialMode mode;
-    TP table;
-    const char* what;
-  };
-  for (const Variant& v : {Variant{MaterialMode::indexed, TP::automatic, "indexed, constant table"},
-                           Variant{MaterialMode::indexed, TP::global, "indexed, global table"},
-                           Variant{MaterialMode::coefficient_array, TP::automatic, "coefficient arrays"}}) {
+  for (const MaterialVariant& v : material_variants()) {
     const FdtdOperator op(make_setup(Scheme::s44, v.mode));
     EngineTuning t;
     t.table = v.table;

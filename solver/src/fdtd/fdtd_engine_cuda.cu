@@ -2178,6 +2178,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   DeviceArray<float> s44_spare_[6][2];
   DeviceArray<float> s44_tab_;
   void setup_s44_pair(const EngineTuning& tuning);
+  bool s44_core_steppable() const;
   // s44's one-step direct kernel: s44_direct (the stores last, the coefficients from s44_tab_ with
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
@@ -3625,6 +3626,23 @@ void FdtdEngineCuda::rotate_s44() {
   }
 }
 
+// Whether a kernel of s44's (the pair, one pass, the wavefront) may step a core box of this model:
+// the direct kernels, float32 fields, no subdomain, PMC or periodic face (their ghost fills run
+// between the half steps), and at most kS44PairPoints point-source components a field (the kernels
+// apply those of the core themselves).
+bool FdtdEngineCuda::s44_core_steppable() const {
+  if (ho_kernel_ != EngineTuning::HighOrderKernel::direct || storage_ != FieldStorage::float32 || subdomain_)
+    return false;
+  for (int f = 0; f < 6; ++f) {
+    const BoundaryType b = op_.setup().boundaries.face[f];
+    if (b == BoundaryType::pmc || b == BoundaryType::periodic) return false;
+  }
+  int points[2] = {0, 0};
+  for (const auto& ps : op_.sources())
+    for (int a = 0; a < 3; ++a) points[ps.electric ? 1 : 0] += ps.active[a] ? 1 : 0;
+  return points[0] <= kS44PairPoints && points[1] <= kS44PairPoints;
+}
+
 // s44 two steps per pass (EngineTuning::s44_stepping, s44_pair_interior): the core is the
 // largest box whose footprint (the core grown by 6 samples on every side: the samples whose
 // levels the pair reads or computes again) lies inside both fields' direct boxes and clear of
@@ -3649,17 +3667,7 @@ void FdtdEngineCuda::setup_s44_pair(const EngineTuning& tuning) {
   // The footprint: the samples around the core whose levels the kernel reads or computes again.
   const int halo = one_pass ? kS44OpHalo : kS44PairHalo;
   // What the pair cannot take steps one at a time (documented at EngineTuning::s44_stepping).
-  if (ho_kernel_ != EngineTuning::HighOrderKernel::direct || !use_table_ || storage_ != FieldStorage::float32 ||
-      subdomain_)
-    return;
-  for (int f = 0; f < 6; ++f) {
-    const BoundaryType b = op_.setup().boundaries.face[f];
-    if (b == BoundaryType::pmc || b == BoundaryType::periodic) return;
-  }
-  int points[2] = {0, 0};
-  for (const auto& ps : op_.sources())
-    for (int a = 0; a < 3; ++a) points[ps.electric ? 1 : 0] += ps.active[a] ? 1 : 0;
-  if (points[0] > kS44PairPoints || points[1] > kS44PairPoints) return;
+  if (!s44_core_steppable() || !use_table_) return;
   HoBox c{};
   for (int a = 0; a < 3; ++a) {
     c.lo[a] = std::max(ho_box_[0].lo[a], ho_box_[1].lo[a]) + halo;
@@ -3840,17 +3848,7 @@ void FdtdEngineCuda::step_onepass_s44(const Coef& coef, int step) {
 // either core holds beyond it steps with that field's bands. The launch takes as many blocks as
 // stay resident (more would only wait to claim nothing).
 void FdtdEngineCuda::setup_s44_wavefront() {
-  if (!ho_.s44 || ho_kernel_ != EngineTuning::HighOrderKernel::direct || !s44_stores_last_ || s44_levels_first_ ||
-      !ho_fold_ || storage_ != FieldStorage::float32 || subdomain_)
-    return;
-  for (int f = 0; f < 6; ++f) {
-    const BoundaryType b = op_.setup().boundaries.face[f];
-    if (b == BoundaryType::pmc || b == BoundaryType::periodic) return;
-  }
-  int points[2] = {0, 0};
-  for (const auto& ps : op_.sources())
-    for (int a = 0; a < 3; ++a) points[ps.electric ? 1 : 0] += ps.active[a] ? 1 : 0;
-  if (points[0] > kS44PairPoints || points[1] > kS44PairPoints) return;
+  if (!ho_.s44 || !s44_core_steppable() || !s44_stores_last_ || s44_levels_first_ || !ho_fold_) return;
   HoBox w{};
   for (int a = 0; a < 3; ++a) {
     w.lo[a] = std::max(ho_core_[0].lo[a], ho_core_[1].lo[a]);
