@@ -334,8 +334,8 @@ INSTANTIATE_TEST_SUITE_P(Boundaries, SchemeCudaXFaces,
 // pair's halo (their updates applied by the pair kernel in its halo and by the rest); probes in
 // the core and in the rest; an odd step count (the last step alone). Both table placements.
 // The model of the s44 core tests below.
-FdtdSetup s44_core_setup() {
-  FdtdSetup s = make_setup(Scheme::s44, MaterialMode::indexed, YeeGrid{72, 64, 52, 1e-3, 1e-3, 1e-3});
+FdtdSetup s44_core_setup(MaterialMode mode = MaterialMode::indexed) {
+  FdtdSetup s = make_setup(Scheme::s44, mode, YeeGrid{72, 64, 52, 1e-3, 1e-3, 1e-3});
   s.boundaries.face = {BoundaryType::cpml, BoundaryType::cpml, BoundaryType::cpml,
                        BoundaryType::cpml, BoundaryType::pec, BoundaryType::cpml};
   s.sources[0].i = 30; s.sources[0].j = 30; s.sources[0].k = 25;
@@ -453,12 +453,7 @@ TEST(SchemeCudaS44Wavefront, GivesTheOneStepFields) {
   VEM_REQUIRE_BACKEND(Backend::cuda);
   using SS = EngineTuning::S44Stepping;
   for (const MaterialVariant& m : material_variants()) {
-    const FdtdSetup core = s44_core_setup();
-    FdtdSetup setup = make_setup(Scheme::s44, m.mode, core.grid);
-    setup.boundaries = core.boundaries;
-    setup.sources = core.sources;
-    setup.probes = core.probes;
-    const FdtdOperator op(setup);
+    const FdtdOperator op(s44_core_setup(m.mode));
     EngineTuning one, wave;
     one.s44_stepping = SS::one_step;
     wave.s44_stepping = SS::wavefront;

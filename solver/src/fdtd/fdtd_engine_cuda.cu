@@ -103,6 +103,15 @@ inline bool env_switch(const char* name, bool fallback) {
   const char* v = std::getenv(name);
   return v ? std::string(v) == "1" : fallback;
 }
+// A measurement switch `name` holding an integer >= `least` that overrides `fallback` when set and
+// not empty; any other value is refused with a message naming it.
+inline int env_int(const char* name, int fallback, int least) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  const int x = std::atoi(v);
+  if (x < least) fail(name, "=", v, ": expected an integer >= ", least);
+  return x;
+}
 // A second stream whose work runs beside the engine's stream: fork() makes it wait for the work
 // queued on `from` so far, join() makes `into` wait for the work queued on it so far. Temporal
 // blocking's interior and the high-order shell run there.
@@ -3856,13 +3865,6 @@ void FdtdEngineCuda::setup_s44_wavefront() {
     if (w.hi[a] - w.lo[a] + 1 < 4) return;  // too small to pay
   }
   for (int e = 0; e < 2; ++e) s44_wave_rest_[e] = box_less(ho_core_[e], w);
-  auto env_int = [](const char* name, int fallback, int least) {
-    const char* v = std::getenv(name);
-    if (!v || !*v) return fallback;
-    const int x = std::atoi(v);
-    if (x < least) fail(name, "=", v, ": expected an integer >= ", least);
-    return x;
-  };
   S44Wave& sw = s44_wave_;
   sw = S44Wave{};
   sw.box = w;
