@@ -172,14 +172,20 @@ TEST_P(SchemeCudaKernels, VariantsGiveTheSameFields) {
   auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
   auto e1 = make_engine(op, Backend::cuda, 0, nullptr, direct);
   auto e2 = make_engine(op, Backend::cuda, 0, nullptr, tiled);
+  ::setenv("VEM_HO_CORE_ROWS", "1", 1);  // the tiled kernel's threads one row each (the default: two)
+  auto e3 = make_engine(op, Backend::cuda, 0, nullptr, tiled);
+  ::unsetenv("VEM_HO_CORE_ROWS");
   const int n = 150;
   ASSERT_EQ(e0->run(n), n);
   ASSERT_EQ(e1->run(n), n);
   ASSERT_EQ(e2->run(n), n);
+  ASSERT_EQ(e3->run(n), n);
   for (int ci = 0; ci < 6; ++ci) {
-    const auto a = e0->field(Component(ci)), b = e1->field(Component(ci)), c = e2->field(Component(ci));
+    const auto a = e0->field(Component(ci)), b = e1->field(Component(ci)), c = e2->field(Component(ci)),
+               d = e3->field(Component(ci));
     EXPECT_EQ(differing(a, b), 0u) << scheme_name(GetParam()) << " direct " << component_name(Component(ci));
     EXPECT_EQ(differing(a, c), 0u) << scheme_name(GetParam()) << " tiled " << component_name(Component(ci));
+    EXPECT_EQ(differing(a, d), 0u) << scheme_name(GetParam()) << " tiled, one row " << component_name(Component(ci));
     EXPECT_GT(max_abs(a), 0.0);
   }
 }
@@ -223,7 +229,8 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
   ASSERT_EQ(e0->run(n), n);
   // The default launches (the bands in one launch, the shell on a side stream beside the interior)
-  // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM) or change
+  // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM,
+  // VEM_HO_CORE_ROWS=1: the core's threads one row each instead of two) or change
   // s44's kernels (VEM_S44_DIRECT; VEM_S44_BAND_BLOCK and VEM_S44_CORE_X: the bands' widths and
   // the core's first column).
   struct Variant {
@@ -237,6 +244,8 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
                               {&folded_default, nullptr, nullptr, "folded"},
                               {&folded_default, "VEM_HO_BAND_LAUNCH", "separate", "folded, a launch per band"},
                               {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"},
+                              {&folded_default, "VEM_HO_CORE_ROWS", "1", "folded, one row a thread in the core"},
+                              {&folded, "VEM_HO_CORE_ROWS", "1", "folded, 8-plane chunks, one row a thread"},
                               {&folded_default, "VEM_S44_DIRECT", "interleaved", "s44's interleaved direct kernel"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "64x4", "s44's bands in 64 x 4 blocks"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "16x16", "s44's bands in 16 x 16 blocks"},

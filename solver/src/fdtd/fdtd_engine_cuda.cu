@@ -1577,9 +1577,15 @@ __global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
   }
 }
 
-constexpr int kTileX = 32, kTileY = 8;
-constexpr int kTileWX = kTileX + 3, kTilePlane = (kTileX + 3) * (kTileY + 3);
-constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane * sizeof(float);
+constexpr int kTileX = 32, kTileY = 8;  // the tiled kernel's threads a block
+constexpr int kTileWX = kTileX + 3;
+// A tile is kTileX columns by kTileY * RY rows: each thread updates RY samples one row apart (RY 2:
+// the core instance, ho_core_rows_; the two samples share most of their stencil's shared-memory
+// loads). A ring plane (kTilePlane) holds the tile with its 3-sample halo.
+template <int RY>
+constexpr int kTilePlane = kTileWX * (kTileY * RY + 3);
+template <int RY>
+constexpr std::size_t kTileSmemBytes = std::size_t(3) * 4 * kTilePlane<RY> * sizeof(float);
 
 // The boxes of one launch of the tiled kernel: the core (one box), or every band of the folded
 // CPML (up to six: the z, y and x bands), so that the bands' blocks fill the machine together
@@ -1596,8 +1602,9 @@ struct HoTileSet {
   int blocks;                  // blocks in all
 };
 
-// The set of the given boxes, each with its z planes per block; empty boxes are left out.
-inline HoTileSet tile_set(const std::vector<std::pair<HoBox, int>>& boxes) {
+// The set of the given boxes, each with its z planes per block, in tiles of kTileX x tile_y;
+// empty boxes are left out.
+inline HoTileSet tile_set(const std::vector<std::pair<HoBox, int>>& boxes, int tile_y = kTileY) {
   HoTileSet ts{};
   for (const auto& [b, chunk] : boxes) {
     const int x[3] = {b.hi[0] - b.lo[0] + 1, b.hi[1] - b.lo[1] + 1, b.hi[2] - b.lo[2] + 1};
@@ -1607,7 +1614,7 @@ inline HoTileSet tile_set(const std::vector<std::pair<HoBox, int>>& boxes) {
     ts.box[q] = b;
     ts.chunk[q] = chunk;
     ts.tiles_x[q] = (x[0] + kTileX - 1) / kTileX;
-    ts.tiles_y[q] = (x[1] + kTileY - 1) / kTileY;
+    ts.tiles_y[q] = (x[1] + tile_y - 1) / tile_y;
     ts.begin[q] = ts.blocks;
     const long long blocks = (long long)ts.tiles_x[q] * ts.tiles_y[q] * ((x[2] + chunk - 1) / chunk);
     if (ts.blocks + blocks > 0x7fffffffLL) fail("internal: more than 2^31 - 1 blocks in one launch of the tiled kernel");
@@ -1644,11 +1651,13 @@ __device__ __forceinline__ HoTile ho_tile(const HoTileSet& ts, int blk) {
 }
 // The tile of this block when the set has one box launched as a 3D grid (tiles_x, tiles_y,
 // chunks): the core's launch. Its fields stay operands from the parameter bank (ho_tile's
-// selection cost the core instances up to 8 registers, and a resident block for some).
+// selection cost the core instances up to 8 registers, and a resident block for some). TY: the
+// tile's rows.
+template <int TY>
 __device__ __forceinline__ HoTile ho_tile_grid(const HoTileSet& ts) {
   HoTile t;
   t.i0 = ts.box[0].lo[0] + int(blockIdx.x) * kTileX;
-  t.j0 = ts.box[0].lo[1] + int(blockIdx.y) * kTileY;
+  t.j0 = ts.box[0].lo[1] + int(blockIdx.y) * TY;
   t.k0 = ts.box[0].lo[2] + int(blockIdx.z) * ts.chunk[0];
   t.k1 = min(ts.box[0].hi[2], t.k0 + ts.chunk[0] - 1);
   t.hi0 = ts.box[0].hi[0];
@@ -1675,19 +1684,26 @@ constexpr int ho_core_blocks() {
   if constexpr (!std::is_same_v<Coef, ConstantTable>) return 0;
   else return SHAPE == kShapeFv24 && !ELECTRIC ? 6 : SHAPE == kShapeS22 && ELECTRIC ? 5 : 0;
 }
-template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef>
-__global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : ho_core_blocks<ELECTRIC, SHAPE, Coef>())
+//
+// RY: the samples a thread updates, one row apart (kTilePlane): 1, or 2 in the core instance
+// (ho_core_rows_). The second row's stencil reads the first's ring positions one row down, the
+// same shared-memory addresses, so the compiler loads each once: fv24 108 loads a sample with one
+// row, 78 with two (results/highorder.md, session 41). Each sample's arithmetic is unchanged.
+template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef, int RY = 1>
+__global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5)
+                                                   : RY == 1 ? ho_core_blocks<ELECTRIC, SHAPE, Coef>() : 0)
     ho_interior_tiled(FieldPtrs F, GridParams g, HoParams p, HoTileSet tiles, Coef coef, FusedSource src,
                       HoFold fold) {
+  static_assert(RY == 1 || (RY == 2 && !FOLD), "two rows a thread in the core instance only");
   pdl_begin();
   constexpr int LO = ELECTRIC ? -2 : -1;  // the stencil's lowest offset on any axis; it reaches LO..LO+3
   constexpr int OTHER = ELECTRIC ? 3 : 0;
-  constexpr int PL = kTilePlane, WX = kTileWX;
+  constexpr int PL = kTilePlane<RY>, WX = kTileWX;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = tx + kTileX * ty;
   // The band instance takes its tiles from a set of boxes (1D grid), the core from one box (3D grid).
-  const HoTile tile = FOLD ? ho_tile(tiles, int(blockIdx.x)) : ho_tile_grid(tiles);
+  const HoTile tile = FOLD ? ho_tile(tiles, int(blockIdx.x)) : ho_tile_grid<kTileY * RY>(tiles);
   const int i0 = tile.i0, j0 = tile.j0, k0 = tile.k0, k1 = tile.k1;
-  const int i = i0 + tx, j = j0 + ty;
+  const int i = i0 + tx, j = j0 + RY * ty;  // the first of the thread's rows
   const bool active = i <= tile.hi0 && j <= tile.hi1;
   const int ilast = tile.hi0 + LO + 3, jlast = tile.hi1 + LO + 3;  // the last column a tile reads
   const float* __restrict__ S0 = F.f[OTHER];
@@ -1763,7 +1779,7 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : h
     put(kz);
   }
   __syncthreads();
-  const int lbase = (ty - LO) * WX + (tx - LO);
+  const int lbase = (RY * ty - LO) * WX + (tx - LO);
   // The own sample's material key and three updated components (leap-frog schemes) are loaded a
   // plane ahead, with the ring's next plane, instead of after the curls: those loads were the
   // kernel's main stall (Nsight Compute; loading them at the start of the plane instead gained
@@ -1771,51 +1787,93 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5) : h
   // (ho_leapfrog); s44 reads its time levels in ho_store.
   constexpr int SELF0 = ELECTRIC ? 0 : 3;
   const bool own_ahead = !p.s44;
-  int key_n = 0;
-  float u_n[3] = {0.0f, 0.0f, 0.0f};
-  auto load_own = [&](int kz) {
-    if (!active) return;
-    const int o = g.origin + i + j * g.sy + kz * g.sz;
-    key_n = coef.key(o);
+  bool act[RY];  // the thread's samples within the box
 #pragma unroll
-    for (int c = 0; c < 3; ++c) u_n[c] = F.f[SELF0 + c][o];
+  for (int r = 0; r < RY; ++r) act[r] = i <= tile.hi0 && j + r <= tile.hi1;
+  int key_n[RY];
+  float u_n[RY][3];
+#pragma unroll
+  for (int r = 0; r < RY; ++r) key_n[r] = 0, u_n[r][0] = u_n[r][1] = u_n[r][2] = 0.0f;
+  auto load_own = [&](int kz) {
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      if (!act[r]) continue;
+      const int o = g.origin + i + (j + r) * g.sy + kz * g.sz;
+      key_n[r] = coef.key(o);
+#pragma unroll
+      for (int c = 0; c < 3; ++c) u_n[r][c] = F.f[SELF0 + c][o];
+    }
   };
   if (own_ahead) load_own(k0);
   for (int k = k0; k <= k1; ++k) {
     // Window k+LO .. k+LO+3 is in the ring; plane k+LO+4 goes into the slot of k+LO after use.
     const bool more = k < k1;
-    const int key = key_n;
-    const float u0 = u_n[0], u1 = u_n[1], u2 = u_n[2];
+    int key[RY];
+    float u[RY][3];
+#pragma unroll
+    for (int r = 0; r < RY; ++r) key[r] = key_n[r], u[r][0] = u_n[r][0], u[r][1] = u_n[r][1], u[r][2] = u_n[r][2];
     if (more) {
       if (xface || table_plane(k + LO + 4)) fetch(k + LO + 4, std::true_type{});
       else fetch(k + LO + 4, std::false_type{});
     }
     if (own_ahead && more) load_own(k + 1);
-    if (active) {
-      TileAcc<WX, LO> a[3];
+    if constexpr (RY == 1) {
+      if (active) {
+        TileAcc<WX, LO> a[3];
 #pragma unroll
-      for (int c = 0; c < 3; ++c)
+        for (int c = 0; c < 3; ++c)
 #pragma unroll
-        for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
-      const int o = g.origin + i + j * g.sy + k * g.sz;
-      if (own_ahead) {
-        // The band instance's box is the union of the components' x and z ranges: in a tile at an
-        // x or z face a component keeps its value outside its own (the y ranges hold for the box).
-        auto upd = [&](int c) {
-          return !(xface || zface) ||
-                 (in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]) && in(k, g.lo[SELF0 + c][2], g.hi[SELF0 + c][2]));
-        };
-        if (upd(0))
-          F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u0, i, j, k, a[2], a[1]);
-        if (upd(1))
-          F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u1, i, j, k, a[0], a[2]);
-        if (upd(2))
-          F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key, u2, i, j, k, a[1], a[0]);
-      } else {
-        ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
-        ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
-        ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
+          for (int q = 0; q < 4; ++q) a[c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase;
+        const int o = g.origin + i + j * g.sy + k * g.sz;
+        if (own_ahead) {
+          // The band instance's box is the union of the components' x and z ranges: in a tile at an
+          // x or z face a component keeps its value outside its own (the y ranges hold for the box).
+          auto upd = [&](int c) {
+            return !(xface || zface) ||
+                   (in(i, g.lo[SELF0 + c][0], g.hi[SELF0 + c][0]) && in(k, g.lo[SELF0 + c][2], g.hi[SELF0 + c][2]));
+          };
+          if (upd(0))
+            F.f[SELF0][o] = ho_update_value<ELECTRIC, 0, SHAPE, FOLD>(g, p, fold, coef, src, o, key[0], u[0][0], i, j, k,
+                                                                      a[2], a[1]);
+          if (upd(1))
+            F.f[SELF0 + 1][o] = ho_update_value<ELECTRIC, 1, SHAPE, FOLD>(g, p, fold, coef, src, o, key[0], u[0][1], i, j,
+                                                                          k, a[0], a[2]);
+          if (upd(2))
+            F.f[SELF0 + 2][o] = ho_update_value<ELECTRIC, 2, SHAPE, FOLD>(g, p, fold, coef, src, o, key[0], u[0][2], i, j,
+                                                                          k, a[1], a[0]);
+        } else {
+          ho_apply<ELECTRIC, 0, SHAPE>(F, g, p, coef, src, o, a[2], a[1]);
+          ho_apply<ELECTRIC, 1, SHAPE>(F, g, p, coef, src, o, a[0], a[2]);
+          ho_apply<ELECTRIC, 2, SHAPE>(F, g, p, coef, src, o, a[1], a[0]);
+        }
       }
+    } else {
+      // Two rows (core instance: no folded corrections, no faces). The curls read shared memory
+      // only, so both rows' are computed whatever the rows' place in the box (the ring holds the
+      // halo of every thread's samples); the global loads and stores are the box's samples only.
+      TileAcc<WX, LO> a[RY][3];
+#pragma unroll
+      for (int r = 0; r < RY; ++r)
+#pragma unroll
+        for (int c = 0; c < 3; ++c)
+#pragma unroll
+          for (int q = 0; q < 4; ++q) a[r][c].pb[q] = c * 4 * PL + ((k + LO + q) & 3) * PL + lbase + r * WX;
+      auto component = [&](auto c_tag) {
+        constexpr int C = decltype(c_tag)::value, B = (C + 1) % 3, D = (C + 2) % 3;
+        float curl[RY];
+#pragma unroll
+        for (int r = 0; r < RY; ++r) curl[r] = ho_curl<ELECTRIC, C, SHAPE>(g, p, a[r][D], a[r][B]);
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+          if (!act[r]) continue;
+          const int o = g.origin + i + (j + r) * g.sy + k * g.sz;
+          if (own_ahead) F.f[SELF0 + C][o] = ho_leapfrog<ELECTRIC, C>(coef, src, o, key[r], u[r][C], curl[r]);
+          else ho_store<ELECTRIC, C>(F, p, coef, src, o, curl[r]);
+        }
+      };
+      component(std::integral_constant<int, 0>{});
+      component(std::integral_constant<int, 1>{});
+      component(std::integral_constant<int, 2>{});
     }
     if (more) {
       __syncthreads();
@@ -2137,6 +2195,8 @@ class FdtdEngineCuda final : public FdtdEngine {
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
+  int ho_core_rows_ = 2;         // tiled: rows a thread in the launches without the corrections (1 or 2;
+                                 // VEM_HO_CORE_ROWS, measurement)
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell<..., A>)
@@ -2641,6 +2701,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     }
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
+    ho_core_rows_ = env_int("VEM_HO_CORE_ROWS", 2, 1);
+    if (ho_core_rows_ > 2) fail("VEM_HO_CORE_ROWS=", ho_core_rows_, ": expected 1 or 2");
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
     for (int a = 0; a < 3; ++a)
@@ -2850,8 +2912,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // bands' 16 planes): with one launch per band each ended on a partial wave.
     const bool bands_merged = !env_is("VEM_HO_BAND_LAUNCH", "separate");
     for (int e = 0; e < 2; ++e) {
-      ho_box_tiles_[e] = tile_set({{ho_box_[e], ho_chunk_}});
-      ho_core_tiles_[e] = tile_set({{ho_core_[e], ho_chunk_}});
+      ho_box_tiles_[e] = tile_set({{ho_box_[e], ho_chunk_}}, kTileY * ho_core_rows_);
+      ho_core_tiles_[e] = tile_set({{ho_core_[e], ho_chunk_}}, kTileY * ho_core_rows_);
       ho_band_tiles_[e].clear();
       std::vector<std::pair<HoBox, int>> bands;
       for (const HoBand& b : ho_bands_[e]) bands.push_back({b.box, b.chunk});
@@ -3965,8 +4027,12 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid = FOLD ? dim3(unsigned(ts.blocks))
                                  : dim3(unsigned(ts.tiles_x[0]), unsigned(ts.tiles_y[0]),
                                         unsigned(ts.blocks / (ts.tiles_x[0] * ts.tiles_y[0])));
-          launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY), kTileSmemBytes,
-                    F_, g_, ho_, ts, coef, fused_, fold);
+          if (!FOLD && ho_core_rows_ == 2)
+            launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, false, Coef, 2>, grid, dim3(kTileX, kTileY),
+                      kTileSmemBytes<2>, F_, g_, ho_, ts, coef, fused_, fold);
+          else
+            launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY),
+                      kTileSmemBytes<1>, F_, g_, ho_, ts, coef, fused_, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
         };
         if constexpr (ho_foldable(SHAPE)) {
