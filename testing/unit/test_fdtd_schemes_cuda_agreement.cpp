@@ -172,20 +172,26 @@ TEST_P(SchemeCudaKernels, VariantsGiveTheSameFields) {
   auto e0 = make_engine(op, Backend::cuda, 0, nullptr, tables);
   auto e1 = make_engine(op, Backend::cuda, 0, nullptr, direct);
   auto e2 = make_engine(op, Backend::cuda, 0, nullptr, tiled);
-  ::setenv("VEM_HO_CORE_ROWS", "1", 1);  // the tiled kernel's threads one row each (the default: two)
+  // The tiled core's threads one row each, and two rows each (the default: two, but one for
+  // fv24_wb's H).
+  ::setenv("VEM_HO_CORE_ROWS", "1", 1);
   auto e3 = make_engine(op, Backend::cuda, 0, nullptr, tiled);
+  ::setenv("VEM_HO_CORE_ROWS", "2", 1);
+  auto e4 = make_engine(op, Backend::cuda, 0, nullptr, tiled);
   ::unsetenv("VEM_HO_CORE_ROWS");
   const int n = 150;
   ASSERT_EQ(e0->run(n), n);
   ASSERT_EQ(e1->run(n), n);
   ASSERT_EQ(e2->run(n), n);
   ASSERT_EQ(e3->run(n), n);
+  ASSERT_EQ(e4->run(n), n);
   for (int ci = 0; ci < 6; ++ci) {
     const auto a = e0->field(Component(ci)), b = e1->field(Component(ci)), c = e2->field(Component(ci)),
-               d = e3->field(Component(ci));
+               d = e3->field(Component(ci)), f = e4->field(Component(ci));
     EXPECT_EQ(differing(a, b), 0u) << scheme_name(GetParam()) << " direct " << component_name(Component(ci));
     EXPECT_EQ(differing(a, c), 0u) << scheme_name(GetParam()) << " tiled " << component_name(Component(ci));
     EXPECT_EQ(differing(a, d), 0u) << scheme_name(GetParam()) << " tiled, one row " << component_name(Component(ci));
+    EXPECT_EQ(differing(a, f), 0u) << scheme_name(GetParam()) << " tiled, two rows " << component_name(Component(ci));
     EXPECT_GT(max_abs(a), 0.0);
   }
 }

@@ -1580,7 +1580,7 @@ __global__ void __launch_bounds__(kS44OpX * kS44OpThreadsY, 2)
 constexpr int kTileX = 32, kTileY = 8;  // the tiled kernel's threads a block
 constexpr int kTileWX = kTileX + 3;
 // A tile is kTileX columns by kTileY * RY rows: each thread updates RY samples one row apart (RY 2:
-// the core instance, ho_core_rows_; the two samples share most of their stencil's shared-memory
+// the core instance (ho_core_rows_); the two samples share most of their stencil's shared-memory
 // loads). A ring plane (kTilePlane) holds the tile with its 3-sample halo.
 template <int RY>
 constexpr int kTilePlane = kTileWX * (kTileY * RY + 3);
@@ -2195,8 +2195,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   EngineTuning::HighOrderKernel ho_kernel_ = EngineTuning::HighOrderKernel::tables;
   int ho_shape_ = kShapeTables;  // the stencil's shape (kShape*), kShapeTables: another shape
   int ho_chunk_ = 32;            // tiled: z planes per block
-  int ho_core_rows_ = 2;         // tiled: rows a thread in the launches without the corrections (1 or 2;
-                                 // VEM_HO_CORE_ROWS, measurement)
+  int ho_core_rows_[2] = {2, 2};  // tiled: rows a thread in the launches without the corrections, H and E
   HoBox ho_box_[2] = {};         // [electric]: the interior box of the direct and tiled kernels
   HoShell ho_shell_[2] = {};     // [electric]: the samples outside it (the edges with ho_shell_faces_)
   HoShell ho_shell_face_[2][3] = {};  // [electric][table axis]: the shell's face boxes (ho_shell<..., A>)
@@ -2700,9 +2699,22 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       }
     }
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
-    ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : 32;
-    ho_core_rows_ = env_int("VEM_HO_CORE_ROWS", 2, 1);
-    if (ho_core_rows_ > 2) fail("VEM_HO_CORE_ROWS=", ho_core_rows_, ": expected 1 or 2");
+    ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : env_int("VEM_HO_CHUNK", 32, 1);
+    // The core's rows a thread (ho_interior_tiled's RY), measured at 512^3 on an H200 (session 41,
+    // results/highorder.md): two for fv24 (+5.8 %) and s22 (+2.1 %); fv24_wb two for E, one for H
+    // (its stencil shares fewer loads between rows, and two rows take 64 registers: 4 blocks a
+    // multiprocessor instead of 6). VEM_HO_CORE_ROWS=r (both fields) or h,e for measurement.
+    ho_core_rows_[0] = ho_shape_ == kShapeFv24Wb ? 1 : 2;
+    ho_core_rows_[1] = 2;
+    if (const char* v = std::getenv("VEM_HO_CORE_ROWS"); v && *v) {
+      int h = 0, e = 0;
+      const int got = std::sscanf(v, "%d,%d", &h, &e);
+      if (got == 1) e = h;
+      if (got < 1 || h < 1 || h > 2 || e < 1 || e > 2)
+        fail("VEM_HO_CORE_ROWS=", v, ": expected 1 or 2, or two of them (H,E) separated by a comma");
+      ho_core_rows_[0] = h;
+      ho_core_rows_[1] = e;
+    }
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
     for (int a = 0; a < 3; ++a)
@@ -2912,8 +2924,8 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
     // bands' 16 planes): with one launch per band each ended on a partial wave.
     const bool bands_merged = !env_is("VEM_HO_BAND_LAUNCH", "separate");
     for (int e = 0; e < 2; ++e) {
-      ho_box_tiles_[e] = tile_set({{ho_box_[e], ho_chunk_}}, kTileY * ho_core_rows_);
-      ho_core_tiles_[e] = tile_set({{ho_core_[e], ho_chunk_}}, kTileY * ho_core_rows_);
+      ho_box_tiles_[e] = tile_set({{ho_box_[e], ho_chunk_}}, kTileY * ho_core_rows_[e]);
+      ho_core_tiles_[e] = tile_set({{ho_core_[e], ho_chunk_}}, kTileY * ho_core_rows_[e]);
       ho_band_tiles_[e].clear();
       std::vector<std::pair<HoBox, int>> bands;
       for (const HoBand& b : ho_bands_[e]) bands.push_back({b.box, b.chunk});
@@ -4027,7 +4039,7 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid = FOLD ? dim3(unsigned(ts.blocks))
                                  : dim3(unsigned(ts.tiles_x[0]), unsigned(ts.tiles_y[0]),
                                         unsigned(ts.blocks / (ts.tiles_x[0] * ts.tiles_y[0])));
-          if (!FOLD && ho_core_rows_ == 2)
+          if (!FOLD && ho_core_rows_[e] == 2)
             launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, false, Coef, 2>, grid, dim3(kTileX, kTileY),
                       kTileSmemBytes<2>, F_, g_, ho_, ts, coef, fused_, fold);
           else
