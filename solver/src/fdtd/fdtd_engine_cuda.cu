@@ -2203,7 +2203,7 @@ class FdtdEngineCuda final : public FdtdEngine {
   // The x and z faces of the shell computed by the folded tiled kernel (the interior box's setup
   // below); VEM_HO_X_FACES=shell / VEM_HO_Z_FACES=shell leave them to ho_shell (measurement).
   bool ho_face_tiles_[3] = {true, false, true};
-  int ho_band_chunk_ = 8;          // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
+  int ho_band_chunk_ = 16;         // z planes per block in the folded bands (VEM_HO_BAND_CHUNK; 0: ho_chunk_)
   // CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml): the interior
   // box cut into the bands that meet a slab (kernel with the corrections) and the core (without).
   bool ho_fold_ = false;
@@ -2223,8 +2223,10 @@ class FdtdEngineCuda final : public FdtdEngine {
   // VEM_HO_SHELL_STREAM=0: on stream_ after the interior (measurement).
   bool ho_shell_beside_ = false;
   // z planes per block of the x, y and z bands (0: ho_band_chunk_); VEM_HO_BAND_CHUNK_X / _Y / _Z.
-  // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3,
-  // 32 lost (results/highorder.md, session 17).
+  // The x bands at 16 (two tile columns, the thickest bands): fv24_wb +0.7 % against 8 at 512^3 on
+  // an H100, 32 lost (results/highorder.md, session 17). The y and z bands at 16 (ho_band_chunk_;
+  // a z band's 10 planes of a 10-cell CPML in one block): fv24_wb +1.0 %, fv24 +0.8 %, s22 +0.9 %
+  // against 8 at 512^3 on an H200 (session 41).
   int ho_band_chunk_axis_[3] = {16, 0, 0};
   HoBox ho_core_[2] = {};
   HoFold make_ho_fold(bool electric) const;
