@@ -483,7 +483,10 @@ __global__ void gather_probes(FieldsOf<T> F, const int* __restrict__ field, cons
 //    the arithmetic; the first version loaded it between two barriers: 1.67-1.70x Yee on the H100).
 //    The sample's own material key and updated values are loaded a plane ahead as well (+30-38 %
 //    at 512^3; a ring of 6 planes filled by asynchronous copies two planes ahead lost:
-//    testing/benchmarks/results/highorder.md).
+//    testing/benchmarks/results/highorder.md). In the core (the launches without the CPML
+//    corrections) a thread updates two samples one row apart, whose stencils share most of their
+//    shared-memory loads (32 x 16 tiles; fv24 +5.8 %, s22 +2.1 % at 512^3 on an H200, fv24_wb's H
+//    keeps one row: session 41).
 //    With the leap-frog schemes the CPML corrections are folded into the tiled and shell kernels
 //    (HoFold, ho_cpml_fold; EngineTuning::ho_cpml): the interior box is cut into the bands that
 //    meet a slab, run by an instance with the corrections, and the core, run without them.
@@ -1673,8 +1676,9 @@ __device__ __forceinline__ HoTile ho_tile_grid(const HoTileSet& ts) {
 // kernels ran as fast as the H100's): results/highorder.md, session 17. The core instance asks
 // for the blocks ho_core_blocks says.
 //
-// The core instance's resident blocks, asked where ptxas reaches them without spilling (session 20,
-// -Xptxas=-v, indexed materials through the constant bank): fv24's H core 40 registers (6 blocks;
+// The core instance's resident blocks with one row a thread, asked where ptxas reaches them without
+// spilling (session 20, -Xptxas=-v, indexed materials through the constant bank): fv24's H core
+// 40 registers (6 blocks;
 // left alone 48: 5) and s22's E core 48 (5 blocks; left alone 58-64: 4). The others ask nothing:
 // fv24's E core and s22's H core spill when asked, and the other coefficient policies spill
 // (fv24_wb's E core went from 55 registers to 48 by itself when the kernel's parameters changed,
@@ -1687,8 +1691,10 @@ constexpr int ho_core_blocks() {
 //
 // RY: the samples a thread updates, one row apart (kTilePlane): 1, or 2 in the core instance
 // (ho_core_rows_). The second row's stencil reads the first's ring positions one row down, the
-// same shared-memory addresses, so the compiler loads each once: fv24 108 loads a sample with one
-// row, 78 with two (results/highorder.md, session 41). Each sample's arithmetic is unchanged.
+// same shared-memory addresses, so the compiler can load each once: the stencil needs 108 distinct
+// positions a sample with one row, 78 with two for fv24 (Nsight: 15 % fewer shared loads in the H
+// core; results/highorder.md, session 41). Each sample's arithmetic is unchanged. Two rows take
+// 62-64 registers (4 blocks a multiprocessor) and ask for no bound.
 template <bool ELECTRIC, int SHAPE, bool FOLD, class Coef, int RY = 1>
 __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5)
                                                    : RY == 1 ? ho_core_blocks<ELECTRIC, SHAPE, Coef>() : 0)
