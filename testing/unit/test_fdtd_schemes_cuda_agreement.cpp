@@ -201,9 +201,8 @@ INSTANTIATE_TEST_SUITE_P(Schemes, SchemeCudaKernels,
                          [](const testing::TestParamInfo<Scheme>& i) { return std::string(scheme_name(i.param)); });
 
 // The CPML corrections folded into the tiled and shell kernels (EngineTuning::ho_cpml) give the
-// slab kernels' fields bit for bit. A box large enough that the folded bands (x: 16 columns low
-// and 32 high, or 32 each with VEM_HO_CORE_X=tiles; y: 8 rows; z: the slab planes) leave a core on
-// every axis, CPML on five faces (edges and corners where
+// slab kernels' fields bit for bit. A box large enough that the folded bands (x: 32 columns, y: 8
+// rows, z: the slab planes) leave a core on every axis, CPML on five faces (edges and corners where
 // two and three slabs overlap), PEC on z-low; a point source in a CPML corner; 8-plane chunks so the
 // core and the z bands span several. s44 folds them into its direct kernel (s44_direct) and its
 // shell kernels, so its variants run the direct kernel; with VEM_S44_DIRECT=interleaved (the old
@@ -237,8 +236,7 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   ASSERT_EQ(e0->run(n), n);
   // The default launches (the bands in one launch, the shell on a side stream beside the interior)
   // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM,
-  // VEM_HO_CORE_ROWS=1: the core's threads one row each instead of two; VEM_HO_CORE_X=tiles: the
-  // core's columns at whole tiles from the box instead of from a sector after the CPML) or change
+  // VEM_HO_CORE_ROWS=1: the core's threads one row each instead of two) or change
   // s44's kernels (VEM_S44_DIRECT; VEM_S44_BAND_BLOCK and VEM_S44_CORE_X: the bands' widths and
   // the core's first column).
   struct Variant {
@@ -254,7 +252,6 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
                               {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"},
                               {&folded_default, "VEM_HO_CORE_ROWS", "1", "folded, one row a thread in the core"},
                               {&folded, "VEM_HO_CORE_ROWS", "1", "folded, 8-plane chunks, one row a thread"},
-                              {&folded_default, "VEM_HO_CORE_X", "tiles", "folded, the core's columns at whole tiles"},
                               {&folded_default, "VEM_S44_DIRECT", "interleaved", "s44's interleaved direct kernel"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "64x4", "s44's bands in 64 x 4 blocks"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "16x16", "s44's bands in 16 x 16 blocks"},

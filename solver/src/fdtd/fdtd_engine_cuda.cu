@@ -2259,7 +2259,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   // a material table) unless VEM_S44_DIRECT=interleaved asks for ho_interior_direct (measurement).
   bool s44_stores_last_ = false;
   bool s44_core_align_ = false;   // s44's folded core's rows from a 128-byte line (VEM_S44_CORE_X)
-  bool ho_core_sector_x_ = true;   // the tiled core's columns from a sector after the CPML (VEM_HO_CORE_X)
   bool s44_levels_first_ = env_is("VEM_S44_LOAD_ORDER", "levels_first");  // (measurement)
   void setup_s44_table();
   bool s44_pair_now() const { return s44_pair_ && !has_extensions() && !fused_.s[0]; }
@@ -2707,10 +2706,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         else if (std::string(v) != "align") fail("VEM_S44_CORE_X=", v, ": use align or blocks");
       }
     }
-    if (const char* v = std::getenv("VEM_HO_CORE_X")) {  // measurement: the core at the bands' tiles
-      if (std::string(v) == "tiles") ho_core_sector_x_ = false;
-      else if (std::string(v) != "sector") fail("VEM_HO_CORE_X=", v, ": use sector or tiles");
-    }
     if (tuning.ho_z_chunk < 0) fail("CUDA high-order z chunk ", tuning.ho_z_chunk, " is invalid (>= 0)");
     ho_chunk_ = tuning.ho_z_chunk > 0 ? tuning.ho_z_chunk : env_int("VEM_HO_CHUNK", 32, 1);
     // The core's rows a thread (ho_interior_tiled's RY), measured at 512^3 on an H200 (session 41,
@@ -2905,18 +2900,9 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
         // s44 (s44_core_align_): the core's rows start on a 128-byte line (x + the layout's x
         // offset a multiple of 32), so its warps' own-sample loads and stores cover 4 sectors
         // instead of 5; the low x band takes the columns below.
-        // The tiled kernel (ho_core_sector_x_): the core's columns start at the first x at or above
-        // the CPML's end on a 32-byte sector (x + the layout's x offset a multiple of 8: x = 16 with a
-        // 10-cell CPML) and span whole tiles from there, so each x band holds the CPML's columns and
-        // a few more in one tile instead of 32.
         if (a == 0 && s44_core_align_ && c.lo[0] > bx.lo[0]) {
           const int aligned = (c.lo[0] + FieldLayout::kXOffset + 31) / 32 * 32 - FieldLayout::kXOffset;
           c.lo[0] = aligned;
-        } else if (a == 0 && ho_kernel_ == HK::tiled && ho_core_sector_x_) {
-          if (c.lo[0] > bx.lo[0]) c.lo[0] = (c.lo[0] + FieldLayout::kXOffset + 7) / 8 * 8 - FieldLayout::kXOffset;
-          if (c.hi[0] < bx.hi[0]) c.hi[0] = c.lo[0] + (c.hi[0] - c.lo[0] + 1) / kTileX * kTileX - 1;
-          core = core && c.lo[0] <= c.hi[0];
-          continue;
         } else if (c.lo[a] > bx.lo[a]) {
           c.lo[a] = bx.lo[a] + up(c.lo[a] - bx.lo[a]);
         }
