@@ -236,8 +236,7 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
   ASSERT_EQ(e0->run(n), n);
   // The default launches (the bands in one launch, the shell on a side stream beside the interior)
   // and the measurement switches that undo them (VEM_HO_BAND_LAUNCH, VEM_HO_SHELL_STREAM,
-  // VEM_HO_CORE_ROWS=1: the core's threads one row each instead of two; VEM_HO_PSI_PREFETCH=0: the
-  // bands without the psi prefetch) or change
+  // VEM_HO_CORE_ROWS=1: the core's threads one row each instead of two) or change
   // s44's kernels (VEM_S44_DIRECT; VEM_S44_BAND_BLOCK and VEM_S44_CORE_X: the bands' widths and
   // the core's first column).
   struct Variant {
@@ -253,7 +252,6 @@ TEST_P(SchemeCudaCpmlFold, FoldedCorrectionsGiveTheSameFields) {
                               {&folded_default, "VEM_HO_SHELL_STREAM", "0", "folded, the shell after the interior"},
                               {&folded_default, "VEM_HO_CORE_ROWS", "1", "folded, one row a thread in the core"},
                               {&folded, "VEM_HO_CORE_ROWS", "1", "folded, 8-plane chunks, one row a thread"},
-                              {&folded_default, "VEM_HO_PSI_PREFETCH", "0", "folded, no psi prefetch"},
                               {&folded_default, "VEM_S44_DIRECT", "interleaved", "s44's interleaved direct kernel"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "64x4", "s44's bands in 64 x 4 blocks"},
                               {&folded_default, "VEM_S44_BAND_BLOCK", "16x16", "s44's bands in 16 x 16 blocks"},

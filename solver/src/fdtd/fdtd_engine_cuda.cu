@@ -716,30 +716,7 @@ __device__ __forceinline__ void ho_curl_parts(const GridParams& g, const HoParam
 struct HoFold {
   SlabParams s[3][2];  // [axis][low face, high face]; the box spans every sample along the other axes
   int has[3][2];
-  int prefetch;        // the tiled band instance prefetches the next plane's psi into L2 (ho_fold_prefetch)
 };
-
-// The psi samples of (i, j, k) in every slab that holds it, prefetched into L2 (no registers held):
-// the tiled band instance asks for the next plane's while it computes the current one, so that
-// ho_fold_slab's read-modify-write of psi does not wait on DRAM (the bands were latency-bound on
-// their global loads: results/highorder.md, session 41).
-__device__ __forceinline__ void ho_fold_prefetch(const HoFold& f, int i, int j, int k) {
-  const int idx[3] = {i, j, k};
-#pragma unroll
-  for (int a = 0; a < 3; ++a)
-#pragma unroll
-    for (int side = 0; side < 2; ++side) {
-      if (!f.has[a][side]) continue;
-      const SlabParams& s = f.s[a][side];
-      bool inside = true;
-#pragma unroll
-      for (int b = 0; b < 3; ++b) inside = inside && idx[b] >= s.o[b] && idx[b] < s.o[b] + s.d[b];
-      if (!inside) continue;
-      const long long t = (i - s.o[0]) + (long long)s.d[0] * ((j - s.o[1]) + (long long)s.d[1] * (k - s.o[2]));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(s.psi[0] + t));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(s.psi[1] + t));
-    }
-}
 
 // Correction of component C of E (ELECTRIC) or H by slab (A, SIDE) at (i, j, k), layout offset o:
 // the slab's psi q whose component (cpml_component, kernel_common.cuh) is C, its source the one
@@ -1701,8 +1678,8 @@ __device__ __forceinline__ HoTile ho_tile_grid(const HoTileSet& ts) {
 //
 // The core instance's resident blocks with one row a thread, asked where ptxas reaches them without
 // spilling (session 20, -Xptxas=-v, indexed materials through the constant bank): fv24's H core
-// 40 registers (6 blocks; left alone 48: 5) and s22's E core 48 (5 blocks; left alone 58-64: 4).
-// The others ask nothing:
+// 40 registers (6 blocks;
+// left alone 48: 5) and s22's E core 48 (5 blocks; left alone 58-64: 4). The others ask nothing:
 // fv24's E core and s22's H core spill when asked, and the other coefficient policies spill
 // (fv24_wb's E core went from 55 registers to 48 by itself when the kernel's parameters changed,
 // and gained 2.2 % at 512^3: results/highorder.md, session 20).
@@ -1711,6 +1688,7 @@ constexpr int ho_core_blocks() {
   if constexpr (!std::is_same_v<Coef, ConstantTable>) return 0;
   else return SHAPE == kShapeFv24 && !ELECTRIC ? 6 : SHAPE == kShapeS22 && ELECTRIC ? 5 : 0;
 }
+//
 // RY: the samples a thread updates, one row apart (kTilePlane): 1, or 2 in the core instance
 // (ho_core_rows_). The second row's stencil reads the first's ring positions one row down, the
 // same shared-memory addresses, so the compiler can load each once: the stencil needs 108 distinct
@@ -1845,9 +1823,6 @@ __global__ void __launch_bounds__(kTileX * kTileY, FOLD ? (ELECTRIC ? 4 : 5)
       else fetch(k + LO + 4, std::false_type{});
     }
     if (own_ahead && more) load_own(k + 1);
-    if constexpr (FOLD) {
-      if (fold.prefetch && active && more) ho_fold_prefetch(fold, i, j, k + 1);
-    }
     if constexpr (RY == 1) {
       if (active) {
         TileAcc<WX, LO> a[3];
@@ -2259,9 +2234,6 @@ class FdtdEngineCuda final : public FdtdEngine {
   // a z band's 10 planes of a 10-cell CPML in one block): fv24_wb +1.0 %, fv24 +0.8 %, s22 +0.9 %
   // against 8 at 512^3 on an H200 (session 41).
   int ho_band_chunk_axis_[3] = {16, 0, 0};
-  // The tiled band instance prefetches the next plane's psi into L2 (HoFold::prefetch);
-  // VEM_HO_PSI_PREFETCH=0 for measurement.
-  bool ho_psi_prefetch_ = true;
   HoBox ho_core_[2] = {};
   HoFold make_ho_fold(bool electric) const;
   template <bool ELECTRIC, class Coef> void launch_ho(const Coef& coef);
@@ -2752,7 +2724,6 @@ FdtdEngineCuda::FdtdEngineCuda(const FdtdOperator& op, int device, const EngineT
       ho_core_rows_[1] = e;
     }
     if (const char* v = std::getenv("VEM_HO_SHELL_FACES")) ho_shell_faces_ = std::string(v) != "0";
-    ho_psi_prefetch_ = env_switch("VEM_HO_PSI_PREFETCH", true);
     if (const char* v = std::getenv("VEM_HO_BAND_CHUNK")) ho_band_chunk_ = std::max(0, std::atoi(v));
     for (int a = 0; a < 3; ++a)
       if (const char* v = std::getenv(a == 0 ? "VEM_HO_BAND_CHUNK_X" : a == 1 ? "VEM_HO_BAND_CHUNK_Y" : "VEM_HO_BAND_CHUNK_Z"))
@@ -4045,7 +4016,6 @@ HoFold FdtdEngineCuda::make_ho_fold(bool electric) const {
     f.s[st->axis][st->face % 2] = electric ? st->e : st->h;
     f.has[st->axis][st->face % 2] = 1;
   }
-  f.prefetch = ho_psi_prefetch_;
   return f;
 }
 
