@@ -606,10 +606,10 @@ int run_schemes(int argc, char** argv) {
             };
             b << env("VEM_S44_WAVE_ROWS", "2") << "-row tasks, " << env("VEM_S44_WAVE_STRIPS", "4") << " strips, lag "
               << env("VEM_S44_WAVE_LAG", "auto");
-          } else if (kk == HK::tiled) {  // the core's rows a thread, H,E (the engine's default, or VEM_HO_CORE_ROWS)
+          } else if (kk == HK::tiled) {  // the core's rows a thread: VEM_HO_CORE_ROWS, else the engine's
             const char* rows = std::getenv("VEM_HO_CORE_ROWS");
-            b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes, core rows "
-              << (rows && *rows ? rows : sc == Scheme::fv24_wb ? "1,2" : "2");
+            b << "32x8, " << (v.chunk ? v.chunk : 32) << " planes" << (rows && *rows ? ", core rows " : "")
+              << (rows && *rows ? rows : "");
           }
           else {  // the engine's default block: 32 x 8 x 1, s44's direct kernel 64 x 4 x 1
             const bool s44d = sc == Scheme::s44 && kk == HK::direct && !v.bx && !v.by && !v.bz;

@@ -4047,11 +4047,12 @@ void FdtdEngineCuda::launch_ho_shape(const Coef& coef) {
           const dim3 grid = FOLD ? dim3(unsigned(ts.blocks))
                                  : dim3(unsigned(ts.tiles_x[0]), unsigned(ts.tiles_y[0]),
                                         unsigned(ts.blocks / (ts.tiles_x[0] * ts.tiles_y[0])));
+          // The core's threads one or two rows each (ho_core_rows_); the bands one.
           if (!FOLD && ho_core_rows_[e] == 2)
             launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, false, Coef, 2>, grid, dim3(kTileX, kTileY),
                       kTileSmemBytes<2>, F_, g_, ho_, ts, coef, fused_, fold);
           else
-            launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef>, grid, dim3(kTileX, kTileY),
+            launch_on(stream_, ho_interior_tiled<ELECTRIC, SHAPE, FOLD, Coef, 1>, grid, dim3(kTileX, kTileY),
                       kTileSmemBytes<1>, F_, g_, ho_, ts, coef, fused_, fold);
           VEM_CUDA_CHECK_LAUNCH(ELECTRIC ? "ho_interior_tiled (E)" : "ho_interior_tiled (H)");
         };
